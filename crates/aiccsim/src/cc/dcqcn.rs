@@ -1,0 +1,440 @@
+//! DCQCN: Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015,
+//! as the HPCC ns-3 study runs it (Li et al., SIGCOMM 2019, `rdma-hw.cc`, the "Mellanox" mode).
+//!
+//! Three parts (paper §3):
+//! - **CP** (the switch) marks ECN RED-style: see `net/switch.rs`.
+//! - **NP** (the receiver, [`DcqcnReceiver`]) answers a CE-marked packet with a CNP, at most one
+//!   per flow every `cnp_interval`.
+//! - **RP** (the sender, [`Dcqcn`]):
+//!   * alpha: every `alpha_update_interval`, alpha = (1-g)·alpha + g if a CNP arrived in the last
+//!     interval, else (1-g)·alpha (paper eq. 2);
+//!   * decrease: every `rate_decrease_interval`, if a CNP arrived since the last check,
+//!     target = current, current = current·(1 - alpha/2) (eq. 1), not below `min_rate`;
+//!   * increase, by a timer (`rate_increase_interval`) and a byte counter (`byte_counter`):
+//!     fast recovery current = (target + current)/2 for the first `fast_recovery_stages` events,
+//!     then additive increase target += R_AI, then hyper increase target += R_HAI (eqs. 3-4,
+//!     and the stage rule of §3.2: fast recovery while both counters are below F, hyper once
+//!     both exceed F, additive otherwise).
+//!
+//! The alpha and decrease clocks of the ns-3 model tick forever once the first CNP arrives
+//! (every 1 us and 4 us, per flow). We keep the same tick grids but evaluate them lazily: alpha
+//! is brought up to date, tick by tick, whenever it is read or a CNP arrives, and a decrease
+//! timer is armed only for the first tick after a CNP. The results are the same as ticking, with
+//! millions fewer events.
+
+use super::{CcContext, CcEvent, CongestionControl, DataArrival, FlowFacts, ReceiverAction, ReceiverCc};
+use crate::config::ByteSize;
+use crate::time::{Bandwidth, SimTime};
+use crate::topology::Topology;
+use serde::{Deserialize, Serialize};
+
+const DECREASE_TIMER: usize = 0;
+const INCREASE_TIMER: usize = 1;
+
+/// DCQCN parameters. Defaults: the HPCC ns-3 study's configuration at 100 Gbps
+/// (`mix/config.txt` of alibaba-edu/High-Precision-Congestion-Control), which follows the NIC
+/// vendor's recommended values.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DcqcnConfig {
+    /// EWMA gain of alpha (EWMA_GAIN = 1/256).
+    pub g: f64,
+    /// Alpha update period (ALPHA_RESUME_INTERVAL = 1 us).
+    pub alpha_update_interval: SimTime,
+    /// At most one rate decrease per this period (RATE_DECREASE_INTERVAL = 4 us).
+    pub rate_decrease_interval: SimTime,
+    /// Rate-increase timer period (RP_TIMER = 300 us).
+    pub rate_increase_interval: SimTime,
+    /// Rate-increase byte counter: one increase event per this many bytes sent. The HPCC study
+    /// does not model it (timer only), so it is off by default; the DCQCN paper uses 10 MB.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub byte_counter: Option<ByteSize>,
+    /// Increase events spent in fast recovery before additive increase (FAST_RECOVERY_TIMES = 1).
+    pub fast_recovery_stages: u32,
+    /// Additive increase step R_AI (RATE_AI = 20 Mb/s).
+    pub additive_increase: Bandwidth,
+    /// Hyper increase step R_HAI (RATE_HAI = 200 Mb/s).
+    pub hyper_increase: Bandwidth,
+    /// Floor of the sending rate (MIN_RATE = 1000 Mb/s).
+    pub min_rate: Bandwidth,
+    /// Current and target rate become this fraction of the current rate on the first CNP (1.0).
+    pub rate_on_first_cnp: f64,
+    /// Also lower the target on a decrease that follows no increase (CLAMP_TARGET_RATE = 0).
+    pub clamp_target_rate: bool,
+    /// NP: at most one CNP per flow per this period (ConnectX `min_time_between_cnps` = 4 us).
+    pub cnp_interval: SimTime,
+}
+
+impl Default for DcqcnConfig {
+    fn default() -> Self {
+        DcqcnConfig {
+            g: 1.0 / 256.0,
+            alpha_update_interval: SimTime::from_us(1),
+            rate_decrease_interval: SimTime::from_us(4),
+            rate_increase_interval: SimTime::from_us(300),
+            byte_counter: None,
+            fast_recovery_stages: 1,
+            additive_increase: Bandwidth(20_000_000),
+            hyper_increase: Bandwidth(200_000_000),
+            min_rate: Bandwidth(1_000_000_000),
+            rate_on_first_cnp: 1.0,
+            clamp_target_rate: false,
+            cnp_interval: SimTime::from_us(4),
+        }
+    }
+}
+
+impl DcqcnConfig {
+    pub fn validate(&self, topo: &Topology) -> Result<(), (String, String)> {
+        let key = |k: &str| format!("cc.{k}");
+        if !(self.g > 0.0 && self.g <= 1.0) {
+            return Err((key("g"), format!("the alpha gain must be in (0, 1], got {}", self.g)));
+        }
+        for (k, v) in [
+            ("alpha_update_interval", self.alpha_update_interval),
+            ("rate_decrease_interval", self.rate_decrease_interval),
+            ("rate_increase_interval", self.rate_increase_interval),
+        ] {
+            if v.0 == 0 {
+                return Err((key(k), "must be positive, e.g. \"4us\"".into()));
+            }
+        }
+        if self.byte_counter == Some(ByteSize(0)) {
+            return Err((key("byte_counter"), "must be positive (omit it to turn the byte counter off)".into()));
+        }
+        if !(self.rate_on_first_cnp > 0.0 && self.rate_on_first_cnp <= 1.0) {
+            return Err((key("rate_on_first_cnp"), format!("must be in (0, 1], got {}", self.rate_on_first_cnp)));
+        }
+        let slowest_nic = (0..topo.num_hosts).map(|h| topo.ports[topo.host_port(h) as usize].bandwidth).min();
+        if let Some(nic) = slowest_nic {
+            if self.min_rate > nic {
+                return Err((key("min_rate"), format!("{} is above the NIC speed {nic}", self.min_rate)));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// DCQCN reaction point: the sender's rate state.
+pub struct Dcqcn {
+    cfg: DcqcnConfig,
+    line_rate: f64,
+    /// Current sending rate R_C (bits/s).
+    rate: f64,
+    /// Target rate R_T (bits/s).
+    target: f64,
+    alpha: f64,
+    /// Time of the first CNP: the origin of the alpha and decrease tick grids.
+    first_cnp: Option<SimTime>,
+    /// Alpha ticks already applied.
+    alpha_ticks: u64,
+    /// A CNP arrived since the last alpha tick.
+    cnp_for_alpha: bool,
+    /// A CNP arrived since the last decrease check.
+    cnp_for_decrease: bool,
+    decrease_armed: bool,
+    increase_armed: bool,
+    /// Increase events by timer (T) and by byte counter (BC) since the last decrease.
+    timer_stage: u32,
+    byte_stage: u32,
+    bytes_since_increase: u64,
+}
+
+impl Dcqcn {
+    pub fn new(cfg: &DcqcnConfig, facts: &FlowFacts) -> Self {
+        let line = facts.line_rate.as_f64();
+        Dcqcn {
+            cfg: cfg.clone(),
+            line_rate: line,
+            rate: line,
+            target: line,
+            alpha: 1.0,
+            first_cnp: None,
+            alpha_ticks: 0,
+            cnp_for_alpha: false,
+            cnp_for_decrease: false,
+            decrease_armed: false,
+            increase_armed: false,
+            timer_stage: 0,
+            byte_stage: 0,
+            bytes_since_increase: 0,
+        }
+    }
+
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+
+    pub fn target_rate(&self) -> f64 {
+        self.target
+    }
+
+    /// Applies every alpha tick up to and including `now` (eq. 2, one tick per interval).
+    fn update_alpha(&mut self, now: SimTime) {
+        let Some(t0) = self.first_cnp else { return };
+        let ticks = (now - t0).0 / self.cfg.alpha_update_interval.0;
+        if ticks <= self.alpha_ticks {
+            return;
+        }
+        let g = self.cfg.g;
+        // The first pending tick sees the CNP flag; the rest saw no CNP and only decay.
+        self.alpha = (1.0 - g) * self.alpha + if self.cnp_for_alpha { g } else { 0.0 };
+        self.cnp_for_alpha = false;
+        let quiet = ticks - self.alpha_ticks - 1;
+        if quiet > 0 {
+            self.alpha *= (1.0 - g).powf(quiet as f64);
+        }
+        self.alpha_ticks = ticks;
+    }
+
+    /// The first decrease tick strictly after `now`. Ticks sit 1 ns after alpha ticks so alpha is
+    /// updated first, as in the ns-3 model.
+    fn next_decrease_tick(&self, now: SimTime) -> SimTime {
+        let base = self.first_cnp.expect("decrease grid starts at the first CNP") + SimTime::from_ns(1);
+        let iv = self.cfg.rate_decrease_interval.0;
+        if now < base {
+            return base + SimTime(iv);
+        }
+        let k = (now - base).0 / iv + 1;
+        base + SimTime(k * iv)
+    }
+
+    fn on_cnp(&mut self, cx: &mut CcContext) {
+        let now = cx.now();
+        self.cnp_for_decrease = true;
+        if self.first_cnp.is_none() {
+            // First CNP of the flow: alpha starts at 1 and both clocks start (rdma-hw.cc, cnp_received_mlx).
+            self.first_cnp = Some(now);
+            self.alpha = 1.0;
+            self.alpha_ticks = 0;
+            self.cnp_for_alpha = false;
+            self.rate = (self.rate * self.cfg.rate_on_first_cnp).max(self.cfg.min_rate.as_f64());
+            self.target = self.rate;
+        } else {
+            self.update_alpha(now);
+            self.cnp_for_alpha = true;
+        }
+        if !self.decrease_armed {
+            self.decrease_armed = true;
+            cx.set_timer(DECREASE_TIMER, self.next_decrease_tick(now));
+        }
+    }
+
+    /// Rate decrease (eq. 1) at a decrease tick that follows a CNP.
+    fn decrease(&mut self, cx: &mut CcContext) {
+        self.update_alpha(cx.now());
+        if self.cfg.clamp_target_rate || self.timer_stage != 0 || self.byte_stage != 0 {
+            self.target = self.rate;
+        }
+        self.rate = (self.rate * (1.0 - self.alpha / 2.0)).max(self.cfg.min_rate.as_f64());
+        self.timer_stage = 0;
+        self.byte_stage = 0;
+        self.bytes_since_increase = 0;
+        self.increase_armed = true;
+        cx.set_timer(INCREASE_TIMER, cx.now() + self.cfg.rate_increase_interval);
+    }
+
+    /// One rate-increase event (eqs. 3-4); the stage counters are read before they advance.
+    fn increase(&mut self) {
+        let f = self.cfg.fast_recovery_stages;
+        let (lo, hi) = if self.cfg.byte_counter.is_some() {
+            (self.timer_stage.min(self.byte_stage), self.timer_stage.max(self.byte_stage))
+        } else {
+            (self.timer_stage, self.timer_stage)
+        };
+        if hi < f {
+            // fast recovery: only the current rate moves towards the target
+        } else if lo > f {
+            self.target += self.cfg.hyper_increase.as_f64();
+        } else {
+            self.target += self.cfg.additive_increase.as_f64();
+        }
+        self.target = self.target.min(self.line_rate);
+        self.rate = ((self.rate + self.target) / 2.0).min(self.line_rate);
+    }
+
+    fn saturated(&self) -> bool {
+        self.rate >= self.line_rate && self.target >= self.line_rate
+    }
+}
+
+impl CongestionControl for Dcqcn {
+    fn on_send(&mut self, bytes: u64, _cx: &mut CcContext) {
+        let Some(b) = self.cfg.byte_counter else { return };
+        if self.saturated() {
+            return;
+        }
+        self.bytes_since_increase += bytes;
+        if self.bytes_since_increase >= b.0 {
+            self.bytes_since_increase -= b.0;
+            self.increase();
+            self.byte_stage += 1;
+        }
+    }
+
+    fn on_event(&mut self, ev: CcEvent, cx: &mut CcContext) {
+        if ev == CcEvent::Cnp {
+            self.on_cnp(cx);
+        }
+    }
+
+    fn on_timer(&mut self, slot: usize, cx: &mut CcContext) {
+        match slot {
+            DECREASE_TIMER => {
+                self.decrease_armed = false;
+                if self.cnp_for_decrease {
+                    self.cnp_for_decrease = false;
+                    self.decrease(cx);
+                }
+            }
+            INCREASE_TIMER => {
+                // At line rate with the target at line rate every increase is a no-op, so the
+                // timer can rest until the next decrease re-arms it.
+                if self.saturated() {
+                    self.increase_armed = false;
+                    return;
+                }
+                self.increase();
+                self.timer_stage += 1;
+                cx.set_timer(INCREASE_TIMER, cx.now() + self.cfg.rate_increase_interval);
+            }
+            _ => {}
+        }
+    }
+
+    fn rate(&self) -> f64 {
+        self.rate
+    }
+}
+
+/// DCQCN notification point: CNPs for CE-marked packets, at most one per `cnp_interval`.
+pub struct DcqcnReceiver {
+    interval: SimTime,
+    last_cnp: Option<SimTime>,
+}
+
+impl DcqcnReceiver {
+    pub fn new(cfg: &DcqcnConfig) -> Self {
+        DcqcnReceiver { interval: cfg.cnp_interval, last_cnp: None }
+    }
+}
+
+impl ReceiverCc for DcqcnReceiver {
+    fn on_data(&mut self, pkt: &DataArrival) -> ReceiverAction {
+        if !pkt.ecn_ce {
+            return ReceiverAction::default();
+        }
+        let due = self.last_cnp.is_none_or(|t| pkt.now.saturating_sub(t) >= self.interval);
+        if due {
+            self.last_cnp = Some(pkt.now);
+        }
+        ReceiverAction { send_cnp: due }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::tests::facts;
+
+    /// Runs timers and CNPs on a schedule; returns the rate after `until`.
+    fn run(cfg: DcqcnConfig, cnps: &[SimTime], until: SimTime) -> Dcqcn {
+        let mut cc = Dcqcn::new(&cfg, &facts());
+        let mut pending = [None; 4];
+        let mut cnps = cnps.to_vec();
+        cnps.reverse();
+        loop {
+            let next_timer = pending.iter().enumerate().filter_map(|(i, t)| t.map(|t| (t, i))).min();
+            let next_cnp = cnps.last().copied();
+            let (now, what) = match (next_timer, next_cnp) {
+                (Some((t, i)), Some(c)) if t <= c => (t, Some(i)),
+                (_, Some(c)) => (c, None),
+                (Some((t, i)), None) => (t, Some(i)),
+                (None, None) => break,
+            };
+            if now > until {
+                break;
+            }
+            let mut cx = CcContext::new(now);
+            match what {
+                Some(slot) => {
+                    pending[slot] = None;
+                    cc.on_timer(slot, &mut cx)
+                }
+                None => {
+                    cnps.pop();
+                    cc.on_event(CcEvent::Cnp, &mut cx)
+                }
+            }
+            for (slot, t) in cx.timer_requests() {
+                pending[slot] = t;
+            }
+        }
+        cc
+    }
+
+    #[test]
+    fn first_cnp_halves_the_rate_after_one_decrease_interval() {
+        let cc = run(DcqcnConfig::default(), &[SimTime::ZERO], SimTime::from_us(10));
+        // alpha starts at 1 and decays for 4 ticks before the decrease at 4 us + 1 ns.
+        let alpha = (1.0f64 - 1.0 / 256.0).powi(4);
+        let expect = 100e9 * (1.0 - alpha / 2.0);
+        assert!((cc.rate() - expect).abs() < 1.0, "{} vs {expect}", cc.rate());
+        assert_eq!(cc.target_rate(), 100e9);
+    }
+
+    #[test]
+    fn lazy_alpha_matches_ticking_alpha() {
+        // CNPs every 10 us for 1 ms: compare with a per-tick reference computation.
+        let cnps: Vec<SimTime> = (0..100).map(|i| SimTime::from_ns(i * 10_000 + 300)).collect();
+        let cc = run(DcqcnConfig::default(), &cnps, SimTime::from_ms(1));
+        let g = 1.0 / 256.0;
+        let mut alpha = 1.0f64;
+        let t0 = 300u64;
+        let mut flag = false;
+        let mut ci = 1;
+        for tick in 1..=((1_000_000 - t0) / 1000) {
+            let t = t0 + tick * 1000;
+            // CNPs strictly before this tick (ns) count for it.
+            while ci < 100 && cnps[ci].0 / 1000 < t {
+                flag = true;
+                ci += 1;
+            }
+            alpha = (1.0 - g) * alpha + if flag { g } else { 0.0 };
+            flag = false;
+        }
+        let mut probe = cc;
+        probe.update_alpha(SimTime::from_ms(1));
+        assert!((probe.alpha() - alpha).abs() < 1e-9, "{} vs {alpha}", probe.alpha());
+    }
+
+    #[test]
+    fn rate_recovers_to_line_rate_without_cnps() {
+        let cc = run(DcqcnConfig::default(), &[SimTime::ZERO], SimTime::from_ms(100));
+        assert!((cc.rate() - 100e9).abs() < 1.0, "{}", cc.rate());
+    }
+
+    #[test]
+    fn byte_counter_drives_increases() {
+        let cfg = DcqcnConfig { byte_counter: Some(ByteSize(1_000_000)), ..DcqcnConfig::default() };
+        let mut cc = run(cfg, &[SimTime::ZERO], SimTime::from_us(10));
+        let before = cc.rate();
+        let mut cx = CcContext::new(SimTime::from_us(11));
+        for _ in 0..1000 {
+            cc.on_send(1000, &mut cx);
+        }
+        // One byte-counter event: fast recovery halfway back to the target.
+        let expect = (before + 100e9) / 2.0;
+        assert!((cc.rate() - expect).abs() < 1.0, "{} vs {expect}", cc.rate());
+    }
+
+    #[test]
+    fn receiver_paces_cnps() {
+        let mut np = DcqcnReceiver::new(&DcqcnConfig::default());
+        let at = |ns, ce| DataArrival { now: SimTime::from_ns(ns), ecn_ce: ce, bytes: 1048, sent_at: SimTime::ZERO };
+        assert!(np.on_data(&at(0, true)).send_cnp);
+        assert!(!np.on_data(&at(1000, true)).send_cnp);
+        assert!(!np.on_data(&at(5000, false)).send_cnp);
+        assert!(np.on_data(&at(4000 + 10, true)).send_cnp);
+    }
+}

@@ -1,0 +1,20 @@
+//! No end-to-end congestion control: the sender always paces at line rate and only PFC
+//! back-pressure (and, with PFC off, drops) holds it back. The baseline every paper compares with.
+
+use super::{CongestionControl, FlowFacts};
+
+pub struct PfcOnly {
+    line_rate: f64,
+}
+
+impl PfcOnly {
+    pub fn new(facts: &FlowFacts) -> Self {
+        PfcOnly { line_rate: facts.line_rate.as_f64() }
+    }
+}
+
+impl CongestionControl for PfcOnly {
+    fn rate(&self) -> f64 {
+        self.line_rate
+    }
+}

@@ -1,0 +1,590 @@
+//! The scenario schema: what a scenario file may say, with every default written down.
+//!
+//! Parsing is strict (unknown keys are errors) and every error names the file and the key.
+//! After parsing, [`validate`] checks what the types cannot (a flow to a host that does not exist,
+//! thresholds in the wrong order, a disconnected topology) before anything is built.
+
+pub mod units;
+mod validate;
+
+pub use units::ByteSize;
+pub use validate::validate;
+
+use crate::cc::CcConfig;
+use crate::time::{Bandwidth, SimTime};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A scenario file, parsed; after [`Scenario::resolve`] every default is filled in.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default)]
+    pub simulation: SimulationConfig,
+    pub topology: TopologyConfig,
+    #[serde(default)]
+    pub switch: SwitchConfig,
+    #[serde(default)]
+    pub nic: NicConfig,
+    #[serde(default)]
+    pub cc: CcConfig,
+    pub workload: WorkloadConfig,
+    #[serde(default)]
+    pub output: OutputConfig,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulationConfig {
+    /// Root seed; every random stream of the run (ECN marking, spraying, workload generators)
+    /// is derived from it, so the same scenario and seed give the same results.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Stop at this simulated time even if flows remain (they are reported unfinished).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_time: Option<SimTime>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+impl Default for SimulationConfig {
+    fn default() -> Self {
+        SimulationConfig { seed: default_seed(), stop_time: None }
+    }
+}
+
+/// One link type: its speed and one-way propagation delay.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    pub bandwidth: Bandwidth,
+    pub delay: SimTime,
+}
+
+/// The fabric. Hosts are numbered 0..H in the order each builder documents; each host is one
+/// NIC port (a server with eight NICs is eight hosts that share a `server` number).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologyConfig {
+    /// `hosts` hosts on one switch.
+    Star {
+        hosts: u32,
+        link: LinkConfig,
+        #[serde(default = "one")]
+        nics_per_server: u32,
+    },
+    /// `left` hosts on switch 0 and `right` hosts on switch 1; the switches share one
+    /// `bottleneck` link. Hosts 0..left are on the left.
+    Dumbbell { left: u32, right: u32, link: LinkConfig, bottleneck: LinkConfig },
+    /// Two tiers: every leaf connects to every spine. Hosts 0..hosts_per_leaf are on leaf 0, and so on.
+    LeafSpine {
+        leaves: u32,
+        spines: u32,
+        hosts_per_leaf: u32,
+        /// Host-to-leaf links.
+        link: LinkConfig,
+        /// Leaf-to-spine links; the host link when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fabric_link: Option<LinkConfig>,
+        #[serde(default = "one")]
+        nics_per_server: u32,
+    },
+    /// A k-ary three-tier fat tree (k pods of k/2 edge and k/2 aggregation switches, (k/2)^2
+    /// cores, k^3/4 hosts). Hosts are numbered by pod, then edge switch, then port.
+    FatTree {
+        k: u32,
+        link: LinkConfig,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fabric_link: Option<LinkConfig>,
+        #[serde(default = "one")]
+        nics_per_server: u32,
+    },
+    /// Any graph: nodes are named "h<i>" (hosts, each with exactly one link) and "s<j>" (switches).
+    Custom { hosts: u32, switches: u32, links: Vec<CustomLink> },
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CustomLink {
+    pub a: String,
+    pub b: String,
+    pub bandwidth: Bandwidth,
+    pub delay: SimTime,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchConfig {
+    /// Shared packet buffer of each switch.
+    #[serde(default = "default_buffer")]
+    pub buffer: ByteSize,
+    #[serde(default)]
+    pub pfc: PfcConfig,
+    #[serde(default)]
+    pub ecn: EcnConfig,
+    #[serde(default)]
+    pub routing: Routing,
+}
+
+fn default_buffer() -> ByteSize {
+    ByteSize(32_000_000)
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            buffer: default_buffer(),
+            pfc: PfcConfig::default(),
+            ecn: EcnConfig::default(),
+            routing: Routing::default(),
+        }
+    }
+}
+
+/// Priority flow control, per ingress port and priority.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PfcConfig {
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Static XOFF threshold: bytes buffered from one ingress port (one priority) above which the
+    /// switch pauses the upstream sender. When absent the threshold is dynamic (`dynamic_alpha`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xoff: Option<ByteSize>,
+    /// Dynamic threshold: XOFF = alpha x (buffer - reserved headroom - bytes in use), the
+    /// Broadcom-style shared-buffer rule the HPCC ns-3 switch uses (alpha = 1/8 there).
+    #[serde(default = "default_alpha")]
+    pub dynamic_alpha: f64,
+    /// RESUME is sent once the ingress counter falls this far below XOFF (hysteresis).
+    #[serde(default = "default_xon_delta")]
+    pub xon_delta: ByteSize,
+    /// Buffer reserved per ingress port for what is still arriving after a PAUSE. When absent:
+    /// two bandwidth-delay products of the link plus three maximum-size packets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headroom: Option<ByteSize>,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_alpha() -> f64 {
+    0.125
+}
+fn default_xon_delta() -> ByteSize {
+    ByteSize(3_000)
+}
+
+impl Default for PfcConfig {
+    fn default() -> Self {
+        PfcConfig {
+            enabled: true,
+            xoff: None,
+            dynamic_alpha: default_alpha(),
+            xon_delta: default_xon_delta(),
+            headroom: None,
+        }
+    }
+}
+
+/// RED-style ECN marking on each egress queue.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EcnConfig {
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Below Kmin no packet is marked; the defaults are the HPCC ns-3 study's DCQCN profile at 100 Gbps.
+    #[serde(default = "default_kmin")]
+    pub kmin: ByteSize,
+    /// Above Kmax every packet is marked; between, with probability rising linearly to Pmax.
+    #[serde(default = "default_kmax")]
+    pub kmax: ByteSize,
+    #[serde(default = "default_pmax")]
+    pub pmax: f64,
+    /// Kmin and Kmax are given for this port speed and scaled linearly for others (the HPCC
+    /// study scales them with link speed: 400 KB/1600 KB at 100 Gbps, a quarter at 25 Gbps).
+    #[serde(default = "default_ref_bw")]
+    pub reference_bandwidth: Bandwidth,
+    /// Mark when a packet leaves the queue (HPCC ns-3, reflects the queue the packet saw) or
+    /// when it enters.
+    #[serde(default)]
+    pub mark_at: MarkPoint,
+}
+
+fn default_kmin() -> ByteSize {
+    ByteSize(400_000)
+}
+fn default_kmax() -> ByteSize {
+    ByteSize(1_600_000)
+}
+fn default_pmax() -> f64 {
+    0.2
+}
+fn default_ref_bw() -> Bandwidth {
+    Bandwidth::from_gbps(100)
+}
+
+impl Default for EcnConfig {
+    fn default() -> Self {
+        EcnConfig {
+            enabled: true,
+            kmin: default_kmin(),
+            kmax: default_kmax(),
+            pmax: default_pmax(),
+            reference_bandwidth: default_ref_bw(),
+            mark_at: MarkPoint::default(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkPoint {
+    #[default]
+    Dequeue,
+    Enqueue,
+}
+
+/// How a switch picks among equal-cost next hops.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Routing {
+    /// Hash of the flow: one path per flow, no reordering.
+    #[default]
+    Ecmp,
+    /// A random next hop per packet (packet spraying): reorders, which go-back-N pays for.
+    Spray,
+    /// The next hop whose egress queue holds the fewest bytes (ties by flow hash).
+    Adaptive,
+}
+
+/// The RoCEv2 NIC and transport.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NicConfig {
+    /// Payload bytes per data packet (the HPCC ns-3 study uses 1000).
+    #[serde(default = "default_mtu")]
+    pub mtu: ByteSize,
+    /// Header bytes on each data packet (Ethernet + IP + UDP + BTH as the HPCC study counts them).
+    #[serde(default = "default_header")]
+    pub header: ByteSize,
+    #[serde(default = "default_ack")]
+    pub ack_size: ByteSize,
+    #[serde(default = "default_cnp")]
+    pub cnp_size: ByteSize,
+    #[serde(default = "default_pause")]
+    pub pause_size: ByteSize,
+    /// The receiver ACKs every this many in-order data packets (and always the last one).
+    #[serde(default = "default_ack_every")]
+    pub ack_every: u32,
+    /// Retransmission timeout: with no ACK progress for this long the sender goes back to the
+    /// first unacknowledged byte. Doubles on each consecutive timeout (up to 64x).
+    #[serde(default = "default_rto")]
+    pub rto: SimTime,
+    /// A receiver stuck on the same missing byte repeats its NACK after this long.
+    #[serde(default = "default_nack_interval")]
+    pub nack_interval: SimTime,
+    /// PFC priority of data packets (0..=6; 7 carries ACKs, NACKs, CNPs and is never paused).
+    #[serde(default = "default_data_priority")]
+    pub data_priority: u8,
+}
+
+fn default_mtu() -> ByteSize {
+    ByteSize(1000)
+}
+fn default_header() -> ByteSize {
+    ByteSize(48)
+}
+fn default_ack() -> ByteSize {
+    ByteSize(60)
+}
+fn default_cnp() -> ByteSize {
+    ByteSize(64)
+}
+fn default_pause() -> ByteSize {
+    ByteSize(64)
+}
+fn default_ack_every() -> u32 {
+    1
+}
+fn default_rto() -> SimTime {
+    SimTime::from_ms(1)
+}
+fn default_nack_interval() -> SimTime {
+    SimTime::from_us(100)
+}
+fn default_data_priority() -> u8 {
+    3
+}
+
+impl Default for NicConfig {
+    fn default() -> Self {
+        NicConfig {
+            mtu: default_mtu(),
+            header: default_header(),
+            ack_size: default_ack(),
+            cnp_size: default_cnp(),
+            pause_size: default_pause(),
+            ack_every: default_ack_every(),
+            rto: default_rto(),
+            nack_interval: default_nack_interval(),
+            data_priority: default_data_priority(),
+        }
+    }
+}
+
+/// A set of hosts: "all", a range "1..=16" / "0..8", or a list [1, 2, 5].
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostSet {
+    All,
+    Range { start: u32, end: u32 },
+    List(Vec<u32>),
+}
+
+impl Default for HostSet {
+    fn default() -> Self {
+        HostSet::All
+    }
+}
+
+impl HostSet {
+    /// The hosts in order; `hosts` is the number of hosts in the topology (for "all").
+    pub fn expand(&self, hosts: u32) -> Vec<u32> {
+        match self {
+            HostSet::All => (0..hosts).collect(),
+            HostSet::Range { start, end } => (*start..*end).collect(),
+            HostSet::List(v) => v.clone(),
+        }
+    }
+
+    fn parse(s: &str) -> Result<HostSet, String> {
+        let s = s.trim();
+        if s == "all" {
+            return Ok(HostSet::All);
+        }
+        let bad = || format!("invalid host set '{s}': write \"all\", a range like \"1..=16\" or \"0..8\", or a list [1, 2, 3]");
+        let (a, b, inclusive) = if let Some((a, b)) = s.split_once("..=") {
+            (a, b, true)
+        } else if let Some((a, b)) = s.split_once("..") {
+            (a, b, false)
+        } else {
+            return Err(bad());
+        };
+        let a: u32 = a.trim().parse().map_err(|_| bad())?;
+        let b: u32 = b.trim().parse().map_err(|_| bad())?;
+        let end = if inclusive { b.checked_add(1).ok_or_else(bad)? } else { b };
+        if end <= a {
+            return Err(format!("invalid host set '{s}': the range is empty"));
+        }
+        Ok(HostSet::Range { start: a, end })
+    }
+}
+
+impl<'de> Deserialize<'de> for HostSet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            S(String),
+            L(Vec<u32>),
+        }
+        match Raw::deserialize(d)
+            .map_err(|_| serde::de::Error::custom("expected \"all\", a range like \"1..=16\", or a list of host numbers"))?
+        {
+            Raw::S(s) => HostSet::parse(&s).map_err(serde::de::Error::custom),
+            Raw::L(v) => Ok(HostSet::List(v)),
+        }
+    }
+}
+
+impl Serialize for HostSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            HostSet::All => s.serialize_str("all"),
+            HostSet::Range { start, end } => s.serialize_str(&format!("{start}..{end}")),
+            HostSet::List(v) => v.serialize(s),
+        }
+    }
+}
+
+/// What collective a flow belongs to; algorithms that know the traffic pattern (PC4) read it.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CollectiveKind {
+    AllReduce,
+    AllToAll,
+    AllGather,
+    ReduceScatter,
+    Broadcast,
+    Other,
+}
+
+impl fmt::Display for CollectiveKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            CollectiveKind::AllReduce => "all_reduce",
+            CollectiveKind::AllToAll => "all_to_all",
+            CollectiveKind::AllGather => "all_gather",
+            CollectiveKind::ReduceScatter => "reduce_scatter",
+            CollectiveKind::Broadcast => "broadcast",
+            CollectiveKind::Other => "other",
+        };
+        f.write_str(s)
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct CollectiveTag {
+    pub kind: CollectiveKind,
+    /// Number of ranks taking part.
+    pub group_size: u32,
+    /// Which collective instance (flows with the same id belong together).
+    #[serde(default)]
+    pub id: u32,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub src: u32,
+    pub dst: u32,
+    pub size: ByteSize,
+    #[serde(default)]
+    pub start: SimTime,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collective: Option<CollectiveTag>,
+}
+
+/// The traffic. Every generator can be tagged with a collective.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum WorkloadConfig {
+    /// An explicit list of flows.
+    Flows { flows: Vec<FlowSpec> },
+    /// Every sender sends `flows_per_sender` flows of `size` to `receiver`, all starting at `start`.
+    Incast {
+        senders: HostSet,
+        receiver: u32,
+        size: ByteSize,
+        #[serde(default)]
+        start: SimTime,
+        #[serde(default = "one")]
+        flows_per_sender: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        collective: Option<CollectiveTag>,
+    },
+    /// Every host of `hosts` sends `size` to every other (direct all-to-all, all at once).
+    AllToAll {
+        #[serde(default)]
+        hosts: HostSet,
+        size: ByteSize,
+        #[serde(default)]
+        start: SimTime,
+    },
+    /// Each host of `hosts` sends one flow of `size` to a distinct other host, chosen by a seeded
+    /// random permutation without fixed points.
+    Permutation {
+        #[serde(default)]
+        hosts: HostSet,
+        size: ByteSize,
+        #[serde(default)]
+        start: SimTime,
+    },
+}
+
+/// Opt-in timelines, sampled every `sample_interval`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputConfig {
+    /// Sampling interval of `queues.csv` and `rates.csv`; no timelines when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_interval: Option<SimTime>,
+    /// Which switches' egress queues to sample (switch numbers); all when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_switches: Option<Vec<u32>>,
+    /// Which flows' rate, window and throughput to sample; all when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_flows: Option<Vec<u32>>,
+}
+
+/// An error in a scenario: where it is and what to do about it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigError {
+    pub file: String,
+    /// Dotted path of the offending key, e.g. `switch.ecn.kmin` or `workload.flows[3].dst`.
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(f, "{}: {}: {}", self.file, self.key, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Scenario {
+    /// Parses a scenario from TOML text; `origin` names it in errors (usually the file path).
+    pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, ConfigError> {
+        let de = toml::Deserializer::parse(text).map_err(|e| ConfigError {
+            file: origin.to_string(),
+            key: String::new(),
+            message: one_line(&e.to_string()),
+        })?;
+        let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = e.path().to_string();
+            ConfigError {
+                file: origin.to_string(),
+                key: if key == "." { String::new() } else { key },
+                message: one_line(&e.into_inner().to_string()),
+            }
+        })?;
+        validate(&scenario).map_err(|(key, message)| ConfigError { file: origin.to_string(), key, message })?;
+        Ok(scenario)
+    }
+
+    /// Reads and parses a scenario file.
+    pub fn load(path: &std::path::Path) -> Result<Scenario, ConfigError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: origin.clone(),
+            key: String::new(),
+            message: format!("cannot read the scenario file: {e}"),
+        })?;
+        Scenario::from_toml(&text, &origin)
+    }
+
+    /// The scenario as TOML with every default written out.
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot render scenario: {e}"))
+    }
+}
+
+/// toml's messages quote the offending line over several lines; keep the first line and the
+/// location so every error prints as one line.
+fn one_line(msg: &str) -> String {
+    let lines: Vec<&str> = msg.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    match lines.as_slice() {
+        [] => String::from("invalid scenario"),
+        [only] => only.to_string(),
+        [first, rest @ ..] => {
+            // toml puts "TOML parse error at line L, column C" first and the reason last.
+            let reason = rest.iter().rev().find(|l| !l.starts_with('|') && !l.chars().all(|c| c == '^' || c == ' '));
+            match reason {
+                Some(r) if first.starts_with("TOML parse error") => format!("{first}: {r}"),
+                _ => first.to_string(),
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Checks a parsed scenario for what its types cannot express. Each failure is
+//! (dotted key, message) and the message says what to write instead.
+
+use super::{HostSet, Scenario, WorkloadConfig};
+use crate::topology::Topology;
+
+type Check = Result<(), (String, String)>;
+
+fn fail(key: impl Into<String>, msg: impl Into<String>) -> Check {
+    Err((key.into(), msg.into()))
+}
+
+pub fn validate(s: &Scenario) -> Check {
+    let topo = Topology::build(&s.topology)?;
+    let hosts = topo.num_hosts;
+
+    if s.simulation.stop_time == Some(crate::time::SimTime::ZERO) {
+        return fail("simulation.stop_time", "must be positive, e.g. \"10ms\"");
+    }
+
+    // NIC and packet format.
+    let nic = &s.nic;
+    if nic.mtu.0 == 0 || nic.mtu.0 > 65_536 {
+        return fail("nic.mtu", format!("payload per packet must be 1B..64KiB, got {}", nic.mtu));
+    }
+    for (key, v) in [("nic.header", nic.header), ("nic.ack_size", nic.ack_size), ("nic.cnp_size", nic.cnp_size), ("nic.pause_size", nic.pause_size)] {
+        if v.0 == 0 || v.0 > 4096 {
+            return fail(key, format!("must be 1B..4096B, got {v}"));
+        }
+    }
+    if nic.ack_every == 0 {
+        return fail("nic.ack_every", "must be at least 1 (ACK every packet)");
+    }
+    if nic.rto.0 == 0 {
+        return fail("nic.rto", "the retransmission timeout must be positive, e.g. \"1ms\"");
+    }
+    if nic.data_priority > 6 {
+        return fail("nic.data_priority", format!("must be 0..=6 (7 is the control priority), got {}", nic.data_priority));
+    }
+
+    // Switch buffer, PFC, ECN.
+    let sw = &s.switch;
+    let max_packet = nic.mtu.0 + nic.header.0;
+    if sw.buffer.0 < max_packet {
+        return fail("switch.buffer", format!("{} is smaller than one packet ({max_packet} B)", sw.buffer));
+    }
+    if let Some(xoff) = sw.pfc.xoff {
+        if xoff.0 > sw.buffer.0 {
+            return fail("switch.pfc.xoff", format!("{xoff} is above the buffer size {}", sw.buffer));
+        }
+        if sw.pfc.xon_delta.0 >= xoff.0 {
+            return fail("switch.pfc.xon_delta", format!("must be below xoff ({xoff}), got {}", sw.pfc.xon_delta));
+        }
+    }
+    if !(sw.pfc.dynamic_alpha > 0.0 && sw.pfc.dynamic_alpha <= 64.0) {
+        return fail("switch.pfc.dynamic_alpha", format!("must be in (0, 64], got {}", sw.pfc.dynamic_alpha));
+    }
+    if let Some(h) = sw.pfc.headroom {
+        if h.0 >= sw.buffer.0 {
+            return fail("switch.pfc.headroom", format!("{h} per port leaves no shared buffer of {}", sw.buffer));
+        }
+    }
+    if sw.ecn.kmin > sw.ecn.kmax {
+        return fail("switch.ecn.kmin", format!("kmin ({}) must not exceed kmax ({})", sw.ecn.kmin, sw.ecn.kmax));
+    }
+    if !(0.0..=1.0).contains(&sw.ecn.pmax) {
+        return fail("switch.ecn.pmax", format!("a probability must be in [0, 1], got {}", sw.ecn.pmax));
+    }
+
+    s.cc.validate(&topo)?;
+
+    // Workload.
+    let host_ok = |key: &str, h: u32| -> Check {
+        if h >= hosts {
+            fail(key, format!("host {h} does not exist (the topology has hosts 0..{})", hosts - 1))
+        } else {
+            Ok(())
+        }
+    };
+    let set_ok = |key: &str, set: &HostSet, min: usize| -> Check {
+        let v = set.expand(hosts);
+        for &h in &v {
+            host_ok(key, h)?;
+        }
+        let mut sorted = v.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        if sorted.len() != v.len() {
+            return fail(key, "lists a host twice");
+        }
+        if v.len() < min {
+            return fail(key, format!("needs at least {min} hosts, got {}", v.len()));
+        }
+        Ok(())
+    };
+    match &s.workload {
+        WorkloadConfig::Flows { flows } => {
+            if flows.is_empty() {
+                return fail("workload.flows", "the flow list is empty; add at least one { src, dst, size }");
+            }
+            for (i, f) in flows.iter().enumerate() {
+                host_ok(&format!("workload.flows[{i}].src"), f.src)?;
+                host_ok(&format!("workload.flows[{i}].dst"), f.dst)?;
+                if f.src == f.dst {
+                    return fail(format!("workload.flows[{i}].dst"), format!("host {} sends to itself", f.src));
+                }
+                if f.size.0 == 0 {
+                    return fail(format!("workload.flows[{i}].size"), "a flow must carry at least 1 byte");
+                }
+                if let Some(c) = f.collective {
+                    if c.group_size < 2 {
+                        return fail(format!("workload.flows[{i}].collective.group_size"), "a collective needs at least 2 ranks");
+                    }
+                }
+            }
+        }
+        WorkloadConfig::Incast { senders, receiver, size, flows_per_sender, collective, .. } => {
+            host_ok("workload.receiver", *receiver)?;
+            set_ok("workload.senders", senders, 1)?;
+            if senders.expand(hosts).contains(receiver) {
+                return fail("workload.senders", format!("includes the receiver {receiver}, which would send to itself"));
+            }
+            if size.0 == 0 {
+                return fail("workload.size", "a flow must carry at least 1 byte");
+            }
+            if *flows_per_sender == 0 {
+                return fail("workload.flows_per_sender", "must be at least 1");
+            }
+            if let Some(c) = collective {
+                if c.group_size < 2 {
+                    return fail("workload.collective.group_size", "a collective needs at least 2 ranks");
+                }
+            }
+        }
+        WorkloadConfig::AllToAll { hosts: set, size, .. } | WorkloadConfig::Permutation { hosts: set, size, .. } => {
+            set_ok("workload.hosts", set, 2)?;
+            if size.0 == 0 {
+                return fail("workload.size", "a flow must carry at least 1 byte");
+            }
+        }
+    }
+
+    // Output.
+    if let Some(iv) = s.output.sample_interval {
+        if iv.0 == 0 {
+            return fail("output.sample_interval", "must be positive, e.g. \"10us\"");
+        }
+    }
+    if let Some(sw) = &s.output.queue_switches {
+        if let Some(&bad) = sw.iter().find(|&&x| x >= topo.num_switches) {
+            return fail("output.queue_switches", format!("switch {bad} does not exist (0..{})", topo.num_switches));
+        }
+    }
+    Ok(())
+}

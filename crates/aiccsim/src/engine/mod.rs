@@ -1,0 +1,318 @@
+//! The simulation: all state in flat arenas, one event loop.
+//!
+//! [`Simulation`] owns every port, switch, host and flow in `Vec`s addressed by `u32` indices.
+//! Behaviour is split by concept across files, each an `impl Simulation` block:
+//! `net/port.rs` (serialisation and propagation), `net/switch.rs` (buffer, PFC, ECN, routing),
+//! `nic/host.rs` (the NIC scheduler and receive path), `nic/qp.rs` (per-flow transport state).
+//!
+//! Each busy component has at most one pending event: a port schedules only the end of the
+//! packet it is serialising and the arrival of the head of its link; a host schedules one
+//! wake-up for its pacer. The heap therefore stays about the size of the set of busy ports.
+
+mod queue;
+
+pub use queue::EventQueue;
+
+use crate::cc::{CcConfig, CcContext, CongestionControl, FlowFacts, Receiver, MAX_TIMERS};
+use crate::config::{ConfigError, Routing, Scenario};
+use crate::metrics::{ideal_fct, Recorder, Results};
+use crate::net::packet::{PacketPool, NUM_PRIORITIES};
+use crate::net::port::Port;
+use crate::net::switch::SwitchState;
+use crate::nic::host::HostState;
+use crate::nic::qp::Flow;
+use crate::rng::{self, SimRng};
+use crate::time::SimTime;
+use crate::topology::{routing, Topology};
+use crate::workload;
+
+/// Everything the event loop can be asked to do. Small and `Copy`: no boxing per event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// Port finished serialising its current packet.
+    TxDone(u32),
+    /// The head packet of a port's link reaches the peer.
+    Arrive(u32),
+    /// A host's pacer may let a queue pair send (host, generation).
+    HostWake(u32, u32),
+    FlowStart(u32),
+    /// Congestion-control timer (flow, slot, generation).
+    CcTimer(u32, u8, u32),
+    /// Retransmission timeout check (flow, generation).
+    Rto(u32, u32),
+    /// Record a timeline sample.
+    Sample,
+}
+
+/// Derived per-run parameters the hot path reads.
+pub(crate) struct Params {
+    pub mtu: u64,
+    pub header: u64,
+    pub ack_size: u32,
+    pub cnp_size: u32,
+    pub pause_size: u32,
+    pub ack_every: u32,
+    pub rto: SimTime,
+    pub nack_interval: SimTime,
+    pub data_priority: u8,
+    pub buffer: u64,
+    pub pfc_enabled: bool,
+    pub pfc_static_xoff: Option<u64>,
+    pub pfc_alpha: f64,
+    pub xon_delta: u64,
+    pub ecn_enabled: bool,
+    pub ecn_pmax: f64,
+    pub ecn_at_dequeue: bool,
+    pub routing: Routing,
+    pub seed: u64,
+    pub stop_time: SimTime,
+    pub sample_interval: Option<SimTime>,
+}
+
+/// Progress of a run, reported to an observer every so often.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub now: SimTime,
+    pub flows_done: usize,
+    pub flows_total: usize,
+    pub events: u64,
+}
+
+/// Run-wide counters.
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    pub events: u64,
+    /// Packets serialised onto a link: data, ACK, NACK, CNP and PFC alike.
+    pub packet_hops: u64,
+    pub data_bytes_sent: u64,
+    pub data_bytes_received: u64,
+    pub data_bytes_dropped: u64,
+    pub data_packets_sent: u64,
+    pub retransmitted_bytes: u64,
+    pub packets_dropped: u64,
+    pub ecn_marks: u64,
+    pub pause_frames: u64,
+    pub resume_frames: u64,
+    pub cnps: u64,
+    pub acks: u64,
+    pub nacks: u64,
+    pub timeouts: u64,
+}
+
+pub struct Simulation {
+    pub(crate) now: SimTime,
+    pub(crate) events: EventQueue,
+    pub(crate) topo: Topology,
+    pub(crate) params: Params,
+    pub(crate) ports: Vec<Port>,
+    pub(crate) switches: Vec<SwitchState>,
+    pub(crate) hosts: Vec<HostState>,
+    pub(crate) flows: Vec<Flow>,
+    pub(crate) ccs: Vec<crate::cc::Cc>,
+    pub(crate) receivers: Vec<Receiver>,
+    pub(crate) pool: PacketPool,
+    pub(crate) counters: Counters,
+    pub(crate) recorder: Recorder,
+    pub(crate) flows_done: usize,
+    /// One RNG per switch for ECN marking and spraying.
+    pub(crate) switch_rng: Vec<SimRng>,
+    scenario: Scenario,
+}
+
+impl Simulation {
+    /// Builds the fabric, the flows and their congestion control from a validated scenario.
+    pub fn new(scenario: &Scenario) -> Result<Simulation, ConfigError> {
+        let as_err = |(key, message): (String, String)| ConfigError { file: "scenario".into(), key, message };
+        let topo = Topology::build(&scenario.topology).map_err(as_err)?;
+        let nic = &scenario.nic;
+        let sw = &scenario.switch;
+        let params = Params {
+            mtu: nic.mtu.0,
+            header: nic.header.0,
+            ack_size: nic.ack_size.0 as u32,
+            cnp_size: nic.cnp_size.0 as u32,
+            pause_size: nic.pause_size.0 as u32,
+            ack_every: nic.ack_every,
+            rto: nic.rto,
+            nack_interval: nic.nack_interval,
+            data_priority: nic.data_priority,
+            buffer: sw.buffer.0,
+            pfc_enabled: sw.pfc.enabled,
+            pfc_static_xoff: sw.pfc.xoff.map(|x| x.0),
+            pfc_alpha: sw.pfc.dynamic_alpha,
+            xon_delta: sw.pfc.xon_delta.0,
+            ecn_enabled: sw.ecn.enabled,
+            ecn_pmax: sw.ecn.pmax,
+            ecn_at_dequeue: sw.ecn.mark_at == crate::config::MarkPoint::Dequeue,
+            routing: sw.routing,
+            seed: scenario.simulation.seed,
+            stop_time: scenario.simulation.stop_time.unwrap_or(SimTime::MAX),
+            sample_interval: scenario.output.sample_interval,
+        };
+        let max_packet = params.mtu + params.header;
+        let ports: Vec<Port> = topo
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(i, info)| {
+                let local = topo.node_ports[info.node as usize].iter().position(|&p| p as usize == i).unwrap_or(0);
+                Port::new(info, local as u32, topo.is_host(info.node), &sw.ecn)
+            })
+            .collect();
+        let switches: Vec<SwitchState> = (0..topo.num_switches)
+            .map(|s| {
+                let node = topo.num_hosts + s;
+                SwitchState::new(&topo, node, &sw.pfc, sw.buffer.0, max_packet, params.pause_size as u64)
+            })
+            .collect();
+        let switch_rng = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch", s as u64)).collect();
+        let hosts = (0..topo.num_hosts).map(|_| HostState::default()).collect();
+
+        let defs = workload::expand(&scenario.workload, topo.num_hosts, params.seed);
+        let mut flows = Vec::with_capacity(defs.len());
+        let mut ccs = Vec::with_capacity(defs.len());
+        let mut receivers = Vec::with_capacity(defs.len());
+        for (id, d) in defs.iter().enumerate() {
+            let key = routing::flow_key(params.seed, id as u32);
+            let path = topo.path(d.src, d.dst, key);
+            let back = topo.path(d.dst, d.src, key);
+            let ideal = ideal_fct(&topo, &path, d.size, params.mtu, params.header);
+            let base_rtt = topo.path_latency(&path, max_packet) + topo.path_latency(&back, params.ack_size as u64);
+            let facts = FlowFacts {
+                line_rate: topo.ports[topo.host_port(d.src) as usize].bandwidth,
+                base_rtt,
+                hops: path.len() as u32 - 1,
+                mtu: params.mtu,
+                packet_bytes: max_packet,
+                collective: d.collective.map(|c| (c.kind, c.group_size)),
+            };
+            flows.push(Flow::new(id as u32, d, key, ideal, base_rtt, params.data_priority));
+            ccs.push(scenario.cc.sender(&facts));
+            receivers.push(scenario.cc.receiver());
+        }
+        let recorder = Recorder::new(&scenario.output, &topo, flows.len());
+        let mut sim = Simulation {
+            now: SimTime::ZERO,
+            events: EventQueue::with_capacity(1024 + flows.len()),
+            topo,
+            params,
+            ports,
+            switches,
+            hosts,
+            flows,
+            ccs,
+            receivers,
+            pool: PacketPool::with_capacity(4096),
+            counters: Counters::default(),
+            recorder,
+            flows_done: 0,
+            switch_rng,
+            scenario: scenario.clone(),
+        };
+        for f in 0..sim.flows.len() {
+            let start = sim.flows[f].start;
+            sim.events.push(start, Event::FlowStart(f as u32));
+        }
+        if let Some(iv) = sim.params.sample_interval {
+            sim.events.push(SimTime::ZERO, Event::Sample);
+            let _ = iv;
+        }
+        Ok(sim)
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    pub fn algorithm(&self) -> &CcConfig {
+        &self.scenario.cc
+    }
+
+    /// Runs to completion: every flow delivered and acknowledged and every packet drained from
+    /// the network, or the stop time. `observe` is called about every 2^16 events.
+    pub fn run(mut self, observe: &mut dyn FnMut(Progress)) -> Results {
+        let wall = std::time::Instant::now();
+        let total = self.flows.len();
+        let mut stopped_early = false;
+        while let Some((t, ev)) = self.events.pop() {
+            if t > self.params.stop_time {
+                stopped_early = true;
+                self.now = self.params.stop_time;
+                break;
+            }
+            self.now = t;
+            self.counters.events += 1;
+            self.dispatch(ev);
+            if self.flows_done == total && self.pool.live() == 0 {
+                break;
+            }
+            if self.counters.events & 0xFFFF == 0 {
+                observe(Progress {
+                    now: self.now,
+                    flows_done: self.flows_done,
+                    flows_total: total,
+                    events: self.counters.events,
+                });
+            }
+        }
+        observe(Progress { now: self.now, flows_done: self.flows_done, flows_total: total, events: self.counters.events });
+        let wall_seconds = wall.elapsed().as_secs_f64();
+        crate::metrics::collect(self.scenario, self.topo, self.flows, self.ports, self.counters, self.recorder, self.now, stopped_early, self.pool.live(), wall_seconds)
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::TxDone(p) => self.tx_done(p),
+            Event::Arrive(p) => self.arrive(p),
+            Event::HostWake(h, gen) => {
+                let host = &mut self.hosts[h as usize];
+                if host.wake_gen == gen {
+                    host.wake_pending = false;
+                    let port = self.topo.host_port(h);
+                    self.kick(port);
+                }
+            }
+            Event::FlowStart(f) => self.flow_start(f),
+            Event::CcTimer(f, slot, gen) => {
+                let flow = &self.flows[f as usize];
+                if flow.cc_timer_gen[slot as usize] == gen && flow.sender_done.is_none() {
+                    let mut cx = CcContext::new(self.now);
+                    self.ccs[f as usize].on_timer(slot as usize, &mut cx);
+                    self.apply_cc(f, &cx);
+                }
+            }
+            Event::Rto(f, gen) => self.rto_fired(f, gen),
+            Event::Sample => {
+                self.recorder.sample(self.now, &self.topo, &self.ports, &mut self.flows, &self.ccs);
+                if self.flows_done < self.flows.len() {
+                    if let Some(iv) = self.params.sample_interval {
+                        self.events.push(self.now + iv, Event::Sample);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Applies the timer requests a CC hook made and lets the sender's NIC re-check its pacer
+    /// (a rate change can make a queue pair eligible earlier or later).
+    pub(crate) fn apply_cc(&mut self, f: u32, cx: &CcContext) {
+        for (slot, req) in cx.timer_requests() {
+            let gen = {
+                let g = &mut self.flows[f as usize].cc_timer_gen[slot];
+                *g = g.wrapping_add(1);
+                *g
+            };
+            if let Some(t) = req {
+                self.events.push(t, Event::CcTimer(f, slot as u8, gen));
+            }
+        }
+    }
+}
+
+const _: () = assert!(MAX_TIMERS <= u8::MAX as usize);
+const _: () = assert!(NUM_PRIORITIES == 8);

@@ -1,0 +1,324 @@
+//! What a run measures: per-flow completion, run-wide counters, and opt-in sampled timelines.
+
+mod ideal;
+
+pub use ideal::ideal_fct;
+
+use crate::cc::{Cc, CongestionControl};
+use crate::config::{OutputConfig, Scenario};
+use crate::engine::Counters;
+use crate::net::port::{Port, PortStats};
+use crate::nic::qp::Flow;
+use crate::time::SimTime;
+use crate::topology::Topology;
+use serde::Serialize;
+
+/// One row of `flows.csv`.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowRecord {
+    pub flow_id: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub size_bytes: u64,
+    pub start: SimTime,
+    /// When the last byte reached the receiver; `None` if the run stopped first.
+    pub finish: Option<SimTime>,
+    pub ideal_fct: SimTime,
+    pub collective: String,
+    pub retransmitted_bytes: u64,
+    pub timeouts: u32,
+}
+
+impl FlowRecord {
+    pub fn fct(&self) -> Option<SimTime> {
+        self.finish.map(|f| f - self.start)
+    }
+    /// FCT over the ideal FCT (>= 1 up to rounding).
+    pub fn slowdown(&self) -> Option<f64> {
+        self.fct().map(|f| f.0 as f64 / self.ideal_fct.0.max(1) as f64)
+    }
+}
+
+/// One row of `queues.csv`: egress backlog of a switch port at a sample time.
+#[derive(Clone, Copy, Debug)]
+pub struct QueueSample {
+    pub time: SimTime,
+    pub switch: u32,
+    pub port: u32,
+    pub bytes: u64,
+}
+
+/// One row of `rates.csv`.
+#[derive(Clone, Copy, Debug)]
+pub struct RateSample {
+    pub time: SimTime,
+    pub flow: u32,
+    /// The congestion-control rate, bits per second.
+    pub rate_bps: f64,
+    pub window_bytes: Option<u64>,
+    /// Bytes delivered in order at the receiver over the last interval, as bits per second.
+    pub throughput_bps: f64,
+}
+
+/// Per-port counters, for `ports.csv`.
+#[derive(Clone, Debug)]
+pub struct PortRecord {
+    pub node: String,
+    pub port: u32,
+    pub peer: String,
+    pub stats: PortStats,
+}
+
+/// Records timelines during the run; does nothing when timelines are off.
+pub struct Recorder {
+    interval: Option<SimTime>,
+    queue_switch: Vec<bool>,
+    rate_flow: Vec<bool>,
+    last_queue: Vec<u64>,
+    pub queues: Vec<QueueSample>,
+    pub rates: Vec<RateSample>,
+}
+
+impl Recorder {
+    pub fn new(out: &OutputConfig, topo: &Topology, flows: usize) -> Recorder {
+        let mut queue_switch = vec![out.queue_switches.is_none(); topo.num_switches as usize];
+        for &s in out.queue_switches.iter().flatten() {
+            queue_switch[s as usize] = true;
+        }
+        let mut rate_flow = vec![out.rate_flows.is_none(); flows];
+        for &f in out.rate_flows.iter().flatten() {
+            if let Some(x) = rate_flow.get_mut(f as usize) {
+                *x = true;
+            }
+        }
+        Recorder {
+            interval: out.sample_interval,
+            queue_switch,
+            rate_flow,
+            last_queue: vec![0; topo.ports.len()],
+            queues: Vec::new(),
+            rates: Vec::new(),
+        }
+    }
+
+    pub fn sample(&mut self, now: SimTime, topo: &Topology, ports: &[Port], flows: &mut [Flow], ccs: &[Cc]) {
+        let Some(iv) = self.interval else { return };
+        for (i, port) in ports.iter().enumerate() {
+            if port.is_host || !self.queue_switch[(port.node - topo.num_hosts) as usize] {
+                continue;
+            }
+            let bytes = port.total_queued();
+            // Only changes from or to a non-empty queue: an idle fabric writes nothing.
+            if bytes > 0 || self.last_queue[i] > 0 {
+                self.queues.push(QueueSample { time: now, switch: port.node - topo.num_hosts, port: port.local, bytes });
+            }
+            self.last_queue[i] = bytes;
+        }
+        for flow in flows.iter_mut() {
+            if !self.rate_flow[flow.id as usize] || !flow.started || flow.sender_done.is_some() {
+                continue;
+            }
+            let cc = &ccs[flow.id as usize];
+            let delivered = flow.rcv_nxt - flow.sampled_bytes;
+            flow.sampled_bytes = flow.rcv_nxt;
+            self.rates.push(RateSample {
+                time: now,
+                flow: flow.id,
+                rate_bps: cc.rate(),
+                window_bytes: cc.window(),
+                throughput_bps: delivered as f64 * 8.0 / iv.as_secs_f64(),
+            });
+        }
+    }
+}
+
+/// Summary statistics of a sample: mean and nearest-rank percentiles.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Distribution {
+    pub count: usize,
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+impl Distribution {
+    pub fn of(values: &[f64]) -> Distribution {
+        if values.is_empty() {
+            return Distribution::default();
+        }
+        let mut v = values.to_vec();
+        v.sort_by(f64::total_cmp);
+        let pct = |p: f64| v[((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+        Distribution {
+            count: v.len(),
+            mean: v.iter().sum::<f64>() / v.len() as f64,
+            p50: pct(0.50),
+            p90: pct(0.90),
+            p99: pct(0.99),
+            max: v[v.len() - 1],
+        }
+    }
+}
+
+/// The byte ledger: every data byte a NIC put on the wire is received, dropped, or still in flight.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct ByteLedger {
+    pub sent: u64,
+    pub received: u64,
+    pub dropped: u64,
+    pub in_flight: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub algorithm: String,
+    pub flows: usize,
+    pub flows_finished: usize,
+    /// Bytes the workload asked to move.
+    pub bytes: u64,
+    pub simulated_time_ns: f64,
+    /// True when the stop time ended the run with flows unfinished.
+    pub partial: bool,
+    pub events: u64,
+    pub packet_hops: u64,
+    pub pause_frames: u64,
+    pub resume_frames: u64,
+    pub packets_dropped: u64,
+    pub ecn_marks: u64,
+    pub cnps: u64,
+    pub nacks: u64,
+    pub timeouts: u64,
+    pub retransmitted_bytes: u64,
+    /// Data bytes on the wire, headers included.
+    pub data_bytes: ByteLedger,
+    pub max_switch_queue_bytes: u64,
+    pub fct_ns: Distribution,
+    pub slowdown: Distribution,
+    /// Wall-clock figures: the only fields that differ between two runs of the same scenario.
+    pub performance: Performance,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Performance {
+    pub wall_seconds: f64,
+    pub events_per_second: f64,
+    pub packet_hops_per_second: f64,
+}
+
+/// Everything a run produced.
+pub struct Results {
+    pub scenario: Scenario,
+    pub flows: Vec<FlowRecord>,
+    pub summary: Summary,
+    pub queues: Vec<QueueSample>,
+    pub rates: Vec<RateSample>,
+    pub ports: Vec<PortRecord>,
+    pub timelines: bool,
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn collect(
+    scenario: Scenario,
+    topo: Topology,
+    flows: Vec<Flow>,
+    ports: Vec<Port>,
+    counters: Counters,
+    recorder: Recorder,
+    now: SimTime,
+    partial: bool,
+    live_packets: usize,
+    wall_seconds: f64,
+) -> Results {
+    let records: Vec<FlowRecord> = flows
+        .iter()
+        .map(|f| FlowRecord {
+            flow_id: f.id,
+            src: f.src,
+            dst: f.dst,
+            size_bytes: f.size,
+            start: f.start,
+            finish: f.finish,
+            ideal_fct: f.ideal_fct,
+            collective: f.collective.map(|c| format!("{}:{}", c.kind, c.id)).unwrap_or_default(),
+            retransmitted_bytes: f.retransmitted_bytes,
+            timeouts: f.timeouts,
+        })
+        .collect();
+    let fcts: Vec<f64> = records.iter().filter_map(|r| r.fct()).map(|t| t.as_ns_f64()).collect();
+    let slowdowns: Vec<f64> = records.iter().filter_map(|r| r.slowdown()).collect();
+    let in_flight = counters.data_bytes_sent - counters.data_bytes_received - counters.data_bytes_dropped;
+    debug_assert!(live_packets > 0 || in_flight == 0);
+    let max_queue =
+        ports.iter().filter(|p| !p.is_host).map(|p| p.stats.max_queue).max().unwrap_or(0);
+    let mut port_records = Vec::with_capacity(ports.len());
+    for p in &ports {
+        let mut stats = p.stats;
+        if let Some(since) = stats.paused_since.take() {
+            stats.paused_time += now - since;
+        }
+        port_records.push(PortRecord {
+            node: topo.node_name(p.node),
+            port: p.local,
+            peer: topo.node_name(ports[p.peer as usize].node),
+            stats,
+        });
+    }
+    let secs = wall_seconds.max(1e-9);
+    let summary = Summary {
+        algorithm: scenario.cc.name().to_string(),
+        flows: records.len(),
+        flows_finished: records.iter().filter(|r| r.finish.is_some()).count(),
+        bytes: records.iter().map(|r| r.size_bytes).sum(),
+        simulated_time_ns: now.as_ns_f64(),
+        partial,
+        events: counters.events,
+        packet_hops: counters.packet_hops,
+        pause_frames: counters.pause_frames,
+        resume_frames: counters.resume_frames,
+        packets_dropped: counters.packets_dropped,
+        ecn_marks: counters.ecn_marks,
+        cnps: counters.cnps,
+        nacks: counters.nacks,
+        timeouts: counters.timeouts,
+        retransmitted_bytes: counters.retransmitted_bytes,
+        data_bytes: ByteLedger {
+            sent: counters.data_bytes_sent,
+            received: counters.data_bytes_received,
+            dropped: counters.data_bytes_dropped,
+            in_flight,
+        },
+        max_switch_queue_bytes: max_queue,
+        fct_ns: Distribution::of(&fcts),
+        slowdown: Distribution::of(&slowdowns),
+        performance: Performance {
+            wall_seconds,
+            events_per_second: counters.events as f64 / secs,
+            packet_hops_per_second: counters.packet_hops as f64 / secs,
+        },
+    };
+    let timelines = scenario.output.sample_interval.is_some();
+    Results {
+        scenario,
+        flows: records,
+        summary,
+        queues: recorder.queues,
+        rates: recorder.rates,
+        ports: port_records,
+        timelines,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        let d = Distribution::of(&v);
+        assert_eq!((d.p50, d.p90, d.p99, d.max), (50.0, 90.0, 99.0, 100.0));
+        assert_eq!(d.mean, 50.5);
+    }
+}

@@ -1,0 +1,5 @@
+//! The fabric's moving parts: packets, ports (serialiser + link), switches.
+
+pub mod packet;
+pub mod port;
+pub mod switch;

@@ -1,0 +1,224 @@
+//! A port: egress queues, the serialiser, and the link to the peer.
+//!
+//! Serialisation is one pending `TxDone` event for the packet being sent; propagation is a FIFO
+//! of packets on the wire with one pending `Arrive` event for its head. A packet is fully
+//! received before it is forwarded (store and forward).
+//!
+//! Every link end is one `Port`: it transmits towards its peer (egress role) and accounts for the
+//! bytes that arrived through it and still sit in the switch buffer (ingress role, for PFC).
+
+use crate::config::EcnConfig;
+use crate::engine::{Event, Simulation};
+use crate::net::packet::{PacketId, PacketKind, CONTROL_PRIORITY, NUM_PRIORITIES};
+use crate::time::{Bandwidth, SimTime};
+use crate::topology::PortInfo;
+use std::collections::VecDeque;
+
+pub struct Port {
+    pub node: u32,
+    pub peer: u32,
+    /// Position among the node's ports (the port number in outputs).
+    pub local: u32,
+    pub is_host: bool,
+    pub bandwidth: Bandwidth,
+    pub delay: SimTime,
+    /// ECN thresholds in bytes for this port's speed.
+    pub kmin: u64,
+    pub kmax: u64,
+
+    // Egress.
+    pub queues: [VecDeque<PacketId>; NUM_PRIORITIES],
+    pub queue_bytes: [u64; NUM_PRIORITIES],
+    /// Bit p set: queue p is not empty.
+    pub nonempty: u8,
+    /// PFC frames waiting to go out ahead of everything else.
+    pub pfc_out: VecDeque<PacketId>,
+    /// Bit p set: the peer has paused priority p on this port.
+    pub paused: u8,
+    pub busy: bool,
+    pub in_service: PacketId,
+    /// Packets on the wire with their arrival time at the peer.
+    pub wire: VecDeque<(SimTime, PacketId)>,
+
+    // Ingress (PFC accounting at switches).
+    pub ingress_bytes: [u64; NUM_PRIORITIES],
+    /// Bit p set: we have paused the peer for priority p.
+    pub pausing_peer: u8,
+
+    pub stats: PortStats,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PortStats {
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub pause_sent: u64,
+    pub resume_sent: u64,
+    pub drops: u64,
+    pub ecn_marks: u64,
+    /// Largest egress backlog seen, bytes over all priorities.
+    pub max_queue: u64,
+    /// Time this port spent paused by its peer (any priority), and since when it is paused.
+    pub paused_time: SimTime,
+    pub paused_since: Option<SimTime>,
+}
+
+impl Port {
+    pub fn new(info: &PortInfo, local: u32, is_host: bool, ecn: &EcnConfig) -> Port {
+        let scale = |k: u64| (k as u128 * info.bandwidth.0 as u128 / ecn.reference_bandwidth.0 as u128) as u64;
+        Port {
+            node: info.node,
+            peer: info.peer,
+            local,
+            is_host,
+            bandwidth: info.bandwidth,
+            delay: info.delay,
+            kmin: scale(ecn.kmin.0),
+            kmax: scale(ecn.kmax.0),
+            queues: Default::default(),
+            queue_bytes: [0; NUM_PRIORITIES],
+            nonempty: 0,
+            pfc_out: VecDeque::new(),
+            paused: 0,
+            busy: false,
+            in_service: 0,
+            wire: VecDeque::new(),
+            ingress_bytes: [0; NUM_PRIORITIES],
+            pausing_peer: 0,
+            stats: PortStats::default(),
+        }
+    }
+
+    pub fn total_queued(&self) -> u64 {
+        self.queue_bytes.iter().sum()
+    }
+
+    #[inline]
+    pub fn enqueue(&mut self, prio: u8, id: PacketId, bytes: u64) {
+        self.queues[prio as usize].push_back(id);
+        self.queue_bytes[prio as usize] += bytes;
+        self.nonempty |= 1 << prio;
+        let q = self.total_queued();
+        if q > self.stats.max_queue {
+            self.stats.max_queue = q;
+        }
+    }
+
+    /// Removes the head of the highest-priority queue that is not paused.
+    #[inline]
+    pub fn dequeue(&mut self, bytes_of: impl Fn(PacketId) -> u64) -> Option<(u8, PacketId)> {
+        let eligible = self.nonempty & !(self.paused & !(1 << CONTROL_PRIORITY));
+        if eligible == 0 {
+            return None;
+        }
+        let prio = 7 - eligible.leading_zeros() as u8;
+        let q = &mut self.queues[prio as usize];
+        let id = q.pop_front().expect("nonempty bit set on an empty queue");
+        if q.is_empty() {
+            self.nonempty &= !(1 << prio);
+        }
+        self.queue_bytes[prio as usize] -= bytes_of(id);
+        Some((prio, id))
+    }
+}
+
+impl Simulation {
+    /// If the port is idle, starts serialising the next packet it may send.
+    #[inline]
+    pub(crate) fn kick(&mut self, p: u32) {
+        if self.ports[p as usize].busy {
+            return;
+        }
+        let next = if let Some(id) = self.ports[p as usize].pfc_out.pop_front() {
+            Some(id)
+        } else if self.ports[p as usize].is_host {
+            self.host_next_packet(p)
+        } else {
+            self.switch_dequeue(p)
+        };
+        let Some(id) = next else { return };
+        let size = self.pool.get(id).size as u64;
+        let port = &mut self.ports[p as usize];
+        port.busy = true;
+        port.in_service = id;
+        port.stats.tx_packets += 1;
+        port.stats.tx_bytes += size;
+        self.counters.packet_hops += 1;
+        let done = self.now + port.bandwidth.tx_time(size);
+        self.events.push(done, Event::TxDone(p));
+    }
+
+    /// The packet being serialised is fully on the wire: it starts propagating, and the port
+    /// picks its next packet.
+    pub(crate) fn tx_done(&mut self, p: u32) {
+        let port = &mut self.ports[p as usize];
+        port.busy = false;
+        let arrival = self.now + port.delay;
+        port.wire.push_back((arrival, port.in_service));
+        if port.wire.len() == 1 {
+            self.events.push(arrival, Event::Arrive(p));
+        }
+        self.kick(p);
+    }
+
+    /// The head of port `p`'s wire reaches the peer port.
+    pub(crate) fn arrive(&mut self, p: u32) {
+        let port = &mut self.ports[p as usize];
+        let (_, id) = port.wire.pop_front().expect("arrival from an empty wire");
+        if let Some(&(next, _)) = port.wire.front() {
+            self.events.push(next, Event::Arrive(p));
+        }
+        let at = port.peer;
+        let pkt = *self.pool.get(id);
+        if pkt.kind == PacketKind::Pfc {
+            self.pfc_frame_received(at, pkt.pfc_class, pkt.pfc_pause);
+            self.pool.free(id);
+            return;
+        }
+        if self.ports[at as usize].is_host {
+            self.host_receive(at, id);
+        } else {
+            self.switch_receive(at, id);
+        }
+    }
+
+    /// A PFC frame arrived at port `at`: pause or resume its egress for `class`.
+    fn pfc_frame_received(&mut self, at: u32, class: u8, pause: bool) {
+        let now = self.now;
+        let port = &mut self.ports[at as usize];
+        let was = port.paused;
+        if pause {
+            port.paused |= 1 << class;
+        } else {
+            port.paused &= !(1 << class);
+        }
+        if was == 0 && port.paused != 0 {
+            port.stats.paused_since = Some(now);
+        } else if was != 0 && port.paused == 0 {
+            if let Some(since) = port.stats.paused_since.take() {
+                port.stats.paused_time += now - since;
+            }
+        }
+        if !pause {
+            self.kick(at);
+        }
+    }
+
+    /// Queues a PFC frame on port `p` towards its peer.
+    pub(crate) fn send_pfc(&mut self, p: u32, class: u8, pause: bool) {
+        let mut pkt = crate::net::packet::Packet::new(PacketKind::Pfc, CONTROL_PRIORITY, self.params.pause_size);
+        pkt.pfc_class = class;
+        pkt.pfc_pause = pause;
+        let id = self.pool.alloc(pkt);
+        let port = &mut self.ports[p as usize];
+        port.pfc_out.push_back(id);
+        if pause {
+            port.stats.pause_sent += 1;
+            self.counters.pause_frames += 1;
+        } else {
+            port.stats.resume_sent += 1;
+            self.counters.resume_frames += 1;
+        }
+        self.kick(p);
+    }
+}

@@ -1,0 +1,180 @@
+//! A switch: shared buffer, routing, PFC per ingress port and priority, RED-style ECN.
+//!
+//! Buffer accounting follows the HPCC ns-3 switch MMU: a packet holds buffer from the moment it
+//! is admitted until it starts leaving the egress port; the bytes are charged to the egress queue
+//! (for ECN) and to the ingress port and priority it came from (for PFC). When an ingress counter
+//! rises above XOFF the switch sends PAUSE upstream; when it falls to XOFF - xon_delta, RESUME.
+//! Each port keeps `headroom` in reserve for what the upstream still sends after its PAUSE.
+
+use crate::config::{PfcConfig, Routing};
+use crate::engine::Simulation;
+use crate::net::packet::{PacketId, PacketKind, CONTROL_PRIORITY};
+use crate::topology::{routing, Topology};
+use rand::RngExt;
+
+pub struct SwitchState {
+    /// Bytes of the shared buffer in use.
+    pub used: u64,
+    /// Buffer set aside as PFC headroom on all ports.
+    pub reserved: u64,
+    /// Largest `used` seen.
+    pub max_used: u64,
+}
+
+impl SwitchState {
+    pub fn new(topo: &Topology, node: u32, pfc: &PfcConfig, buffer: u64, max_packet: u64, pause_size: u64) -> Self {
+        let reserved = if pfc.enabled {
+            topo.node_ports[node as usize]
+                .iter()
+                .map(|&p| {
+                    let info = &topo.ports[p as usize];
+                    pfc.headroom.map(|h| h.0).unwrap_or_else(|| {
+                        // After XOFF leaves, the upstream keeps sending for one round trip on the
+                        // link, plus the packets already being serialised at each end.
+                        2 * info.bandwidth.bytes_in(info.delay) + 3 * max_packet + pause_size
+                    })
+                })
+                .sum::<u64>()
+                .min(buffer)
+        } else {
+            0
+        };
+        SwitchState { used: 0, reserved, max_used: 0 }
+    }
+}
+
+impl Simulation {
+    #[inline]
+    fn switch_index(&self, node: u32) -> usize {
+        (node - self.topo.num_hosts) as usize
+    }
+
+    /// XOFF threshold of this switch right now.
+    #[inline]
+    fn xoff(&self, sw: usize) -> u64 {
+        match self.params.pfc_static_xoff {
+            Some(x) => x,
+            None => {
+                let s = &self.switches[sw];
+                let free = self.params.buffer.saturating_sub(s.reserved).saturating_sub(s.used);
+                (free as f64 * self.params.pfc_alpha) as u64
+            }
+        }
+    }
+
+    /// A packet has fully arrived at switch port `in_port`.
+    pub(crate) fn switch_receive(&mut self, in_port: u32, id: PacketId) {
+        let node = self.ports[in_port as usize].node;
+        let sw = self.switch_index(node);
+        let pkt = *self.pool.get(id);
+        let size = pkt.size as u64;
+        let out = self.route(node, sw, &pkt);
+
+        if self.switches[sw].used + size > self.params.buffer {
+            self.ports[out as usize].stats.drops += 1;
+            self.counters.packets_dropped += 1;
+            if pkt.kind == PacketKind::Data {
+                self.counters.data_bytes_dropped += size;
+            }
+            self.pool.free(id);
+            return;
+        }
+        let s = &mut self.switches[sw];
+        s.used += size;
+        s.max_used = s.max_used.max(s.used);
+        let prio = pkt.priority;
+        if prio != CONTROL_PRIORITY {
+            self.ports[in_port as usize].ingress_bytes[prio as usize] += size;
+        }
+        if self.params.ecn_enabled && !self.params.ecn_at_dequeue && pkt.kind == PacketKind::Data {
+            self.maybe_mark(out, sw, id, prio);
+        }
+        self.pool.get_mut(id).ingress = in_port;
+        self.ports[out as usize].enqueue(prio, id, size);
+
+        if self.params.pfc_enabled && prio != CONTROL_PRIORITY {
+            let port = &self.ports[in_port as usize];
+            if port.pausing_peer & (1 << prio) == 0 && port.ingress_bytes[prio as usize] > self.xoff(sw) {
+                self.ports[in_port as usize].pausing_peer |= 1 << prio;
+                self.send_pfc(in_port, prio, true);
+            }
+        }
+        self.kick(out);
+    }
+
+    /// Picks the next packet for switch port `p` and releases its buffer.
+    pub(crate) fn switch_dequeue(&mut self, p: u32) -> Option<PacketId> {
+        let pool = &self.pool;
+        let (prio, id) = self.ports[p as usize].dequeue(|id| pool.get(id).size as u64)?;
+        let pkt = *self.pool.get(id);
+        let size = pkt.size as u64;
+        let sw = self.switch_index(self.ports[p as usize].node);
+        self.switches[sw].used -= size;
+        if prio != CONTROL_PRIORITY {
+            let ing = pkt.ingress as usize;
+            self.ports[ing].ingress_bytes[prio as usize] -= size;
+            if self.params.pfc_enabled && self.ports[ing].pausing_peer & (1 << prio) != 0 {
+                let left = self.ports[ing].ingress_bytes[prio as usize];
+                if left == 0 || left <= self.xoff(sw).saturating_sub(self.params.xon_delta) {
+                    self.ports[ing].pausing_peer &= !(1 << prio);
+                    self.send_pfc(ing as u32, prio, false);
+                }
+            }
+        }
+        if self.params.ecn_enabled && self.params.ecn_at_dequeue && pkt.kind == PacketKind::Data {
+            self.maybe_mark(p, sw, id, prio);
+        }
+        Some(id)
+    }
+
+    /// RED: mark with probability 0 below Kmin, rising linearly to Pmax at Kmax, 1 above Kmax,
+    /// judged on the egress queue of the packet's priority.
+    fn maybe_mark(&mut self, port: u32, sw: usize, id: PacketId, prio: u8) {
+        let pt = &self.ports[port as usize];
+        let q = pt.queue_bytes[prio as usize];
+        let mark = if q <= pt.kmin {
+            false
+        } else if q > pt.kmax {
+            true
+        } else {
+            let p = self.params.ecn_pmax * (q - pt.kmin) as f64 / (pt.kmax - pt.kmin).max(1) as f64;
+            self.switch_rng[sw].random::<f64>() < p
+        };
+        if mark {
+            let pkt = self.pool.get_mut(id);
+            if !pkt.ecn {
+                pkt.ecn = true;
+                self.ports[port as usize].stats.ecn_marks += 1;
+                self.counters.ecn_marks += 1;
+            }
+        }
+    }
+
+    /// The egress port for a packet at switch `node`.
+    #[inline]
+    fn route(&mut self, node: u32, sw: usize, pkt: &crate::net::packet::Packet) -> u32 {
+        let hops = self.topo.next_hops(node, pkt.dst);
+        if hops.len() == 1 {
+            return hops[0];
+        }
+        let key = self.flows[pkt.flow as usize].ecmp_key;
+        match self.params.routing {
+            Routing::Ecmp => hops[routing::ecmp_pick(key, node, hops.len())],
+            Routing::Spray => hops[self.switch_rng[sw].random_range(0..hops.len())],
+            Routing::Adaptive => {
+                let first = routing::ecmp_pick(key, node, hops.len());
+                let mut best = hops[first];
+                let mut best_q = self.ports[best as usize].total_queued();
+                for i in 1..hops.len() {
+                    let p = hops[(first + i) % hops.len()];
+                    let q = self.ports[p as usize].total_queued();
+                    if q < best_q {
+                        best = p;
+                        best_q = q;
+                    }
+                }
+                best
+            }
+        }
+    }
+}

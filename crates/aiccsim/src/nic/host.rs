@@ -1,0 +1,208 @@
+//! A host's NIC: picks what goes on the wire next, and handles what arrives.
+//!
+//! Transmit order: PFC frames, then control packets (ACK, NACK, CNP), then data from the queue
+//! pairs, round-robin among those allowed to send: data left, window open, and the pacer's
+//! time reached. When none is allowed yet the NIC sets one wake-up for the earliest pacer time.
+
+use crate::cc::{CongestionControl, DataArrival, ReceiverCc};
+use crate::engine::{Event, Simulation};
+use crate::net::packet::{Packet, PacketId, PacketKind, CONTROL_PRIORITY};
+use crate::time::{pacing_gap, SimTime};
+
+#[derive(Default)]
+pub struct HostState {
+    /// Queue pairs with data to send, in round-robin order.
+    pub active: Vec<u32>,
+    /// Index into `active` where the next round-robin search starts.
+    pub rr: usize,
+    pub wake_pending: bool,
+    pub wake_at: SimTime,
+    pub wake_gen: u32,
+}
+
+impl Simulation {
+    /// The next packet host port `p` should send, if any.
+    pub(crate) fn host_next_packet(&mut self, p: u32) -> Option<PacketId> {
+        let host = self.ports[p as usize].node;
+        let port = &mut self.ports[p as usize];
+        if port.nonempty & (1 << CONTROL_PRIORITY) != 0 {
+            let pool = &self.pool;
+            return port.dequeue(|id| pool.get(id).size as u64).map(|(_, id)| id);
+        }
+        if port.paused & (1 << self.params.data_priority) != 0 {
+            return None; // the RESUME will kick the port
+        }
+        self.next_data_packet(host)
+    }
+
+    /// Round-robin over the host's queue pairs; builds the data packet of the first that may send.
+    fn next_data_packet(&mut self, host: u32) -> Option<PacketId> {
+        let now = self.now;
+        let h = &mut self.hosts[host as usize];
+        let n = h.active.len();
+        let mut earliest = SimTime::MAX;
+        let mut chosen = None;
+        let mut i = 0;
+        while i < n {
+            let idx = (h.rr + i) % n;
+            let f = h.active[idx];
+            let flow = &self.flows[f as usize];
+            i += 1;
+            if let Some(w) = self.ccs[f as usize].window() {
+                // A window below one packet still lets one packet out when nothing is in flight.
+                if flow.in_flight() > 0 && flow.in_flight() + self.params.mtu > w {
+                    continue; // an ACK will reopen it
+                }
+            }
+            if flow.next_send > now {
+                earliest = earliest.min(flow.next_send);
+                continue;
+            }
+            chosen = Some(idx);
+            break;
+        }
+        let Some(idx) = chosen else {
+            if earliest < SimTime::MAX && (!h.wake_pending || earliest < h.wake_at) {
+                h.wake_pending = true;
+                h.wake_at = earliest;
+                h.wake_gen = h.wake_gen.wrapping_add(1);
+                self.events.push(earliest, Event::HostWake(host, h.wake_gen));
+            }
+            return None;
+        };
+        let f = h.active[idx];
+        h.rr = idx + 1;
+        let flow = &mut self.flows[f as usize];
+        let payload = self.params.mtu.min(flow.size - flow.snd_nxt);
+        let size = payload + self.params.header;
+        let mut pkt = Packet::new(PacketKind::Data, flow.priority, size as u32);
+        pkt.flow = f;
+        pkt.src = flow.src;
+        pkt.dst = flow.dst;
+        pkt.payload = payload as u32;
+        pkt.seq = flow.snd_nxt;
+        pkt.sent_at = now;
+        if flow.snd_una == flow.snd_nxt {
+            flow.last_progress = now; // nothing was outstanding: the timeout clock starts now
+        }
+        flow.snd_nxt += payload;
+        let rate = self.ccs[f as usize].rate();
+        flow.next_send = now + pacing_gap(size, rate);
+        let finished_sending = !flow.has_data_to_send();
+        self.counters.data_packets_sent += 1;
+        self.counters.data_bytes_sent += size;
+        if finished_sending {
+            self.flows[f as usize].scheduled = false;
+            let h = &mut self.hosts[host as usize];
+            h.active.remove(idx);
+            if h.rr > idx {
+                h.rr -= 1;
+            }
+        }
+        let h = &mut self.hosts[host as usize];
+        if h.rr >= h.active.len() {
+            h.rr = 0;
+        }
+        let mut cx = crate::cc::CcContext::new(now);
+        self.ccs[f as usize].on_send(size, &mut cx);
+        self.apply_cc(f, &cx);
+        self.arm_rto(f);
+        Some(self.pool.alloc(pkt))
+    }
+
+    /// A packet arrived at host port `p`.
+    pub(crate) fn host_receive(&mut self, p: u32, id: PacketId) {
+        let pkt = *self.pool.get(id);
+        self.pool.free(id);
+        match pkt.kind {
+            PacketKind::Data => self.receive_data(p, &pkt),
+            PacketKind::Ack => {
+                self.counters.acks += 1;
+                self.on_ack(pkt.flow, pkt.seq, pkt.ecn, pkt.sent_at)
+            }
+            PacketKind::Nack => {
+                self.counters.nacks += 1;
+                self.on_nack(pkt.flow, pkt.seq)
+            }
+            PacketKind::Cnp => self.on_cnp(pkt.flow),
+            PacketKind::Pfc => unreachable!("PFC frames are handled at the port"),
+        }
+    }
+
+    fn receive_data(&mut self, p: u32, pkt: &Packet) {
+        let now = self.now;
+        let f = pkt.flow;
+        self.counters.data_bytes_received += pkt.size as u64;
+        let action = self.receivers[f as usize].on_data(&DataArrival {
+            now,
+            ecn_ce: pkt.ecn,
+            bytes: pkt.size as u64,
+            sent_at: pkt.sent_at,
+        });
+        if action.send_cnp {
+            self.counters.cnps += 1;
+            self.send_control(p, PacketKind::Cnp, pkt, 0);
+        }
+        let ack_every = self.params.ack_every;
+        let nack_interval = self.params.nack_interval;
+        let flow = &mut self.flows[f as usize];
+        if pkt.seq == flow.rcv_nxt {
+            flow.rcv_nxt += pkt.payload as u64;
+            flow.acks_pending += 1;
+            flow.ecn_pending |= pkt.ecn;
+            flow.last_nack = None;
+            let complete = flow.rcv_nxt == flow.size;
+            if complete && flow.finish.is_none() {
+                flow.finish = Some(now);
+            }
+            if complete || flow.acks_pending >= ack_every {
+                let (seq, ecn) = (flow.rcv_nxt, flow.ecn_pending);
+                flow.acks_pending = 0;
+                flow.ecn_pending = false;
+                let mut ack = *pkt;
+                ack.ecn = ecn;
+                self.send_control(p, PacketKind::Ack, &ack, seq);
+            }
+        } else if pkt.seq > flow.rcv_nxt {
+            // A gap: go-back-N discards this packet and asks for the missing byte, once per
+            // missing byte unless the NACK seems lost.
+            let expected = flow.rcv_nxt;
+            let due = match flow.last_nack {
+                Some((seq, at)) => seq != expected || now.saturating_sub(at) >= nack_interval,
+                None => true,
+            };
+            if due {
+                flow.last_nack = Some((expected, now));
+                self.send_control(p, PacketKind::Nack, pkt, expected);
+            }
+        } else {
+            // A duplicate from a go-back: re-acknowledge so the sender catches up.
+            flow.acks_pending += 1;
+            if flow.acks_pending >= ack_every {
+                flow.acks_pending = 0;
+                let seq = flow.rcv_nxt;
+                let mut ack = *pkt;
+                ack.ecn = false;
+                self.send_control(p, PacketKind::Ack, &ack, seq);
+            }
+        }
+    }
+
+    /// Sends an ACK, NACK or CNP for data packet `about` back to its sender.
+    fn send_control(&mut self, p: u32, kind: PacketKind, about: &Packet, seq: u64) {
+        let size = match kind {
+            PacketKind::Cnp => self.params.cnp_size,
+            _ => self.params.ack_size,
+        };
+        let mut c = Packet::new(kind, CONTROL_PRIORITY, size);
+        c.flow = about.flow;
+        c.src = about.dst;
+        c.dst = about.src;
+        c.seq = seq;
+        c.sent_at = about.sent_at;
+        c.ecn = kind == PacketKind::Ack && about.ecn;
+        let id = self.pool.alloc(c);
+        self.ports[p as usize].enqueue(CONTROL_PRIORITY, id, size as u64);
+        self.kick(p);
+    }
+}

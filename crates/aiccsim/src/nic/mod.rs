@@ -1,0 +1,4 @@
+//! The RDMA NIC: queue pairs with go-back-N, the transmit scheduler, the receive path.
+
+pub mod host;
+pub mod qp;

@@ -1,0 +1,244 @@
+//! A queue pair: one flow's sender and receiver transport state, and go-back-N.
+//!
+//! The sender keeps `snd_una` (first unacknowledged byte) and `snd_nxt` (next byte to send).
+//! The receiver accepts only the next in-order packet; anything after a gap is discarded and
+//! answered with a NACK for the first missing byte, and the sender goes back to it (RoCEv2
+//! go-back-N). A retransmission timeout covers lost tails that no later packet can reveal.
+
+use crate::cc::{AckInfo, CcContext, CcEvent, CongestionControl, MAX_TIMERS};
+use crate::config::CollectiveTag;
+use crate::engine::{Event, Simulation};
+use crate::time::SimTime;
+use crate::workload::FlowDef;
+
+/// Upper bound of the retransmission-timeout backoff factor.
+const MAX_RTO_BACKOFF: u32 = 64;
+
+pub struct Flow {
+    pub id: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub start: SimTime,
+    pub collective: Option<CollectiveTag>,
+    pub priority: u8,
+    pub ecmp_key: u64,
+    pub ideal_fct: SimTime,
+    pub base_rtt: SimTime,
+
+    // Sender.
+    pub started: bool,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// The pacer lets the next packet out no earlier than this.
+    pub next_send: SimTime,
+    /// On its host's list of queue pairs with data to send.
+    pub scheduled: bool,
+    pub rto_armed: bool,
+    pub rto_gen: u32,
+    pub rto_backoff: u32,
+    /// Last time the cumulative ACK advanced (or sending resumed from idle).
+    pub last_progress: SimTime,
+    pub sender_done: Option<SimTime>,
+    pub cc_timer_gen: [u32; MAX_TIMERS],
+    pub retransmitted_bytes: u64,
+    pub timeouts: u32,
+
+    // Receiver.
+    pub rcv_nxt: u64,
+    pub acks_pending: u32,
+    pub ecn_pending: bool,
+    /// The last NACK: for which missing byte, and when.
+    pub last_nack: Option<(u64, SimTime)>,
+    /// When the last byte arrived at the receiver.
+    pub finish: Option<SimTime>,
+    /// Receiver bytes at the previous timeline sample (throughput).
+    pub sampled_bytes: u64,
+}
+
+impl Flow {
+    pub fn new(id: u32, d: &FlowDef, ecmp_key: u64, ideal_fct: SimTime, base_rtt: SimTime, priority: u8) -> Flow {
+        Flow {
+            id,
+            src: d.src,
+            dst: d.dst,
+            size: d.size,
+            start: d.start,
+            collective: d.collective,
+            priority,
+            ecmp_key,
+            ideal_fct,
+            base_rtt,
+            started: false,
+            snd_una: 0,
+            snd_nxt: 0,
+            next_send: SimTime::ZERO,
+            scheduled: false,
+            rto_armed: false,
+            rto_gen: 0,
+            rto_backoff: 1,
+            last_progress: SimTime::ZERO,
+            sender_done: None,
+            cc_timer_gen: [0; MAX_TIMERS],
+            retransmitted_bytes: 0,
+            timeouts: 0,
+            rcv_nxt: 0,
+            acks_pending: 0,
+            ecn_pending: false,
+            last_nack: None,
+            finish: None,
+            sampled_bytes: 0,
+        }
+    }
+
+    pub fn has_data_to_send(&self) -> bool {
+        self.snd_nxt < self.size
+    }
+
+    pub fn in_flight(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+}
+
+impl Simulation {
+    pub(crate) fn flow_start(&mut self, f: u32) {
+        let flow = &mut self.flows[f as usize];
+        flow.started = true;
+        flow.next_send = self.now;
+        flow.last_progress = self.now;
+        let mut cx = CcContext::new(self.now);
+        self.ccs[f as usize].on_start(&mut cx);
+        self.apply_cc(f, &cx);
+        self.schedule_qp(f);
+    }
+
+    /// Puts a flow with data to send on its host's scheduling list and wakes the NIC.
+    pub(crate) fn schedule_qp(&mut self, f: u32) {
+        let flow = &mut self.flows[f as usize];
+        if flow.scheduled || !flow.has_data_to_send() || flow.sender_done.is_some() {
+            return;
+        }
+        flow.scheduled = true;
+        let host = flow.src;
+        self.hosts[host as usize].active.push(f);
+        let port = self.topo.host_port(host);
+        self.kick(port);
+    }
+
+    /// Arms the retransmission timer if it is not already running.
+    pub(crate) fn arm_rto(&mut self, f: u32) {
+        let flow = &mut self.flows[f as usize];
+        if flow.rto_armed {
+            return;
+        }
+        flow.rto_armed = true;
+        flow.rto_gen = flow.rto_gen.wrapping_add(1);
+        let at = flow.last_progress.max(self.now) + SimTime(self.params.rto.0 * flow.rto_backoff as u64);
+        self.events.push(at, Event::Rto(f, flow.rto_gen));
+    }
+
+    /// The timer is never moved on ACKs (that would be a heap operation per ACK); when it fires
+    /// it checks whether progress was made meanwhile and, if so, sleeps until `last_progress + rto`.
+    pub(crate) fn rto_fired(&mut self, f: u32, gen: u32) {
+        let now = self.now;
+        let rto = self.params.rto;
+        let flow = &mut self.flows[f as usize];
+        if gen != flow.rto_gen || !flow.rto_armed {
+            return;
+        }
+        flow.rto_armed = false;
+        if flow.sender_done.is_some() || flow.snd_una == flow.snd_nxt {
+            return; // nothing outstanding; the next send re-arms
+        }
+        let deadline = flow.last_progress + SimTime(rto.0 * flow.rto_backoff as u64);
+        if now < deadline {
+            self.arm_rto(f);
+            return;
+        }
+        // Timeout: go back to the first unacknowledged byte.
+        flow.retransmitted_bytes += flow.snd_nxt - flow.snd_una;
+        self.counters.retransmitted_bytes += flow.snd_nxt - flow.snd_una;
+        flow.snd_nxt = flow.snd_una;
+        flow.timeouts += 1;
+        flow.rto_backoff = (flow.rto_backoff * 2).min(MAX_RTO_BACKOFF);
+        flow.last_progress = now;
+        flow.next_send = now;
+        self.counters.timeouts += 1;
+        let mut cx = CcContext::new(now);
+        self.ccs[f as usize].on_event(CcEvent::Timeout, &mut cx);
+        self.apply_cc(f, &cx);
+        self.schedule_qp(f);
+        self.arm_rto(f);
+    }
+
+    /// An ACK for `ack_seq` reached the sender.
+    pub(crate) fn on_ack(&mut self, f: u32, ack_seq: u64, ecn_echo: bool, echoed_sent_at: SimTime) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        if flow.sender_done.is_some() {
+            return;
+        }
+        let newly = ack_seq.saturating_sub(flow.snd_una);
+        if newly > 0 {
+            flow.snd_una = ack_seq;
+            flow.last_progress = now;
+            flow.rto_backoff = 1;
+            if flow.snd_nxt < flow.snd_una {
+                flow.snd_nxt = flow.snd_una; // an ACK overtook a go-back
+            }
+        }
+        let ack = AckInfo {
+            ack_seq,
+            newly_acked: newly,
+            ecn_echo,
+            rtt: now.saturating_sub(echoed_sent_at),
+            in_flight: flow.in_flight(),
+        };
+        let done = flow.snd_una >= flow.size;
+        let mut cx = CcContext::new(now);
+        self.ccs[f as usize].on_ack(&ack, &mut cx);
+        self.apply_cc(f, &cx);
+        if done {
+            let flow = &mut self.flows[f as usize];
+            flow.sender_done = Some(now);
+            flow.rto_armed = false;
+            self.flows_done += 1;
+        } else {
+            // The window may have opened.
+            let port = self.topo.host_port(self.flows[f as usize].src);
+            self.kick(port);
+        }
+    }
+
+    /// A NACK: the receiver is missing `seq`; everything before it arrived.
+    pub(crate) fn on_nack(&mut self, f: u32, seq: u64) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        if flow.sender_done.is_some() || seq < flow.snd_una {
+            return;
+        }
+        if seq > flow.snd_una {
+            flow.snd_una = seq;
+            flow.last_progress = now;
+            flow.rto_backoff = 1;
+        }
+        if seq < flow.snd_nxt {
+            flow.retransmitted_bytes += flow.snd_nxt - seq;
+            self.counters.retransmitted_bytes += flow.snd_nxt - seq;
+            flow.snd_nxt = seq;
+        }
+        let mut cx = CcContext::new(now);
+        self.ccs[f as usize].on_event(CcEvent::Nack { seq }, &mut cx);
+        self.apply_cc(f, &cx);
+        self.schedule_qp(f);
+    }
+
+    pub(crate) fn on_cnp(&mut self, f: u32) {
+        if self.flows[f as usize].sender_done.is_some() {
+            return;
+        }
+        let mut cx = CcContext::new(self.now);
+        self.ccs[f as usize].on_event(CcEvent::Cnp, &mut cx);
+        self.apply_cc(f, &cx);
+    }
+}

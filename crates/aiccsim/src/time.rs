@@ -1,0 +1,181 @@
+//! Simulated time, bandwidth and byte counts, and every conversion between them.
+//!
+//! Time is an integer number of picoseconds: one byte at 800 Gbps is 10 ps, so every link
+//! speed we model serialises a byte in a whole number of picoseconds or close to it, and
+//! integer time keeps runs bit-for-bit repeatable (no floating-point drift in the clock).
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+/// A point in simulated time, or a duration, in picoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SimTime(pub u64);
+
+impl SimTime {
+    pub const ZERO: SimTime = SimTime(0);
+    pub const MAX: SimTime = SimTime(u64::MAX);
+
+    pub const fn from_ps(ps: u64) -> Self {
+        SimTime(ps)
+    }
+    pub const fn from_ns(ns: u64) -> Self {
+        SimTime(ns * 1_000)
+    }
+    pub const fn from_us(us: u64) -> Self {
+        SimTime(us * 1_000_000)
+    }
+    pub const fn from_ms(ms: u64) -> Self {
+        SimTime(ms * 1_000_000_000)
+    }
+    /// Seconds as a float, rounded to the nearest picosecond (for CC math that works in seconds).
+    pub fn from_secs_f64(s: f64) -> Self {
+        SimTime((s * 1e12).round().max(0.0) as u64)
+    }
+    pub const fn ps(self) -> u64 {
+        self.0
+    }
+    pub fn as_ns_f64(self) -> f64 {
+        self.0 as f64 / 1e3
+    }
+    pub fn as_us_f64(self) -> f64 {
+        self.0 as f64 / 1e6
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / 1e12
+    }
+    pub fn saturating_sub(self, other: SimTime) -> SimTime {
+        SimTime(self.0.saturating_sub(other.0))
+    }
+}
+
+impl Add for SimTime {
+    type Output = SimTime;
+    fn add(self, rhs: SimTime) -> SimTime {
+        SimTime(self.0 + rhs.0)
+    }
+}
+impl AddAssign for SimTime {
+    fn add_assign(&mut self, rhs: SimTime) {
+        self.0 += rhs.0;
+    }
+}
+impl Sub for SimTime {
+    type Output = SimTime;
+    fn sub(self, rhs: SimTime) -> SimTime {
+        SimTime(self.0 - rhs.0)
+    }
+}
+
+impl fmt::Display for SimTime {
+    /// The shortest exact unit: "1us", "2500ns", "7ps".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ps = self.0;
+        for (unit, scale) in [("s", 1_000_000_000_000u64), ("ms", 1_000_000_000), ("us", 1_000_000), ("ns", 1_000)] {
+            if ps >= scale && ps % scale == 0 {
+                return write!(f, "{}{}", ps / scale, unit);
+            }
+        }
+        write!(f, "{}ps", ps)
+    }
+}
+
+/// A link or sending rate in bits per second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Bandwidth(pub u64);
+
+impl Bandwidth {
+    pub const fn from_gbps(g: u64) -> Self {
+        Bandwidth(g * 1_000_000_000)
+    }
+    pub const fn bps(self) -> u64 {
+        self.0
+    }
+    pub fn as_f64(self) -> f64 {
+        self.0 as f64
+    }
+    /// Time to serialise `bytes` at this rate, rounded up to a whole picosecond.
+    /// Computed per packet in 128-bit arithmetic, so odd rates do not accumulate a rounding error
+    /// the way a truncated picoseconds-per-byte constant would.
+    #[inline]
+    pub fn tx_time(self, bytes: u64) -> SimTime {
+        let num = bytes as u128 * 8 * 1_000_000_000_000u128;
+        let bps = self.0 as u128;
+        SimTime(num.div_ceil(bps) as u64)
+    }
+    /// Bytes that cross a link of this rate in `t` (the bandwidth-delay product when `t` is a delay).
+    pub fn bytes_in(self, t: SimTime) -> u64 {
+        (self.0 as u128 * t.0 as u128 / 8 / 1_000_000_000_000u128) as u64
+    }
+}
+
+impl fmt::Display for Bandwidth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0;
+        for (unit, scale) in [("Tbps", 1_000_000_000_000u64), ("Gbps", 1_000_000_000), ("Mbps", 1_000_000), ("Kbps", 1_000)] {
+            if b >= scale && b % scale == 0 {
+                return write!(f, "{}{}", b / scale, unit);
+            }
+        }
+        write!(f, "{}bps", b)
+    }
+}
+
+/// Time to send `bytes` at a floating-point rate in bits per second (the pacer's gap).
+/// Rounded to the nearest picosecond; a rate of zero or below gives `SimTime::MAX`.
+#[inline]
+pub fn pacing_gap(bytes: u64, rate_bps: f64) -> SimTime {
+    if rate_bps <= 0.0 || !rate_bps.is_finite() {
+        return SimTime::MAX;
+    }
+    SimTime((bytes as f64 * 8e12 / rate_bps).round() as u64)
+}
+
+/// Formats a byte count in the shortest exact decimal unit ("10MB", "1500B").
+pub fn format_bytes(b: u64) -> String {
+    for (unit, scale) in [("GB", 1_000_000_000u64), ("MB", 1_000_000), ("KB", 1_000)] {
+        if b >= scale && b % scale == 0 {
+            return format!("{}{}", b / scale, unit);
+        }
+    }
+    format!("{}B", b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tx_time_is_exact_at_common_rates() {
+        assert_eq!(Bandwidth::from_gbps(100).tx_time(1), SimTime(80));
+        assert_eq!(Bandwidth::from_gbps(800).tx_time(1), SimTime(10));
+        assert_eq!(Bandwidth::from_gbps(100).tx_time(1048), SimTime(83_840));
+        assert_eq!(Bandwidth::from_gbps(200).tx_time(1048), SimTime(41_920));
+    }
+
+    #[test]
+    fn tx_time_rounds_up_at_odd_rates() {
+        // 3 bytes at 7 bps = 24/7 s = 3.428..e12 ps, rounded up.
+        assert_eq!(Bandwidth(7).tx_time(3), SimTime(3_428_571_428_572));
+    }
+
+    #[test]
+    fn bdp() {
+        assert_eq!(Bandwidth::from_gbps(100).bytes_in(SimTime::from_us(1)), 12_500);
+    }
+
+    #[test]
+    fn display_round_trips_units() {
+        assert_eq!(SimTime::from_us(1).to_string(), "1us");
+        assert_eq!(SimTime::from_ns(2500).to_string(), "2500ns");
+        assert_eq!(SimTime(7).to_string(), "7ps");
+        assert_eq!(Bandwidth::from_gbps(100).to_string(), "100Gbps");
+        assert_eq!(Bandwidth(1_500_000_000).to_string(), "1500Mbps");
+        assert_eq!(format_bytes(10_000_000), "10MB");
+    }
+
+    #[test]
+    fn pacing_gap_handles_zero_rate() {
+        assert_eq!(pacing_gap(1000, 0.0), SimTime::MAX);
+        assert_eq!(pacing_gap(1000, 8e9), SimTime::from_us(1));
+    }
+}

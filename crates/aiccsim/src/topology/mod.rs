@@ -1,0 +1,274 @@
+//! The fabric as plain data: nodes, ports and the links between them, plus shortest-path
+//! routing tables. Built once from the scenario, then frozen for the run.
+//!
+//! Node numbering: hosts are nodes 0..H (host `i` is node `i`), switches follow (switch `j` is
+//! node `H + j`). Every link is two ports, one at each end, each the other's `peer`; a port
+//! transmits towards its peer. A host has exactly one port: its NIC.
+
+mod builders;
+pub mod routing;
+
+use crate::config::{LinkConfig, TopologyConfig};
+use crate::time::{Bandwidth, SimTime};
+use std::collections::HashMap;
+
+/// One end of a link.
+#[derive(Clone, Copy, Debug)]
+pub struct PortInfo {
+    /// The node this port belongs to.
+    pub node: u32,
+    /// The port at the other end of the link.
+    pub peer: u32,
+    pub bandwidth: Bandwidth,
+    /// One-way propagation delay to the peer.
+    pub delay: SimTime,
+}
+
+pub struct Topology {
+    pub num_hosts: u32,
+    pub num_switches: u32,
+    pub ports: Vec<PortInfo>,
+    /// The ports of each node, in the order they were connected.
+    pub node_ports: Vec<Vec<u32>>,
+    /// Which server each host (NIC) belongs to.
+    pub server_of: Vec<u32>,
+    /// `route_index[switch * num_hosts + dst]`: index of the set of equal-cost egress ports
+    /// towards host `dst` (into `route_sets`).
+    route_index: Vec<u32>,
+    /// Each equal-cost set as a range of `route_ports`.
+    route_sets: Vec<(u32, u32)>,
+    route_ports: Vec<u32>,
+}
+
+/// Assembles nodes and links; `finish` computes the routes.
+pub(crate) struct Builder {
+    hosts: u32,
+    switches: u32,
+    ports: Vec<PortInfo>,
+    node_ports: Vec<Vec<u32>>,
+    server_of: Vec<u32>,
+}
+
+impl Builder {
+    pub(crate) fn new(hosts: u32, switches: u32) -> Self {
+        Builder {
+            hosts,
+            switches,
+            ports: Vec::new(),
+            node_ports: vec![Vec::new(); (hosts + switches) as usize],
+            server_of: (0..hosts).collect(),
+        }
+    }
+
+    pub(crate) fn switch_node(&self, s: u32) -> u32 {
+        self.hosts + s
+    }
+
+    /// Links node `a` and node `b` with a full-duplex link.
+    pub(crate) fn connect(&mut self, a: u32, b: u32, link: LinkConfig) {
+        let pa = self.ports.len() as u32;
+        let pb = pa + 1;
+        self.ports.push(PortInfo { node: a, peer: pb, bandwidth: link.bandwidth, delay: link.delay });
+        self.ports.push(PortInfo { node: b, peer: pa, bandwidth: link.bandwidth, delay: link.delay });
+        self.node_ports[a as usize].push(pa);
+        self.node_ports[b as usize].push(pb);
+    }
+
+    pub(crate) fn group_servers(&mut self, nics_per_server: u32) {
+        for h in 0..self.hosts {
+            self.server_of[h as usize] = h / nics_per_server.max(1);
+        }
+    }
+
+    /// Computes shortest-path equal-cost routes; fails if some host cannot reach another.
+    pub(crate) fn finish(self) -> Result<Topology, String> {
+        let h = self.hosts as usize;
+        let n = h + self.switches as usize;
+        for host in 0..self.hosts {
+            let ports = &self.node_ports[host as usize];
+            if ports.len() != 1 {
+                return Err(format!("host {host} has {} links; every host needs exactly one (its NIC)", ports.len()));
+            }
+            let peer_node = self.ports[self.ports[ports[0] as usize].peer as usize].node;
+            if peer_node < self.hosts {
+                return Err(format!("host {host} is linked directly to host {peer_node}; connect hosts to switches"));
+            }
+        }
+        let mut route_index = vec![u32::MAX; self.switches as usize * h];
+        let mut route_sets: Vec<(u32, u32)> = Vec::new();
+        let mut route_ports: Vec<u32> = Vec::new();
+        // Interning: most (switch, destination) pairs share a handful of port sets (all up-links).
+        let mut interned: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut dist = vec![u32::MAX; n];
+        let mut frontier: Vec<u32> = Vec::new();
+        let mut next: Vec<u32> = Vec::new();
+        let mut candidates: Vec<u32> = Vec::new();
+        for dst in 0..self.hosts {
+            dist.fill(u32::MAX);
+            dist[dst as usize] = 0;
+            frontier.clear();
+            frontier.push(dst);
+            // Breadth-first search outwards from the destination; hosts other than the
+            // destination never forward, so the search does not pass through them.
+            while !frontier.is_empty() {
+                next.clear();
+                for &node in &frontier {
+                    if node < self.hosts && node != dst {
+                        continue;
+                    }
+                    for &p in &self.node_ports[node as usize] {
+                        let other = self.ports[self.ports[p as usize].peer as usize].node;
+                        if dist[other as usize] == u32::MAX {
+                            dist[other as usize] = dist[node as usize] + 1;
+                            next.push(other);
+                        }
+                    }
+                }
+                std::mem::swap(&mut frontier, &mut next);
+            }
+            for src in 0..self.hosts {
+                if dist[src as usize] == u32::MAX {
+                    return Err(format!(
+                        "the topology is disconnected: host {src} cannot reach host {dst}; link every switch into one fabric"
+                    ));
+                }
+            }
+            for s in 0..self.switches {
+                let node = self.hosts + s;
+                if dist[node as usize] == u32::MAX {
+                    continue; // a switch no host can reach is harmless; it carries no traffic
+                }
+                candidates.clear();
+                for &p in &self.node_ports[node as usize] {
+                    let other = self.ports[self.ports[p as usize].peer as usize].node;
+                    let forwards = other >= self.hosts || other == dst;
+                    if forwards && dist[other as usize] + 1 == dist[node as usize] {
+                        candidates.push(p);
+                    }
+                }
+                let id = match interned.get(&candidates) {
+                    Some(&id) => id,
+                    None => {
+                        let id = route_sets.len() as u32;
+                        route_sets.push((route_ports.len() as u32, candidates.len() as u32));
+                        route_ports.extend_from_slice(&candidates);
+                        interned.insert(candidates.clone(), id);
+                        id
+                    }
+                };
+                route_index[s as usize * h + dst as usize] = id;
+            }
+        }
+        Ok(Topology {
+            num_hosts: self.hosts,
+            num_switches: self.switches,
+            ports: self.ports,
+            node_ports: self.node_ports,
+            server_of: self.server_of,
+            route_index,
+            route_sets,
+            route_ports,
+        })
+    }
+}
+
+impl Topology {
+    /// Builds the topology a scenario describes. Errors are (key, message).
+    pub fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> {
+        builders::build(cfg)
+    }
+
+    pub fn num_nodes(&self) -> u32 {
+        self.num_hosts + self.num_switches
+    }
+
+    pub fn is_host(&self, node: u32) -> bool {
+        node < self.num_hosts
+    }
+
+    /// The NIC port of a host.
+    pub fn host_port(&self, host: u32) -> u32 {
+        self.node_ports[host as usize][0]
+    }
+
+    /// The equal-cost egress ports of switch node `node` towards host `dst`.
+    #[inline]
+    pub fn next_hops(&self, node: u32, dst: u32) -> &[u32] {
+        let s = (node - self.num_hosts) as usize;
+        let id = self.route_index[s * self.num_hosts as usize + dst as usize];
+        let (start, len) = self.route_sets[id as usize];
+        &self.route_ports[start as usize..(start + len) as usize]
+    }
+
+    /// The ports a packet of a flow with this ECMP key crosses from `src` to `dst` (first: the
+    /// source NIC). Used for ideal FCTs and base RTTs.
+    pub fn path(&self, src: u32, dst: u32, flow_key: u64) -> Vec<u32> {
+        let mut path = vec![self.host_port(src)];
+        let mut node = self.ports[self.ports[path[0] as usize].peer as usize].node;
+        while node != dst {
+            let hops = self.next_hops(node, dst);
+            let p = hops[routing::ecmp_pick(flow_key, node, hops.len())];
+            path.push(p);
+            node = self.ports[self.ports[p as usize].peer as usize].node;
+        }
+        path
+    }
+
+    /// Sum of propagation delays and one serialisation of `bytes` per hop along `path`.
+    pub fn path_latency(&self, path: &[u32], bytes: u64) -> SimTime {
+        path.iter().fold(SimTime::ZERO, |t, &p| {
+            let info = &self.ports[p as usize];
+            t + info.delay + info.bandwidth.tx_time(bytes)
+        })
+    }
+
+    /// Human-readable node name: "h3" or "s1".
+    pub fn node_name(&self, node: u32) -> String {
+        if self.is_host(node) {
+            format!("h{node}")
+        } else {
+            format!("s{}", node - self.num_hosts)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::TopologyConfig;
+
+    fn link() -> LinkConfig {
+        LinkConfig { bandwidth: Bandwidth::from_gbps(100), delay: SimTime::from_us(1) }
+    }
+
+    #[test]
+    fn fat_tree_has_the_textbook_shape_and_equal_cost_paths() {
+        let t = Topology::build(&TopologyConfig::FatTree { k: 4, link: link(), fabric_link: None, nics_per_server: 1 })
+            .unwrap();
+        assert_eq!(t.num_hosts, 16);
+        assert_eq!(t.num_switches, 20);
+        // From host 0's edge switch to a host in another pod: k/2 = 2 up-links to choose from.
+        let edge = t.ports[t.ports[t.host_port(0) as usize].peer as usize].node;
+        assert_eq!(t.next_hops(edge, 15).len(), 2);
+        // To a host on the same edge switch there is one way: straight down.
+        assert_eq!(t.next_hops(edge, 1).len(), 1);
+        // Inter-pod paths cross 6 links (host-edge-agg-core-agg-edge-host).
+        assert_eq!(t.path(0, 15, 7).len(), 6);
+        assert_eq!(t.path(0, 1, 7).len(), 2);
+    }
+
+    #[test]
+    fn leaf_spine_without_spines_is_disconnected() {
+        let err = Topology::build(&TopologyConfig::LeafSpine {
+            leaves: 2,
+            spines: 0,
+            hosts_per_leaf: 2,
+            link: link(),
+            fabric_link: None,
+            nics_per_server: 1,
+        })
+        .err()
+        .expect("a leaf-spine without spines must be rejected");
+        assert!(err.1.contains("disconnected"), "{err:?}");
+    }
+}

@@ -1,0 +1,93 @@
+//! Turns the `[workload]` section into the list of flows the engine starts.
+
+use crate::config::{CollectiveKind, CollectiveTag, HostSet, WorkloadConfig};
+use crate::rng;
+use crate::time::SimTime;
+use rand::RngExt;
+
+/// One flow to simulate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowDef {
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub start: SimTime,
+    pub collective: Option<CollectiveTag>,
+}
+
+/// Expands a validated workload. `hosts` is the number of hosts in the topology.
+pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
+    match cfg {
+        WorkloadConfig::Flows { flows } => flows
+            .iter()
+            .map(|f| FlowDef { src: f.src, dst: f.dst, size: f.size.0, start: f.start, collective: f.collective })
+            .collect(),
+        WorkloadConfig::Incast { senders, receiver, size, start, flows_per_sender, collective } => {
+            let senders = senders.expand(hosts);
+            let mut flows = Vec::with_capacity(senders.len() * *flows_per_sender as usize);
+            for &s in &senders {
+                for _ in 0..*flows_per_sender {
+                    flows.push(FlowDef { src: s, dst: *receiver, size: size.0, start: *start, collective: *collective });
+                }
+            }
+            flows
+        }
+        WorkloadConfig::AllToAll { hosts: set, size, start } => all_to_all(set, hosts, size.0, *start),
+        WorkloadConfig::Permutation { hosts: set, size, start } => {
+            let members = set.expand(hosts);
+            let mut rng = rng::stream(seed, "workload.permutation", 0);
+            // Sattolo's algorithm: a uniformly random single cycle, so nobody sends to itself.
+            let mut target = members.clone();
+            for i in (1..target.len()).rev() {
+                let j = rng.random_range(0..i);
+                target.swap(i, j);
+            }
+            members
+                .iter()
+                .zip(&target)
+                .map(|(&src, &dst)| FlowDef { src, dst, size: size.0, start: *start, collective: None })
+                .collect()
+        }
+    }
+}
+
+fn all_to_all(set: &HostSet, hosts: u32, size: u64, start: SimTime) -> Vec<FlowDef> {
+    let members = set.expand(hosts);
+    let tag = CollectiveTag { kind: CollectiveKind::AllToAll, group_size: members.len() as u32, id: 0 };
+    let mut flows = Vec::with_capacity(members.len() * members.len());
+    for &src in &members {
+        for &dst in &members {
+            if src != dst {
+                flows.push(FlowDef { src, dst, size, start, collective: Some(tag) });
+            }
+        }
+    }
+    flows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ByteSize;
+
+    #[test]
+    fn permutation_has_no_fixed_points_and_covers_everyone() {
+        let cfg = WorkloadConfig::Permutation { hosts: HostSet::All, size: ByteSize(1000), start: SimTime::ZERO };
+        let flows = expand(&cfg, 64, 3);
+        assert_eq!(flows.len(), 64);
+        let mut dsts: Vec<u32> = flows.iter().map(|f| f.dst).collect();
+        assert!(flows.iter().all(|f| f.src != f.dst));
+        dsts.sort_unstable();
+        assert_eq!(dsts, (0..64).collect::<Vec<_>>());
+        assert_eq!(flows, expand(&cfg, 64, 3), "same seed, same permutation");
+        assert_ne!(flows, expand(&cfg, 64, 4), "another seed, another permutation");
+    }
+
+    #[test]
+    fn all_to_all_makes_n_times_n_minus_one_flows() {
+        let cfg = WorkloadConfig::AllToAll { hosts: HostSet::All, size: ByteSize(1000), start: SimTime::ZERO };
+        let flows = expand(&cfg, 8, 1);
+        assert_eq!(flows.len(), 56);
+        assert!(flows.iter().all(|f| f.collective.unwrap().group_size == 8));
+    }
+}

@@ -16,13 +16,13 @@ pub use queue::EventQueue;
 use crate::cc::{CcConfig, CcContext, CongestionControl, FlowFacts, Receiver, MAX_TIMERS};
 use crate::config::{ConfigError, Routing, Scenario};
 use crate::metrics::{ideal_fct, Recorder, Results};
-use crate::net::packet::{PacketPool, NUM_PRIORITIES};
+use crate::net::packet::NUM_PRIORITIES;
 use crate::net::port::Port;
 use crate::net::switch::SwitchState;
 use crate::nic::host::HostState;
 use crate::nic::qp::Flow;
 use crate::rng::{self, SimRng};
-use crate::time::SimTime;
+use crate::time::{pacing_gap, SimTime};
 use crate::topology::{routing, Topology};
 use crate::workload;
 
@@ -110,7 +110,8 @@ pub struct Simulation {
     pub(crate) flows: Vec<Flow>,
     pub(crate) ccs: Vec<crate::cc::Cc>,
     pub(crate) receivers: Vec<Receiver>,
-    pub(crate) pool: PacketPool,
+    /// Packets created and not yet consumed or dropped (queued, being sent, or on a wire).
+    pub(crate) in_network: u64,
     pub(crate) counters: Counters,
     pub(crate) recorder: Recorder,
     pub(crate) flows_done: usize,
@@ -202,7 +203,7 @@ impl Simulation {
             flows,
             ccs,
             receivers,
-            pool: PacketPool::with_capacity(4096),
+            in_network: 0,
             counters: Counters::default(),
             recorder,
             flows_done: 0,
@@ -247,7 +248,7 @@ impl Simulation {
             self.now = t;
             self.counters.events += 1;
             self.dispatch(ev);
-            if self.flows_done == total && self.pool.live() == 0 {
+            if self.flows_done == total && self.in_network == 0 {
                 break;
             }
             if self.counters.events & 0xFFFF == 0 {
@@ -261,7 +262,7 @@ impl Simulation {
         }
         observe(Progress { now: self.now, flows_done: self.flows_done, flows_total: total, events: self.counters.events });
         let wall_seconds = wall.elapsed().as_secs_f64();
-        crate::metrics::collect(self.scenario, self.topo, self.flows, self.ports, self.counters, self.recorder, self.now, stopped_early, self.pool.live(), wall_seconds)
+        crate::metrics::collect(self.scenario, self.topo, self.flows, self.ports, self.counters, self.recorder, self.now, stopped_early, self.in_network, wall_seconds)
     }
 
     #[inline]
@@ -298,8 +299,9 @@ impl Simulation {
         }
     }
 
-    /// Applies the timer requests a CC hook made and lets the sender's NIC re-check its pacer
-    /// (a rate change can make a queue pair eligible earlier or later).
+    /// Applies what a CC hook did: its timer requests, and a rate change, which (as on a real
+    /// NIC rate limiter, and in the HPCC ns-3 model's `ChangeRate`) stretches or shortens the
+    /// gap already running after the last packet.
     pub(crate) fn apply_cc(&mut self, f: u32, cx: &CcContext) {
         for (slot, req) in cx.timer_requests() {
             let gen = {
@@ -310,6 +312,23 @@ impl Simulation {
             if let Some(t) = req {
                 self.events.push(t, Event::CcTimer(f, slot as u8, gen));
             }
+        }
+        let rate = self.ccs[f as usize].rate();
+        let flow = &mut self.flows[f as usize];
+        if rate != flow.paced_rate {
+            if flow.last_packet_size > 0 && flow.next_send > self.now {
+                let old_gap = pacing_gap(flow.last_packet_size, flow.paced_rate);
+                let new_gap = pacing_gap(flow.last_packet_size, rate);
+                let sent_at = flow.next_send.saturating_sub(old_gap);
+                flow.next_send = (sent_at + new_gap).max(self.now);
+                if new_gap < old_gap && flow.scheduled {
+                    let port = self.topo.host_port(flow.src);
+                    self.flows[f as usize].paced_rate = rate;
+                    self.kick(port);
+                    return;
+                }
+            }
+            flow.paced_rate = rate;
         }
     }
 }

@@ -218,6 +218,47 @@ pub struct Results {
     pub timelines: bool,
 }
 
+/// Jain's fairness index of a set of throughputs: 1 when all are equal, 1/n when one takes all.
+pub fn jain_index(x: &[f64]) -> f64 {
+    let sum: f64 = x.iter().sum();
+    let sq: f64 = x.iter().map(|v| v * v).sum();
+    if sq == 0.0 {
+        return 1.0;
+    }
+    sum * sum / (x.len() as f64 * sq)
+}
+
+impl Results {
+    /// Mean throughput of each sampled flow over the steady phase: the sample times at which every
+    /// sampled flow is active, without the first fifth of them (the start-up transient).
+    /// `None` without timelines or with fewer than two such samples.
+    pub fn steady_throughputs(&self) -> Option<Vec<f64>> {
+        let flows: std::collections::BTreeSet<u32> = self.rates.iter().map(|r| r.flow).collect();
+        if flows.len() < 2 {
+            return None;
+        }
+        let mut per_time: std::collections::BTreeMap<SimTime, Vec<&RateSample>> = Default::default();
+        for r in &self.rates {
+            per_time.entry(r.time).or_default().push(r);
+        }
+        let full: Vec<&Vec<&RateSample>> = per_time.values().filter(|v| v.len() == flows.len()).collect();
+        // The first sample of a flow covers the time before it started; skip it with the transient.
+        let skip = (full.len() / 5).max(1);
+        if full.len() < skip + 2 {
+            return None;
+        }
+        let index: std::collections::BTreeMap<u32, usize> = flows.iter().enumerate().map(|(i, &f)| (f, i)).collect();
+        let mut sums = vec![0.0; flows.len()];
+        for samples in &full[skip..] {
+            for r in samples.iter() {
+                sums[index[&r.flow]] += r.throughput_bps;
+            }
+        }
+        let n = (full.len() - skip) as f64;
+        Some(sums.into_iter().map(|s| s / n).collect())
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn collect(
     scenario: Scenario,
@@ -228,7 +269,7 @@ pub(crate) fn collect(
     recorder: Recorder,
     now: SimTime,
     partial: bool,
-    live_packets: usize,
+    live_packets: u64,
     wall_seconds: f64,
 ) -> Results {
     let records: Vec<FlowRecord> = flows

@@ -1,7 +1,9 @@
-//! Packets and the pool they live in.
+//! Packets.
 //!
-//! A packet is created once, moved between queues and links by its `PacketId`, and returned to
-//! the pool when it is consumed or dropped, so the per-packet path allocates nothing.
+//! A packet is a small `Copy` struct carried by value: queues and links are ring buffers of
+//! packets, so a packet's bytes travel with the queue that holds it (sequential memory) instead
+//! of living in a pool that every hop would reach into at random. Once the ring buffers have
+//! grown to the run's working size, the per-packet path allocates nothing.
 
 use crate::time::SimTime;
 
@@ -19,9 +21,6 @@ pub enum PacketKind {
     Pfc,
 }
 
-/// Index of a packet in the pool.
-pub type PacketId = u32;
-
 #[derive(Clone, Copy, Debug)]
 pub struct Packet {
     pub kind: PacketKind,
@@ -33,6 +32,9 @@ pub struct Packet {
     pub pfc_pause: bool,
     pub pfc_class: u8,
     pub flow: u32,
+    /// The flow's ECMP hash input (its 5-tuple, in a real switch), carried so switches need not
+    /// look the flow up.
+    pub ecmp_key: u64,
     /// Source and destination hosts (unused for PFC frames, which go one hop).
     pub src: u32,
     pub dst: u32,
@@ -58,6 +60,7 @@ impl Packet {
             pfc_pause: false,
             pfc_class: 0,
             flow: 0,
+            ecmp_key: 0,
             src: 0,
             dst: 0,
             size,
@@ -66,58 +69,5 @@ impl Packet {
             sent_at: SimTime::ZERO,
             ingress: u32::MAX,
         }
-    }
-}
-
-/// A slab of packets with a free list.
-#[derive(Default)]
-pub struct PacketPool {
-    slots: Vec<Packet>,
-    free: Vec<PacketId>,
-}
-
-impl PacketPool {
-    pub fn with_capacity(n: usize) -> Self {
-        PacketPool { slots: Vec::with_capacity(n), free: Vec::with_capacity(n) }
-    }
-
-    #[inline]
-    pub fn alloc(&mut self, p: Packet) -> PacketId {
-        match self.free.pop() {
-            Some(id) => {
-                self.slots[id as usize] = p;
-                id
-            }
-            None => {
-                self.slots.push(p);
-                (self.slots.len() - 1) as PacketId
-            }
-        }
-    }
-
-    #[inline]
-    pub fn free(&mut self, id: PacketId) {
-        debug_assert!(!self.free.contains(&id), "packet {id} freed twice");
-        self.free.push(id);
-    }
-
-    #[inline]
-    pub fn get(&self, id: PacketId) -> &Packet {
-        &self.slots[id as usize]
-    }
-
-    #[inline]
-    pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
-        &mut self.slots[id as usize]
-    }
-
-    /// Packets currently alive (in a queue or on a link).
-    pub fn live(&self) -> usize {
-        self.slots.len() - self.free.len()
-    }
-
-    /// The most packets ever alive at once.
-    pub fn high_water(&self) -> usize {
-        self.slots.len()
     }
 }

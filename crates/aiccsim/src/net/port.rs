@@ -9,7 +9,7 @@
 
 use crate::config::EcnConfig;
 use crate::engine::{Event, Simulation};
-use crate::net::packet::{PacketId, PacketKind, CONTROL_PRIORITY, NUM_PRIORITIES};
+use crate::net::packet::{Packet, PacketKind, CONTROL_PRIORITY, NUM_PRIORITIES};
 use crate::time::{Bandwidth, SimTime};
 use crate::topology::PortInfo;
 use std::collections::VecDeque;
@@ -27,18 +27,18 @@ pub struct Port {
     pub kmax: u64,
 
     // Egress.
-    pub queues: [VecDeque<PacketId>; NUM_PRIORITIES],
+    pub queues: [VecDeque<Packet>; NUM_PRIORITIES],
     pub queue_bytes: [u64; NUM_PRIORITIES],
     /// Bit p set: queue p is not empty.
     pub nonempty: u8,
     /// PFC frames waiting to go out ahead of everything else.
-    pub pfc_out: VecDeque<PacketId>,
+    pub pfc_out: VecDeque<Packet>,
     /// Bit p set: the peer has paused priority p on this port.
     pub paused: u8,
     pub busy: bool,
-    pub in_service: PacketId,
+    pub in_service: Packet,
     /// Packets on the wire with their arrival time at the peer.
-    pub wire: VecDeque<(SimTime, PacketId)>,
+    pub wire: VecDeque<(SimTime, Packet)>,
 
     // Ingress (PFC accounting at switches).
     pub ingress_bytes: [u64; NUM_PRIORITIES],
@@ -81,7 +81,7 @@ impl Port {
             pfc_out: VecDeque::new(),
             paused: 0,
             busy: false,
-            in_service: 0,
+            in_service: Packet::new(PacketKind::Data, 0, 0),
             wire: VecDeque::new(),
             ingress_bytes: [0; NUM_PRIORITIES],
             pausing_peer: 0,
@@ -94,9 +94,10 @@ impl Port {
     }
 
     #[inline]
-    pub fn enqueue(&mut self, prio: u8, id: PacketId, bytes: u64) {
-        self.queues[prio as usize].push_back(id);
-        self.queue_bytes[prio as usize] += bytes;
+    pub fn enqueue(&mut self, pkt: Packet) {
+        let prio = pkt.priority;
+        self.queue_bytes[prio as usize] += pkt.size as u64;
+        self.queues[prio as usize].push_back(pkt);
         self.nonempty |= 1 << prio;
         let q = self.total_queued();
         if q > self.stats.max_queue {
@@ -106,19 +107,19 @@ impl Port {
 
     /// Removes the head of the highest-priority queue that is not paused.
     #[inline]
-    pub fn dequeue(&mut self, bytes_of: impl Fn(PacketId) -> u64) -> Option<(u8, PacketId)> {
+    pub fn dequeue(&mut self) -> Option<Packet> {
         let eligible = self.nonempty & !(self.paused & !(1 << CONTROL_PRIORITY));
         if eligible == 0 {
             return None;
         }
         let prio = 7 - eligible.leading_zeros() as u8;
         let q = &mut self.queues[prio as usize];
-        let id = q.pop_front().expect("nonempty bit set on an empty queue");
+        let pkt = q.pop_front().expect("nonempty bit set on an empty queue");
         if q.is_empty() {
             self.nonempty &= !(1 << prio);
         }
-        self.queue_bytes[prio as usize] -= bytes_of(id);
-        Some((prio, id))
+        self.queue_bytes[prio as usize] -= pkt.size as u64;
+        Some(pkt)
     }
 }
 
@@ -129,18 +130,18 @@ impl Simulation {
         if self.ports[p as usize].busy {
             return;
         }
-        let next = if let Some(id) = self.ports[p as usize].pfc_out.pop_front() {
-            Some(id)
+        let next = if let Some(pkt) = self.ports[p as usize].pfc_out.pop_front() {
+            Some(pkt)
         } else if self.ports[p as usize].is_host {
             self.host_next_packet(p)
         } else {
             self.switch_dequeue(p)
         };
-        let Some(id) = next else { return };
-        let size = self.pool.get(id).size as u64;
+        let Some(pkt) = next else { return };
+        let size = pkt.size as u64;
         let port = &mut self.ports[p as usize];
         port.busy = true;
-        port.in_service = id;
+        port.in_service = pkt;
         port.stats.tx_packets += 1;
         port.stats.tx_bytes += size;
         self.counters.packet_hops += 1;
@@ -164,21 +165,20 @@ impl Simulation {
     /// The head of port `p`'s wire reaches the peer port.
     pub(crate) fn arrive(&mut self, p: u32) {
         let port = &mut self.ports[p as usize];
-        let (_, id) = port.wire.pop_front().expect("arrival from an empty wire");
+        let (_, pkt) = port.wire.pop_front().expect("arrival from an empty wire");
         if let Some(&(next, _)) = port.wire.front() {
             self.events.push(next, Event::Arrive(p));
         }
         let at = port.peer;
-        let pkt = *self.pool.get(id);
         if pkt.kind == PacketKind::Pfc {
+            self.in_network -= 1;
             self.pfc_frame_received(at, pkt.pfc_class, pkt.pfc_pause);
-            self.pool.free(id);
             return;
         }
         if self.ports[at as usize].is_host {
-            self.host_receive(at, id);
+            self.host_receive(at, pkt);
         } else {
-            self.switch_receive(at, id);
+            self.switch_receive(at, pkt);
         }
     }
 
@@ -206,12 +206,12 @@ impl Simulation {
 
     /// Queues a PFC frame on port `p` towards its peer.
     pub(crate) fn send_pfc(&mut self, p: u32, class: u8, pause: bool) {
-        let mut pkt = crate::net::packet::Packet::new(PacketKind::Pfc, CONTROL_PRIORITY, self.params.pause_size);
+        let mut pkt = Packet::new(PacketKind::Pfc, CONTROL_PRIORITY, self.params.pause_size);
         pkt.pfc_class = class;
         pkt.pfc_pause = pause;
-        let id = self.pool.alloc(pkt);
+        self.in_network += 1;
         let port = &mut self.ports[p as usize];
-        port.pfc_out.push_back(id);
+        port.pfc_out.push_back(pkt);
         if pause {
             port.stats.pause_sent += 1;
             self.counters.pause_frames += 1;

@@ -8,7 +8,7 @@
 
 use crate::config::{PfcConfig, Routing};
 use crate::engine::Simulation;
-use crate::net::packet::{PacketId, PacketKind, CONTROL_PRIORITY};
+use crate::net::packet::{Packet, PacketKind, CONTROL_PRIORITY};
 use crate::topology::{routing, Topology};
 use rand::RngExt;
 
@@ -63,10 +63,9 @@ impl Simulation {
     }
 
     /// A packet has fully arrived at switch port `in_port`.
-    pub(crate) fn switch_receive(&mut self, in_port: u32, id: PacketId) {
+    pub(crate) fn switch_receive(&mut self, in_port: u32, mut pkt: Packet) {
         let node = self.ports[in_port as usize].node;
         let sw = self.switch_index(node);
-        let pkt = *self.pool.get(id);
         let size = pkt.size as u64;
         let out = self.route(node, sw, &pkt);
 
@@ -76,7 +75,7 @@ impl Simulation {
             if pkt.kind == PacketKind::Data {
                 self.counters.data_bytes_dropped += size;
             }
-            self.pool.free(id);
+            self.in_network -= 1;
             return;
         }
         let s = &mut self.switches[sw];
@@ -87,10 +86,10 @@ impl Simulation {
             self.ports[in_port as usize].ingress_bytes[prio as usize] += size;
         }
         if self.params.ecn_enabled && !self.params.ecn_at_dequeue && pkt.kind == PacketKind::Data {
-            self.maybe_mark(out, sw, id, prio);
+            self.maybe_mark(out, sw, &mut pkt);
         }
-        self.pool.get_mut(id).ingress = in_port;
-        self.ports[out as usize].enqueue(prio, id, size);
+        pkt.ingress = in_port;
+        self.ports[out as usize].enqueue(pkt);
 
         if self.params.pfc_enabled && prio != CONTROL_PRIORITY {
             let port = &self.ports[in_port as usize];
@@ -103,10 +102,9 @@ impl Simulation {
     }
 
     /// Picks the next packet for switch port `p` and releases its buffer.
-    pub(crate) fn switch_dequeue(&mut self, p: u32) -> Option<PacketId> {
-        let pool = &self.pool;
-        let (prio, id) = self.ports[p as usize].dequeue(|id| pool.get(id).size as u64)?;
-        let pkt = *self.pool.get(id);
+    pub(crate) fn switch_dequeue(&mut self, p: u32) -> Option<Packet> {
+        let mut pkt = self.ports[p as usize].dequeue()?;
+        let prio = pkt.priority;
         let size = pkt.size as u64;
         let sw = self.switch_index(self.ports[p as usize].node);
         self.switches[sw].used -= size;
@@ -122,16 +120,16 @@ impl Simulation {
             }
         }
         if self.params.ecn_enabled && self.params.ecn_at_dequeue && pkt.kind == PacketKind::Data {
-            self.maybe_mark(p, sw, id, prio);
+            self.maybe_mark(p, sw, &mut pkt);
         }
-        Some(id)
+        Some(pkt)
     }
 
     /// RED: mark with probability 0 below Kmin, rising linearly to Pmax at Kmax, 1 above Kmax,
     /// judged on the egress queue of the packet's priority.
-    fn maybe_mark(&mut self, port: u32, sw: usize, id: PacketId, prio: u8) {
+    fn maybe_mark(&mut self, port: u32, sw: usize, pkt: &mut Packet) {
         let pt = &self.ports[port as usize];
-        let q = pt.queue_bytes[prio as usize];
+        let q = pt.queue_bytes[pkt.priority as usize];
         let mark = if q <= pt.kmin {
             false
         } else if q > pt.kmax {
@@ -141,7 +139,6 @@ impl Simulation {
             self.switch_rng[sw].random::<f64>() < p
         };
         if mark {
-            let pkt = self.pool.get_mut(id);
             if !pkt.ecn {
                 pkt.ecn = true;
                 self.ports[port as usize].stats.ecn_marks += 1;
@@ -157,7 +154,7 @@ impl Simulation {
         if hops.len() == 1 {
             return hops[0];
         }
-        let key = self.flows[pkt.flow as usize].ecmp_key;
+        let key = pkt.ecmp_key;
         match self.params.routing {
             Routing::Ecmp => hops[routing::ecmp_pick(key, node, hops.len())],
             Routing::Spray => hops[self.switch_rng[sw].random_range(0..hops.len())],

@@ -6,7 +6,7 @@
 
 use crate::cc::{CongestionControl, DataArrival, ReceiverCc};
 use crate::engine::{Event, Simulation};
-use crate::net::packet::{Packet, PacketId, PacketKind, CONTROL_PRIORITY};
+use crate::net::packet::{Packet, PacketKind, CONTROL_PRIORITY};
 use crate::time::{pacing_gap, SimTime};
 
 #[derive(Default)]
@@ -22,12 +22,11 @@ pub struct HostState {
 
 impl Simulation {
     /// The next packet host port `p` should send, if any.
-    pub(crate) fn host_next_packet(&mut self, p: u32) -> Option<PacketId> {
+    pub(crate) fn host_next_packet(&mut self, p: u32) -> Option<Packet> {
         let host = self.ports[p as usize].node;
         let port = &mut self.ports[p as usize];
         if port.nonempty & (1 << CONTROL_PRIORITY) != 0 {
-            let pool = &self.pool;
-            return port.dequeue(|id| pool.get(id).size as u64).map(|(_, id)| id);
+            return port.dequeue();
         }
         if port.paused & (1 << self.params.data_priority) != 0 {
             return None; // the RESUME will kick the port
@@ -36,7 +35,7 @@ impl Simulation {
     }
 
     /// Round-robin over the host's queue pairs; builds the data packet of the first that may send.
-    fn next_data_packet(&mut self, host: u32) -> Option<PacketId> {
+    fn next_data_packet(&mut self, host: u32) -> Option<Packet> {
         let now = self.now;
         let h = &mut self.hosts[host as usize];
         let n = h.active.len();
@@ -77,6 +76,7 @@ impl Simulation {
         let size = payload + self.params.header;
         let mut pkt = Packet::new(PacketKind::Data, flow.priority, size as u32);
         pkt.flow = f;
+        pkt.ecmp_key = flow.ecmp_key;
         pkt.src = flow.src;
         pkt.dst = flow.dst;
         pkt.payload = payload as u32;
@@ -88,6 +88,8 @@ impl Simulation {
         flow.snd_nxt += payload;
         let rate = self.ccs[f as usize].rate();
         flow.next_send = now + pacing_gap(size, rate);
+        flow.paced_rate = rate;
+        flow.last_packet_size = size;
         let finished_sending = !flow.has_data_to_send();
         self.counters.data_packets_sent += 1;
         self.counters.data_bytes_sent += size;
@@ -107,13 +109,13 @@ impl Simulation {
         self.ccs[f as usize].on_send(size, &mut cx);
         self.apply_cc(f, &cx);
         self.arm_rto(f);
-        Some(self.pool.alloc(pkt))
+        self.in_network += 1;
+        Some(pkt)
     }
 
     /// A packet arrived at host port `p`.
-    pub(crate) fn host_receive(&mut self, p: u32, id: PacketId) {
-        let pkt = *self.pool.get(id);
-        self.pool.free(id);
+    pub(crate) fn host_receive(&mut self, p: u32, pkt: Packet) {
+        self.in_network -= 1;
         match pkt.kind {
             PacketKind::Data => self.receive_data(p, &pkt),
             PacketKind::Ack => {
@@ -196,13 +198,14 @@ impl Simulation {
         };
         let mut c = Packet::new(kind, CONTROL_PRIORITY, size);
         c.flow = about.flow;
+        c.ecmp_key = about.ecmp_key;
         c.src = about.dst;
         c.dst = about.src;
         c.seq = seq;
         c.sent_at = about.sent_at;
         c.ecn = kind == PacketKind::Ack && about.ecn;
-        let id = self.pool.alloc(c);
-        self.ports[p as usize].enqueue(CONTROL_PRIORITY, id, size as u64);
+        self.in_network += 1;
+        self.ports[p as usize].enqueue(c);
         self.kick(p);
     }
 }

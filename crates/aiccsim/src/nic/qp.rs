@@ -32,6 +32,9 @@ pub struct Flow {
     pub snd_nxt: u64,
     /// The pacer lets the next packet out no earlier than this.
     pub next_send: SimTime,
+    /// The rate `next_send` was computed with, and the size of the packet it paced.
+    pub paced_rate: f64,
+    pub last_packet_size: u64,
     /// On its host's list of queue pairs with data to send.
     pub scheduled: bool,
     pub rto_armed: bool,
@@ -73,6 +76,8 @@ impl Flow {
             snd_una: 0,
             snd_nxt: 0,
             next_send: SimTime::ZERO,
+            paced_rate: 0.0,
+            last_packet_size: 0,
             scheduled: false,
             rto_armed: false,
             rto_gen: 0,

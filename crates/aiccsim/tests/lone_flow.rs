@@ -1,0 +1,77 @@
+//! A flow alone on an idle network finishes in size / line rate (headers included) plus the
+//! path latency.
+
+mod common;
+
+use aiccsim::time::SimTime;
+
+fn lone(topology: &str, src: u32, dst: u32, size: u64, cc: &str) -> (SimTime, SimTime) {
+    let r = common::run(&format!(
+        r#"
+{topology}
+[cc]
+algorithm = "{cc}"
+[workload]
+kind = "flows"
+flows = [ {{ src = {src}, dst = {dst}, size = "{size}B", start = "3us" }} ]
+"#
+    ));
+    let f = &r.flows[0];
+    (f.fct().unwrap(), f.ideal_fct)
+}
+
+/// size/rate with 48 B of headers per 1000 B payload, plus per-hop delay and one extra
+/// serialisation of a packet per store-and-forward hop.
+fn analytic(size: u64, gbps: f64, hops: u32, delay_us: f64) -> f64 {
+    let packets = size.div_ceil(1000);
+    let wire = size + 48 * packets;
+    let ser = |b: u64| b as f64 * 8.0 / (gbps * 1e9);
+    ser(wire) + hops as f64 * delay_us * 1e-6 + (hops - 1) as f64 * ser(1048)
+}
+
+fn assert_within(fct: SimTime, expect_s: f64, tol: f64) {
+    let got = fct.as_secs_f64();
+    assert!((got - expect_s).abs() <= tol * expect_s, "FCT {got:e} s vs analytic {expect_s:e} s");
+}
+
+#[test]
+fn star_lone_flow_matches_analytic_fct() {
+    let topo = r#"[topology]
+kind = "star"
+hosts = 4
+link = { bandwidth = "100Gbps", delay = "1us" }"#;
+    for size in [1_000u64, 64_000, 1_000_000, 10_000_000] {
+        for cc in ["none", "dcqcn"] {
+            let (fct, ideal) = lone(topo, 1, 2, size, cc);
+            assert_within(fct, analytic(size, 100.0, 2, 1.0), 0.01);
+            assert_eq!(fct, ideal, "an idle network is the ideal network ({cc}, {size} B)");
+        }
+    }
+}
+
+#[test]
+fn fat_tree_lone_flow_crosses_six_links() {
+    let topo = r#"[topology]
+kind = "fat_tree"
+k = 4
+link = { bandwidth = "100Gbps", delay = "1us" }"#;
+    let (fct, ideal) = lone(topo, 0, 15, 5_000_000, "dcqcn");
+    assert_within(fct, analytic(5_000_000, 100.0, 6, 1.0), 0.01);
+    assert_eq!(fct, ideal);
+}
+
+#[test]
+fn slow_bottleneck_sets_the_pace() {
+    // 100 Gbps hosts over a 25 Gbps core link: the core link is the bottleneck.
+    let topo = r#"[topology]
+kind = "dumbbell"
+left = 1
+right = 1
+link = { bandwidth = "100Gbps", delay = "1us" }
+bottleneck = { bandwidth = "25Gbps", delay = "2us" }"#;
+    let (fct, ideal) = lone(topo, 0, 1, 2_000_000, "none");
+    assert_eq!(fct, ideal);
+    let wire = 2_000_000.0 + 48.0 * 2000.0;
+    let expect = wire * 8.0 / 25e9 + 4e-6 + 1048.0 * 8.0 / 100e9 * 2.0;
+    assert_within(fct, expect, 0.01);
+}

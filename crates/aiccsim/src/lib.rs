@@ -11,8 +11,10 @@
 //! Time is integer picoseconds ([`time::SimTime`]); runs are deterministic for a given scenario
 //! and seed.
 
-pub mod cc;
+// `config` first: its `tagged_enum!` macro is used by `cc`.
+#[macro_use]
 pub mod config;
+pub mod cc;
 pub mod engine;
 pub mod metrics;
 pub mod net;

@@ -19,10 +19,10 @@ pub mod pfc_only;
 use crate::config::CollectiveKind;
 use crate::time::{Bandwidth, SimTime};
 use crate::topology::Topology;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 pub use dcqcn::{Dcqcn, DcqcnConfig, DcqcnReceiver};
-pub use pfc_only::PfcOnly;
+pub use pfc_only::{PfcOnly, PfcOnlyConfig};
 
 /// Timers an algorithm may own, addressed by a small slot number.
 pub const MAX_TIMERS: usize = 4;
@@ -152,15 +152,20 @@ pub trait ReceiverCc {
 }
 
 /// Algorithm choice and parameters, as written under `[cc]` in a scenario.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(tag = "algorithm", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "algorithm", rename_all = "snake_case")]
 pub enum CcConfig {
     /// No end-to-end congestion control: every flow sends at line rate; only PFC holds it back.
-    #[serde(alias = "pfc_only")]
-    None,
+    None(PfcOnlyConfig),
     /// DCQCN (Zhu et al., SIGCOMM 2015) with the HPCC ns-3 study's parameters.
     Dcqcn(DcqcnConfig),
 }
+
+tagged_enum!(CcConfig, "algorithm", {
+    "none" => None(PfcOnlyConfig),
+    "pfc_only" => None(PfcOnlyConfig),
+    "dcqcn" => Dcqcn(DcqcnConfig),
+});
 
 impl Default for CcConfig {
     fn default() -> Self {
@@ -171,27 +176,27 @@ impl Default for CcConfig {
 impl CcConfig {
     pub fn name(&self) -> &'static str {
         match self {
-            CcConfig::None => "none",
+            CcConfig::None(_) => "none",
             CcConfig::Dcqcn(_) => "dcqcn",
         }
     }
 
     /// Every built-in algorithm with its default parameters (for `aiccsim algorithms`).
     pub fn all_defaults() -> Vec<CcConfig> {
-        vec![CcConfig::None, CcConfig::Dcqcn(DcqcnConfig::default())]
+        vec![CcConfig::None(PfcOnlyConfig {}), CcConfig::Dcqcn(DcqcnConfig::default())]
     }
 
     /// One-line description.
     pub fn describe(&self) -> &'static str {
         match self {
-            CcConfig::None => "PFC only: line rate, no end-to-end reaction (alias: pfc_only)",
+            CcConfig::None(_) => "PFC only: line rate, no end-to-end reaction (alias: pfc_only)",
             CcConfig::Dcqcn(_) => "DCQCN: ECN-marked packets make the receiver send CNPs; the sender cuts its rate by alpha/2 and recovers by timer and byte counter",
         }
     }
 
     pub fn validate(&self, topo: &Topology) -> Result<(), (String, String)> {
         match self {
-            CcConfig::None => Ok(()),
+            CcConfig::None(_) => Ok(()),
             CcConfig::Dcqcn(c) => c.validate(topo),
         }
     }
@@ -199,7 +204,7 @@ impl CcConfig {
     /// Builds the sender half for one flow.
     pub fn sender(&self, facts: &FlowFacts) -> Cc {
         match self {
-            CcConfig::None => Cc::None(PfcOnly::new(facts)),
+            CcConfig::None(_) => Cc::None(PfcOnly::new(facts)),
             CcConfig::Dcqcn(c) => Cc::Dcqcn(Dcqcn::new(c, facts)),
         }
     }
@@ -207,7 +212,7 @@ impl CcConfig {
     /// Builds the receiver half for one flow.
     pub fn receiver(&self) -> Receiver {
         match self {
-            CcConfig::None => Receiver::Echo,
+            CcConfig::None(_) => Receiver::Echo,
             CcConfig::Dcqcn(c) => Receiver::Dcqcn(DcqcnReceiver::new(c)),
         }
     }

@@ -2,6 +2,12 @@
 //! back-pressure (and, with PFC off, drops) holds it back. The baseline every paper compares with.
 
 use super::{CongestionControl, FlowFacts};
+use serde::{Deserialize, Serialize};
+
+/// PFC-only has no parameters.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PfcOnlyConfig {}
 
 pub struct PfcOnly {
     line_rate: f64,

@@ -4,6 +4,8 @@
 //! After parsing, [`validate`] checks what the types cannot (a flow to a host that does not exist,
 //! thresholds in the wrong order, a disconnected topology) before anything is built.
 
+#[macro_use]
+pub(crate) mod tagged;
 pub mod units;
 mod validate;
 
@@ -65,44 +67,81 @@ pub struct LinkConfig {
 
 /// The fabric. Hosts are numbered 0..H in the order each builder documents; each host is one
 /// NIC port (a server with eight NICs is eight hosts that share a `server` number).
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TopologyConfig {
-    /// `hosts` hosts on one switch.
-    Star {
-        hosts: u32,
-        link: LinkConfig,
-        #[serde(default = "one")]
-        nics_per_server: u32,
-    },
-    /// `left` hosts on switch 0 and `right` hosts on switch 1; the switches share one
-    /// `bottleneck` link. Hosts 0..left are on the left.
-    Dumbbell { left: u32, right: u32, link: LinkConfig, bottleneck: LinkConfig },
-    /// Two tiers: every leaf connects to every spine. Hosts 0..hosts_per_leaf are on leaf 0, and so on.
-    LeafSpine {
-        leaves: u32,
-        spines: u32,
-        hosts_per_leaf: u32,
-        /// Host-to-leaf links.
-        link: LinkConfig,
-        /// Leaf-to-spine links; the host link when absent.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        fabric_link: Option<LinkConfig>,
-        #[serde(default = "one")]
-        nics_per_server: u32,
-    },
-    /// A k-ary three-tier fat tree (k pods of k/2 edge and k/2 aggregation switches, (k/2)^2
-    /// cores, k^3/4 hosts). Hosts are numbered by pod, then edge switch, then port.
-    FatTree {
-        k: u32,
-        link: LinkConfig,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        fabric_link: Option<LinkConfig>,
-        #[serde(default = "one")]
-        nics_per_server: u32,
-    },
-    /// Any graph: nodes are named "h<i>" (hosts, each with exactly one link) and "s<j>" (switches).
-    Custom { hosts: u32, switches: u32, links: Vec<CustomLink> },
+    Star(StarTopology),
+    Dumbbell(DumbbellTopology),
+    LeafSpine(LeafSpineTopology),
+    FatTree(FatTreeTopology),
+    Custom(CustomTopology),
+}
+
+tagged_enum!(TopologyConfig, "kind", {
+    "star" => Star(StarTopology),
+    "dumbbell" => Dumbbell(DumbbellTopology),
+    "leaf_spine" => LeafSpine(LeafSpineTopology),
+    "fat_tree" => FatTree(FatTreeTopology),
+    "custom" => Custom(CustomTopology),
+});
+
+/// `hosts` hosts on one switch.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct StarTopology {
+    pub hosts: u32,
+    pub link: LinkConfig,
+    #[serde(default = "one")]
+    pub nics_per_server: u32,
+}
+
+/// `left` hosts on switch 0 and `right` hosts on switch 1; the switches share one `bottleneck`
+/// link. Hosts 0..left are on the left.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DumbbellTopology {
+    pub left: u32,
+    pub right: u32,
+    pub link: LinkConfig,
+    pub bottleneck: LinkConfig,
+}
+
+/// Two tiers: every leaf connects to every spine. Hosts 0..hosts_per_leaf are on leaf 0, and so on.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LeafSpineTopology {
+    pub leaves: u32,
+    pub spines: u32,
+    pub hosts_per_leaf: u32,
+    /// Host-to-leaf links.
+    pub link: LinkConfig,
+    /// Leaf-to-spine links; the host link when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fabric_link: Option<LinkConfig>,
+    #[serde(default = "one")]
+    pub nics_per_server: u32,
+}
+
+/// A k-ary three-tier fat tree (k pods of k/2 edge and k/2 aggregation switches, (k/2)^2 cores,
+/// k^3/4 hosts). Hosts are numbered by pod, then edge switch, then port.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FatTreeTopology {
+    pub k: u32,
+    pub link: LinkConfig,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fabric_link: Option<LinkConfig>,
+    #[serde(default = "one")]
+    pub nics_per_server: u32,
+}
+
+/// Any graph: nodes are named "h<i>" (hosts, each with exactly one link) and "s<j>" (switches).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CustomTopology {
+    pub hosts: u32,
+    pub switches: u32,
+    pub links: Vec<CustomLink>,
 }
 
 fn one() -> u32 {
@@ -461,41 +500,66 @@ pub struct FlowSpec {
     pub collective: Option<CollectiveTag>,
 }
 
-/// The traffic. Every generator can be tagged with a collective.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+/// The traffic.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum WorkloadConfig {
-    /// An explicit list of flows.
-    Flows { flows: Vec<FlowSpec> },
-    /// Every sender sends `flows_per_sender` flows of `size` to `receiver`, all starting at `start`.
-    Incast {
-        senders: HostSet,
-        receiver: u32,
-        size: ByteSize,
-        #[serde(default)]
-        start: SimTime,
-        #[serde(default = "one")]
-        flows_per_sender: u32,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        collective: Option<CollectiveTag>,
-    },
-    /// Every host of `hosts` sends `size` to every other (direct all-to-all, all at once).
-    AllToAll {
-        #[serde(default)]
-        hosts: HostSet,
-        size: ByteSize,
-        #[serde(default)]
-        start: SimTime,
-    },
-    /// Each host of `hosts` sends one flow of `size` to a distinct other host, chosen by a seeded
-    /// random permutation without fixed points.
-    Permutation {
-        #[serde(default)]
-        hosts: HostSet,
-        size: ByteSize,
-        #[serde(default)]
-        start: SimTime,
-    },
+    Flows(FlowList),
+    Incast(IncastWorkload),
+    AllToAll(AllToAllWorkload),
+    Permutation(PermutationWorkload),
+}
+
+tagged_enum!(WorkloadConfig, "kind", {
+    "flows" => Flows(FlowList),
+    "incast" => Incast(IncastWorkload),
+    "all_to_all" => AllToAll(AllToAllWorkload),
+    "permutation" => Permutation(PermutationWorkload),
+});
+
+/// An explicit list of flows.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowList {
+    pub flows: Vec<FlowSpec>,
+}
+
+/// Every sender sends `flows_per_sender` flows of `size` to `receiver`, all starting at `start`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct IncastWorkload {
+    pub senders: HostSet,
+    pub receiver: u32,
+    pub size: ByteSize,
+    #[serde(default)]
+    pub start: SimTime,
+    #[serde(default = "one")]
+    pub flows_per_sender: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collective: Option<CollectiveTag>,
+}
+
+/// Every host of `hosts` sends `size` to every other (direct all-to-all, all at once).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllToAllWorkload {
+    #[serde(default)]
+    pub hosts: HostSet,
+    pub size: ByteSize,
+    #[serde(default)]
+    pub start: SimTime,
+}
+
+/// Each host of `hosts` sends one flow of `size` to a distinct other host, chosen by a seeded
+/// random permutation without fixed points.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PermutationWorkload {
+    #[serde(default)]
+    pub hosts: HostSet,
+    pub size: ByteSize,
+    #[serde(default)]
+    pub start: SimTime,
 }
 
 /// Opt-in timelines, sampled every `sample_interval`.
@@ -543,12 +607,9 @@ impl Scenario {
             message: one_line(&e.to_string()),
         })?;
         let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
-            let key = e.path().to_string();
-            ConfigError {
-                file: origin.to_string(),
-                key: if key == "." { String::new() } else { key },
-                message: one_line(&e.into_inner().to_string()),
-            }
+            let outer = e.path().to_string();
+            let (key, message) = tagged::join_path(if outer == "." { "" } else { &outer }, &e.into_inner().to_string());
+            ConfigError { file: origin.to_string(), key, message: one_line(&message) }
         })?;
         validate(&scenario).map_err(|(key, message)| ConfigError { file: origin.to_string(), key, message })?;
         Ok(scenario)

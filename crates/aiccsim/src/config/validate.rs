@@ -1,7 +1,7 @@
 //! Checks a parsed scenario for what its types cannot express. Each failure is
 //! (dotted key, message) and the message says what to write instead.
 
-use super::{HostSet, Scenario, WorkloadConfig};
+use super::{AllToAllWorkload, FlowList, HostSet, IncastWorkload, PermutationWorkload, Scenario, WorkloadConfig};
 use crate::topology::Topology;
 
 type Check = Result<(), (String, String)>;
@@ -94,7 +94,7 @@ pub fn validate(s: &Scenario) -> Check {
         Ok(())
     };
     match &s.workload {
-        WorkloadConfig::Flows { flows } => {
+        WorkloadConfig::Flows(FlowList { flows }) => {
             if flows.is_empty() {
                 return fail("workload.flows", "the flow list is empty; add at least one { src, dst, size }");
             }
@@ -114,7 +114,7 @@ pub fn validate(s: &Scenario) -> Check {
                 }
             }
         }
-        WorkloadConfig::Incast { senders, receiver, size, flows_per_sender, collective, .. } => {
+        WorkloadConfig::Incast(IncastWorkload { senders, receiver, size, flows_per_sender, collective, .. }) => {
             host_ok("workload.receiver", *receiver)?;
             set_ok("workload.senders", senders, 1)?;
             if senders.expand(hosts).contains(receiver) {
@@ -132,7 +132,8 @@ pub fn validate(s: &Scenario) -> Check {
                 }
             }
         }
-        WorkloadConfig::AllToAll { hosts: set, size, .. } | WorkloadConfig::Permutation { hosts: set, size, .. } => {
+        WorkloadConfig::AllToAll(AllToAllWorkload { hosts: set, size, .. })
+        | WorkloadConfig::Permutation(PermutationWorkload { hosts: set, size, .. }) => {
             set_ok("workload.hosts", set, 2)?;
             if size.0 == 0 {
                 return fail("workload.size", "a flow must carry at least 1 byte");

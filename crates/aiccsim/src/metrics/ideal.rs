@@ -39,12 +39,12 @@ pub fn ideal_fct(topo: &Topology, path: &[u32], size: u64, mtu: u64, header: u64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{LinkConfig, TopologyConfig};
+    use crate::config::{DumbbellTopology, LinkConfig, TopologyConfig};
     use crate::time::Bandwidth;
 
     fn dumbbell(edge_gbps: u64, core_gbps: u64) -> Topology {
         let l = |g| LinkConfig { bandwidth: Bandwidth::from_gbps(g), delay: SimTime::from_us(1) };
-        Topology::build(&TopologyConfig::Dumbbell { left: 1, right: 1, link: l(edge_gbps), bottleneck: l(core_gbps) })
+        Topology::build(&TopologyConfig::Dumbbell(DumbbellTopology { left: 1, right: 1, link: l(edge_gbps), bottleneck: l(core_gbps) }))
             .unwrap()
     }
 

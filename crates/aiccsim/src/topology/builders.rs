@@ -1,7 +1,7 @@
 //! One function per topology kind, each wiring nodes with `Builder::connect`.
 
 use super::{Builder, Topology};
-use crate::config::TopologyConfig;
+use crate::config::{CustomTopology, DumbbellTopology, FatTreeTopology, LeafSpineTopology, StarTopology, TopologyConfig};
 
 /// Largest fabric we build: enough for a 3-tier k=64 fat tree, small enough that the routing
 /// tables (switches x hosts entries) stay in memory.
@@ -10,7 +10,7 @@ const MAX_HOSTS: u32 = 1 << 20;
 pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> {
     let err = |key: &str, msg: String| (format!("topology.{key}"), msg);
     let b = match cfg {
-        TopologyConfig::Star { hosts, link, nics_per_server } => {
+        TopologyConfig::Star(StarTopology { hosts, link, nics_per_server }) => {
             if *hosts < 2 {
                 return Err(err("hosts", format!("a star needs at least 2 hosts, got {hosts}")));
             }
@@ -24,7 +24,7 @@ pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> 
             b.group_servers(*nics_per_server);
             b
         }
-        TopologyConfig::Dumbbell { left, right, link, bottleneck } => {
+        TopologyConfig::Dumbbell(DumbbellTopology { left, right, link, bottleneck }) => {
             if *left < 1 || *right < 1 {
                 return Err(err("left", format!("a dumbbell needs hosts on both sides, got {left} and {right}")));
             }
@@ -40,7 +40,7 @@ pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> 
             b.connect(sl, sr, *bottleneck);
             b
         }
-        TopologyConfig::LeafSpine { leaves, spines, hosts_per_leaf, link, fabric_link, nics_per_server } => {
+        TopologyConfig::LeafSpine(LeafSpineTopology { leaves, spines, hosts_per_leaf, link, fabric_link, nics_per_server }) => {
             if *leaves < 1 {
                 return Err(err("leaves", "need at least one leaf".into()));
             }
@@ -70,7 +70,7 @@ pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> 
             b.group_servers(*nics_per_server);
             b
         }
-        TopologyConfig::FatTree { k, link, fabric_link, nics_per_server } => {
+        TopologyConfig::FatTree(FatTreeTopology { k, link, fabric_link, nics_per_server }) => {
             if *k < 2 || k % 2 != 0 || *k > 128 {
                 return Err(err("k", format!("k must be an even number from 2 to 128, got {k}")));
             }
@@ -110,7 +110,7 @@ pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> 
             b.group_servers(*nics_per_server);
             b
         }
-        TopologyConfig::Custom { hosts, switches, links } => {
+        TopologyConfig::Custom(CustomTopology { hosts, switches, links }) => {
             if *hosts < 2 {
                 return Err(err("hosts", format!("need at least 2 hosts, got {hosts}")));
             }

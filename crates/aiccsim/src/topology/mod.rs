@@ -235,7 +235,7 @@ impl Topology {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::TopologyConfig;
+    use crate::config::{FatTreeTopology, LeafSpineTopology, TopologyConfig};
 
     fn link() -> LinkConfig {
         LinkConfig { bandwidth: Bandwidth::from_gbps(100), delay: SimTime::from_us(1) }
@@ -243,7 +243,7 @@ mod tests {
 
     #[test]
     fn fat_tree_has_the_textbook_shape_and_equal_cost_paths() {
-        let t = Topology::build(&TopologyConfig::FatTree { k: 4, link: link(), fabric_link: None, nics_per_server: 1 })
+        let t = Topology::build(&TopologyConfig::FatTree(FatTreeTopology { k: 4, link: link(), fabric_link: None, nics_per_server: 1 }))
             .unwrap();
         assert_eq!(t.num_hosts, 16);
         assert_eq!(t.num_switches, 20);
@@ -259,14 +259,14 @@ mod tests {
 
     #[test]
     fn leaf_spine_without_spines_is_disconnected() {
-        let err = Topology::build(&TopologyConfig::LeafSpine {
+        let err = Topology::build(&TopologyConfig::LeafSpine(LeafSpineTopology {
             leaves: 2,
             spines: 0,
             hosts_per_leaf: 2,
             link: link(),
             fabric_link: None,
             nics_per_server: 1,
-        })
+        }))
         .err()
         .expect("a leaf-spine without spines must be rejected");
         assert!(err.1.contains("disconnected"), "{err:?}");

@@ -1,6 +1,8 @@
 //! Turns the `[workload]` section into the list of flows the engine starts.
 
-use crate::config::{CollectiveKind, CollectiveTag, HostSet, WorkloadConfig};
+use crate::config::{
+    AllToAllWorkload, CollectiveKind, CollectiveTag, FlowList, HostSet, IncastWorkload, PermutationWorkload, WorkloadConfig,
+};
 use crate::rng;
 use crate::time::SimTime;
 use rand::RngExt;
@@ -18,11 +20,11 @@ pub struct FlowDef {
 /// Expands a validated workload. `hosts` is the number of hosts in the topology.
 pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
     match cfg {
-        WorkloadConfig::Flows { flows } => flows
+        WorkloadConfig::Flows(FlowList { flows }) => flows
             .iter()
             .map(|f| FlowDef { src: f.src, dst: f.dst, size: f.size.0, start: f.start, collective: f.collective })
             .collect(),
-        WorkloadConfig::Incast { senders, receiver, size, start, flows_per_sender, collective } => {
+        WorkloadConfig::Incast(IncastWorkload { senders, receiver, size, start, flows_per_sender, collective }) => {
             let senders = senders.expand(hosts);
             let mut flows = Vec::with_capacity(senders.len() * *flows_per_sender as usize);
             for &s in &senders {
@@ -32,8 +34,8 @@ pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
             }
             flows
         }
-        WorkloadConfig::AllToAll { hosts: set, size, start } => all_to_all(set, hosts, size.0, *start),
-        WorkloadConfig::Permutation { hosts: set, size, start } => {
+        WorkloadConfig::AllToAll(AllToAllWorkload { hosts: set, size, start }) => all_to_all(set, hosts, size.0, *start),
+        WorkloadConfig::Permutation(PermutationWorkload { hosts: set, size, start }) => {
             let members = set.expand(hosts);
             let mut rng = rng::stream(seed, "workload.permutation", 0);
             // Sattolo's algorithm: a uniformly random single cycle, so nobody sends to itself.
@@ -72,7 +74,7 @@ mod tests {
 
     #[test]
     fn permutation_has_no_fixed_points_and_covers_everyone() {
-        let cfg = WorkloadConfig::Permutation { hosts: HostSet::All, size: ByteSize(1000), start: SimTime::ZERO };
+        let cfg = WorkloadConfig::Permutation(PermutationWorkload { hosts: HostSet::All, size: ByteSize(1000), start: SimTime::ZERO });
         let flows = expand(&cfg, 64, 3);
         assert_eq!(flows.len(), 64);
         let mut dsts: Vec<u32> = flows.iter().map(|f| f.dst).collect();
@@ -85,7 +87,7 @@ mod tests {
 
     #[test]
     fn all_to_all_makes_n_times_n_minus_one_flows() {
-        let cfg = WorkloadConfig::AllToAll { hosts: HostSet::All, size: ByteSize(1000), start: SimTime::ZERO };
+        let cfg = WorkloadConfig::AllToAll(AllToAllWorkload { hosts: HostSet::All, size: ByteSize(1000), start: SimTime::ZERO });
         let flows = expand(&cfg, 8, 1);
         assert_eq!(flows.len(), 56);
         assert!(flows.iter().all(|f| f.collective.unwrap().group_size == 8));

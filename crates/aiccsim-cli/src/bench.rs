@@ -47,7 +47,11 @@ pub fn run(mut scenarios: Vec<PathBuf>, repeat: u32, child: bool) -> Result<(), 
     if scenarios.is_empty() {
         let dir = benches_dir();
         let rd = std::fs::read_dir(&dir).map_err(|e| CliError::io(&dir.display().to_string(), e))?;
-        scenarios = rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
+        scenarios = rd
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
         scenarios.sort();
     }
     let exe = std::env::current_exe().map_err(|e| CliError::io("locating aiccsim", e))?;
@@ -65,9 +69,13 @@ pub fn run(mut scenarios: Vec<PathBuf>, repeat: u32, child: bool) -> Result<(), 
                 .output()
                 .map_err(|e| CliError::io("running the benchmark child", e))?;
             if !out.status.success() {
-                return Err(CliError::io(&path.display().to_string(), String::from_utf8_lossy(&out.stderr).trim().to_string()));
+                return Err(CliError::io(
+                    &path.display().to_string(),
+                    String::from_utf8_lossy(&out.stderr).trim().to_string(),
+                ));
             }
-            let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| CliError::io("benchmark child output", e))?;
+            let v: serde_json::Value =
+                serde_json::from_slice(&out.stdout).map_err(|e| CliError::io("benchmark child output", e))?;
             let faster = best.as_ref().is_none_or(|b| v["wall_seconds"].as_f64() < b["wall_seconds"].as_f64());
             if faster {
                 best = Some(v);

@@ -13,7 +13,11 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 #[derive(Parser)]
-#[command(name = "aiccsim", version, about = "Packet-level RoCEv2 congestion-control simulator for AI training clusters")]
+#[command(
+    name = "aiccsim",
+    version,
+    about = "Packet-level RoCEv2 congestion-control simulator for AI training clusters"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -36,9 +40,7 @@ enum Command {
         quiet: bool,
     },
     /// Check a scenario and print it with every default filled in (or the error).
-    Validate {
-        scenario: PathBuf,
-    },
+    Validate { scenario: PathBuf },
     /// Run every scenario of experiments/ID and write the experiment's table and plot.
     Reproduce {
         /// Experiment id: a folder name under experiments/ (e.g. "incast").

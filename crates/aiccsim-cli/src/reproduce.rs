@@ -77,8 +77,8 @@ pub fn run(id: &str, out: Option<PathBuf>, experiments: Option<PathBuf>) -> Resu
         )));
     }
     let text = std::fs::read_to_string(&spec_path).map_err(|e| CliError::io(&spec_path.display().to_string(), e))?;
-    let spec: Experiment = toml::from_str(&text)
-        .map_err(|e| CliError::input(format!("{}: {}", spec_path.display(), e.message())))?;
+    let spec: Experiment =
+        toml::from_str(&text).map_err(|e| CliError::input(format!("{}: {}", spec_path.display(), e.message())))?;
     let out = out.unwrap_or_else(|| PathBuf::from("out").join(id));
     std::fs::create_dir_all(&out).map_err(|e| CliError::io(&out.display().to_string(), e))?;
 
@@ -101,10 +101,7 @@ pub fn run(id: &str, out: Option<PathBuf>, experiments: Option<PathBuf>) -> Resu
     let (series, x, y) = match spec.plot {
         PlotSpec::Queue { switch, port } => (
             rows.iter()
-                .map(|(name, r)| Series {
-                    name: name.clone(),
-                    points: with_zeros(r, switch, port),
-                })
+                .map(|(name, r)| Series { name: name.clone(), points: with_zeros(r, switch, port) })
                 .collect::<Vec<_>>(),
             "time (us)",
             format!("queue at switch {switch} port {port} (KB)"),

@@ -71,7 +71,7 @@ impl fmt::Display for SimTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ps = self.0;
         for (unit, scale) in [("s", 1_000_000_000_000u64), ("ms", 1_000_000_000), ("us", 1_000_000), ("ns", 1_000)] {
-            if ps >= scale && ps % scale == 0 {
+            if ps >= scale && ps.is_multiple_of(scale) {
                 return write!(f, "{}{}", ps / scale, unit);
             }
         }
@@ -111,8 +111,10 @@ impl Bandwidth {
 impl fmt::Display for Bandwidth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
-        for (unit, scale) in [("Tbps", 1_000_000_000_000u64), ("Gbps", 1_000_000_000), ("Mbps", 1_000_000), ("Kbps", 1_000)] {
-            if b >= scale && b % scale == 0 {
+        for (unit, scale) in
+            [("Tbps", 1_000_000_000_000u64), ("Gbps", 1_000_000_000), ("Mbps", 1_000_000), ("Kbps", 1_000)]
+        {
+            if b >= scale && b.is_multiple_of(scale) {
                 return write!(f, "{}{}", b / scale, unit);
             }
         }
@@ -133,7 +135,7 @@ pub fn pacing_gap(bytes: u64, rate_bps: f64) -> SimTime {
 /// Formats a byte count in the shortest exact decimal unit ("10MB", "1500B").
 pub fn format_bytes(b: u64) -> String {
     for (unit, scale) in [("GB", 1_000_000_000u64), ("MB", 1_000_000), ("KB", 1_000)] {
-        if b >= scale && b % scale == 0 {
+        if b >= scale && b.is_multiple_of(scale) {
             return format!("{}{}", b / scale, unit);
         }
     }

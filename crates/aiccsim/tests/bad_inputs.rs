@@ -40,7 +40,11 @@ fn every_bad_input_is_rejected_with_its_key() {
         };
         let line = err.to_string();
         assert!(!line.contains('\n'), "{}: error spans several lines: {line}", path.display());
-        assert!(line.starts_with(&path.display().to_string()), "{}: error does not name the file: {line}", path.display());
+        assert!(
+            line.starts_with(&path.display().to_string()),
+            "{}: error does not name the file: {line}",
+            path.display()
+        );
         assert_eq!(err.key, key, "{}: wrong key in: {line}", path.display());
         assert!(line.contains(&message), "{}: expected '{message}' in: {line}", path.display());
     }

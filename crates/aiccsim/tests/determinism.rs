@@ -47,7 +47,8 @@ fn same_seed_same_bytes() {
     }
     // summary.json differs only in its performance block.
     let strip = |d: &tempfile::TempDir| {
-        let mut v: serde_json::Value = serde_json::from_slice(&fs::read(d.path().join("summary.json")).unwrap()).unwrap();
+        let mut v: serde_json::Value =
+            serde_json::from_slice(&fs::read(d.path().join("summary.json")).unwrap()).unwrap();
         v.as_object_mut().unwrap().remove("performance");
         v
     };

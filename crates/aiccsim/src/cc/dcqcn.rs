@@ -260,7 +260,9 @@ impl Dcqcn {
 
 impl CongestionControl for Dcqcn {
     fn on_send(&mut self, bytes: u64, _cx: &mut CcContext) {
-        let Some(b) = self.cfg.byte_counter else { return };
+        let Some(b) = self.cfg.byte_counter else {
+            return;
+        };
         if self.saturated() {
             return;
         }

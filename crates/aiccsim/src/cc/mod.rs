@@ -337,9 +337,9 @@ pub(crate) mod tests {
                         3 => cc.on_send(1048, &mut cx),
                         _ => {
                             // Fire every due timer.
-                            for slot in 0..MAX_TIMERS {
-                                if timers[slot].is_some_and(|t| t <= now) {
-                                    timers[slot] = None;
+                            for (slot, due) in timers.iter_mut().enumerate() {
+                                if due.is_some_and(|t| t <= now) {
+                                    *due = None;
                                     cc.on_timer(slot, &mut cx);
                                 }
                             }

@@ -378,17 +378,15 @@ impl Default for NicConfig {
 }
 
 /// A set of hosts: "all", a range "1..=16" / "0..8", or a list [1, 2, 5].
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub enum HostSet {
+    #[default]
     All,
-    Range { start: u32, end: u32 },
+    Range {
+        start: u32,
+        end: u32,
+    },
     List(Vec<u32>),
-}
-
-impl Default for HostSet {
-    fn default() -> Self {
-        HostSet::All
-    }
 }
 
 impl HostSet {
@@ -406,7 +404,9 @@ impl HostSet {
         if s == "all" {
             return Ok(HostSet::All);
         }
-        let bad = || format!("invalid host set '{s}': write \"all\", a range like \"1..=16\" or \"0..8\", or a list [1, 2, 3]");
+        let bad = || {
+            format!("invalid host set '{s}': write \"all\", a range like \"1..=16\" or \"0..8\", or a list [1, 2, 3]")
+        };
         let (a, b, inclusive) = if let Some((a, b)) = s.split_once("..=") {
             (a, b, true)
         } else if let Some((a, b)) = s.split_once("..") {
@@ -432,9 +432,9 @@ impl<'de> Deserialize<'de> for HostSet {
             S(String),
             L(Vec<u32>),
         }
-        match Raw::deserialize(d)
-            .map_err(|_| serde::de::Error::custom("expected \"all\", a range like \"1..=16\", or a list of host numbers"))?
-        {
+        match Raw::deserialize(d).map_err(|_| {
+            serde::de::Error::custom("expected \"all\", a range like \"1..=16\", or a list of host numbers")
+        })? {
             Raw::S(s) => HostSet::parse(&s).map_err(serde::de::Error::custom),
             Raw::L(v) => Ok(HostSet::List(v)),
         }

@@ -44,7 +44,9 @@ pub(crate) fn join_path(outer: &str, message: &str) -> (String, String) {
     let mut rest = message;
     while let Some(start) = rest.find(PATH_MARK) {
         let after = &rest[start + 1..];
-        let Some(end) = after.find(PATH_MARK) else { break };
+        let Some(end) = after.find(PATH_MARK) else {
+            break;
+        };
         let inner = &after[..end];
         key = if key.is_empty() { inner.to_string() } else { format!("{key}.{inner}") };
         rest = &after[end + 1..];

@@ -38,7 +38,10 @@ fn scaled(s: &str, what: &str, units: &[(&str, f64)], example: &str) -> Result<u
     };
     let Some(&(_, scale)) = units.iter().find(|(u, _)| *u == unit) else {
         let names: Vec<&str> = units.iter().map(|(u, _)| *u).collect();
-        return Err(format!("invalid {what} '{s}': unknown unit '{unit}' (use one of {}), e.g. \"{example}\"", names.join(", ")));
+        return Err(format!(
+            "invalid {what} '{s}': unknown unit '{unit}' (use one of {}), e.g. \"{example}\"",
+            names.join(", ")
+        ));
     };
     if !num.is_finite() || num < 0.0 {
         return Err(format!("invalid {what} '{s}': must not be negative, e.g. \"{example}\""));

@@ -23,7 +23,12 @@ pub fn validate(s: &Scenario) -> Check {
     if nic.mtu.0 == 0 || nic.mtu.0 > 65_536 {
         return fail("nic.mtu", format!("payload per packet must be 1B..64KiB, got {}", nic.mtu));
     }
-    for (key, v) in [("nic.header", nic.header), ("nic.ack_size", nic.ack_size), ("nic.cnp_size", nic.cnp_size), ("nic.pause_size", nic.pause_size)] {
+    for (key, v) in [
+        ("nic.header", nic.header),
+        ("nic.ack_size", nic.ack_size),
+        ("nic.cnp_size", nic.cnp_size),
+        ("nic.pause_size", nic.pause_size),
+    ] {
         if v.0 == 0 || v.0 > 4096 {
             return fail(key, format!("must be 1B..4096B, got {v}"));
         }
@@ -35,7 +40,10 @@ pub fn validate(s: &Scenario) -> Check {
         return fail("nic.rto", "the retransmission timeout must be positive, e.g. \"1ms\"");
     }
     if nic.data_priority > 6 {
-        return fail("nic.data_priority", format!("must be 0..=6 (7 is the control priority), got {}", nic.data_priority));
+        return fail(
+            "nic.data_priority",
+            format!("must be 0..=6 (7 is the control priority), got {}", nic.data_priority),
+        );
     }
 
     // Switch buffer, PFC, ECN.
@@ -109,7 +117,10 @@ pub fn validate(s: &Scenario) -> Check {
                 }
                 if let Some(c) = f.collective {
                     if c.group_size < 2 {
-                        return fail(format!("workload.flows[{i}].collective.group_size"), "a collective needs at least 2 ranks");
+                        return fail(
+                            format!("workload.flows[{i}].collective.group_size"),
+                            "a collective needs at least 2 ranks",
+                        );
                     }
                 }
             }
@@ -118,7 +129,10 @@ pub fn validate(s: &Scenario) -> Check {
             host_ok("workload.receiver", *receiver)?;
             set_ok("workload.senders", senders, 1)?;
             if senders.expand(hosts).contains(receiver) {
-                return fail("workload.senders", format!("includes the receiver {receiver}, which would send to itself"));
+                return fail(
+                    "workload.senders",
+                    format!("includes the receiver {receiver}, which would send to itself"),
+                );
             }
             if size.0 == 0 {
                 return fail("workload.size", "a flow must carry at least 1 byte");

@@ -260,9 +260,25 @@ impl Simulation {
                 });
             }
         }
-        observe(Progress { now: self.now, flows_done: self.flows_done, flows_total: total, events: self.counters.events });
+        observe(Progress {
+            now: self.now,
+            flows_done: self.flows_done,
+            flows_total: total,
+            events: self.counters.events,
+        });
         let wall_seconds = wall.elapsed().as_secs_f64();
-        crate::metrics::collect(self.scenario, self.topo, self.flows, self.ports, self.counters, self.recorder, self.now, stopped_early, self.in_network, wall_seconds)
+        crate::metrics::collect(
+            self.scenario,
+            self.topo,
+            self.flows,
+            self.ports,
+            self.counters,
+            self.recorder,
+            self.now,
+            stopped_early,
+            self.in_network,
+            wall_seconds,
+        )
     }
 
     #[inline]

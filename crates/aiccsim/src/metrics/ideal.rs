@@ -44,14 +44,19 @@ mod tests {
 
     fn dumbbell(edge_gbps: u64, core_gbps: u64) -> Topology {
         let l = |g| LinkConfig { bandwidth: Bandwidth::from_gbps(g), delay: SimTime::from_us(1) };
-        Topology::build(&TopologyConfig::Dumbbell(DumbbellTopology { left: 1, right: 1, link: l(edge_gbps), bottleneck: l(core_gbps) }))
-            .unwrap()
+        Topology::build(&TopologyConfig::Dumbbell(DumbbellTopology {
+            left: 1,
+            right: 1,
+            link: l(edge_gbps),
+            bottleneck: l(core_gbps),
+        }))
+        .unwrap()
     }
 
     /// Packet-by-packet reference: departure = max(arrival, previous departure) + tx.
     fn reference(topo: &Topology, path: &[u32], size: u64, mtu: u64, header: u64) -> SimTime {
         let mut sizes = vec![mtu + header; (size / mtu) as usize];
-        if size % mtu != 0 {
+        if !size.is_multiple_of(mtu) {
             sizes.push(size % mtu + header);
         }
         let mut ready: Vec<SimTime> = vec![SimTime::ZERO; sizes.len()];
@@ -72,7 +77,11 @@ mod tests {
             let t = dumbbell(edge, core);
             let path = t.path(0, 1, 0);
             for size in [1, 999, 1000, 1001, 5_500, 1_000_000, 1_234_567] {
-                assert_eq!(ideal_fct(&t, &path, size, 1000, 48), reference(&t, &path, size, 1000, 48), "{edge}/{core} {size}");
+                assert_eq!(
+                    ideal_fct(&t, &path, size, 1000, 48),
+                    reference(&t, &path, size, 1000, 48),
+                    "{edge}/{core} {size}"
+                );
             }
         }
     }

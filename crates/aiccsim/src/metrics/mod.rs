@@ -110,7 +110,12 @@ impl Recorder {
             let bytes = port.total_queued();
             // Only changes from or to a non-empty queue: an idle fabric writes nothing.
             if bytes > 0 || self.last_queue[i] > 0 {
-                self.queues.push(QueueSample { time: now, switch: port.node - topo.num_hosts, port: port.local, bytes });
+                self.queues.push(QueueSample {
+                    time: now,
+                    switch: port.node - topo.num_hosts,
+                    port: port.local,
+                    bytes,
+                });
             }
             self.last_queue[i] = bytes;
         }
@@ -291,8 +296,7 @@ pub(crate) fn collect(
     let slowdowns: Vec<f64> = records.iter().filter_map(|r| r.slowdown()).collect();
     let in_flight = counters.data_bytes_sent - counters.data_bytes_received - counters.data_bytes_dropped;
     debug_assert!(live_packets > 0 || in_flight == 0);
-    let max_queue =
-        ports.iter().filter(|p| !p.is_host).map(|p| p.stats.max_queue).max().unwrap_or(0);
+    let max_queue = ports.iter().filter(|p| !p.is_host).map(|p| p.stats.max_queue).max().unwrap_or(0);
     let mut port_records = Vec::with_capacity(ports.len());
     for p in &ports {
         let mut stats = p.stats;

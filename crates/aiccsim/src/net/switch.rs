@@ -138,12 +138,10 @@ impl Simulation {
             let p = self.params.ecn_pmax * (q - pt.kmin) as f64 / (pt.kmax - pt.kmin).max(1) as f64;
             self.switch_rng[sw].random::<f64>() < p
         };
-        if mark {
-            if !pkt.ecn {
-                pkt.ecn = true;
-                self.ports[port as usize].stats.ecn_marks += 1;
-                self.counters.ecn_marks += 1;
-            }
+        if mark && !pkt.ecn {
+            pkt.ecn = true;
+            self.ports[port as usize].stats.ecn_marks += 1;
+            self.counters.ecn_marks += 1;
         }
     }
 

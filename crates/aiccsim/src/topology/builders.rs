@@ -1,7 +1,9 @@
 //! One function per topology kind, each wiring nodes with `Builder::connect`.
 
 use super::{Builder, Topology};
-use crate::config::{CustomTopology, DumbbellTopology, FatTreeTopology, LeafSpineTopology, StarTopology, TopologyConfig};
+use crate::config::{
+    CustomTopology, DumbbellTopology, FatTreeTopology, LeafSpineTopology, StarTopology, TopologyConfig,
+};
 
 /// Largest fabric we build: enough for a 3-tier k=64 fat tree, small enough that the routing
 /// tables (switches x hosts entries) stay in memory.
@@ -40,14 +42,22 @@ pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> 
             b.connect(sl, sr, *bottleneck);
             b
         }
-        TopologyConfig::LeafSpine(LeafSpineTopology { leaves, spines, hosts_per_leaf, link, fabric_link, nics_per_server }) => {
+        TopologyConfig::LeafSpine(LeafSpineTopology {
+            leaves,
+            spines,
+            hosts_per_leaf,
+            link,
+            fabric_link,
+            nics_per_server,
+        }) => {
             if *leaves < 1 {
                 return Err(err("leaves", "need at least one leaf".into()));
             }
             if *hosts_per_leaf < 1 {
                 return Err(err("hosts_per_leaf", "need at least one host per leaf".into()));
             }
-            let hosts = leaves.checked_mul(*hosts_per_leaf).ok_or_else(|| err("hosts_per_leaf", "too many hosts".into()))?;
+            let hosts =
+                leaves.checked_mul(*hosts_per_leaf).ok_or_else(|| err("hosts_per_leaf", "too many hosts".into()))?;
             check_hosts(hosts).map_err(|m| err("hosts_per_leaf", m))?;
             if hosts < 2 {
                 return Err(err("hosts_per_leaf", "need at least 2 hosts in all".into()));
@@ -138,7 +148,7 @@ fn check_hosts(hosts: u32) -> Result<(), String> {
 }
 
 fn check_nics(per_switch: u32, nics: u32) -> Result<(), String> {
-    if nics == 0 || per_switch % nics != 0 {
+    if nics == 0 || !per_switch.is_multiple_of(nics) {
         return Err(format!("must be at least 1 and divide the {per_switch} hosts on each switch, got {nics}"));
     }
     Ok(())
@@ -146,7 +156,8 @@ fn check_nics(per_switch: u32, nics: u32) -> Result<(), String> {
 
 /// "h3" -> node 3; "s1" -> node hosts + 1.
 fn parse_node(name: &str, hosts: u32, switches: u32) -> Result<u32, String> {
-    let bad = || format!("'{name}' is not a node: write h<i> for host i (0..{hosts}) or s<j> for switch j (0..{switches})");
+    let bad =
+        || format!("'{name}' is not a node: write h<i> for host i (0..{hosts}) or s<j> for switch j (0..{switches})");
     let (kind, num) = name.split_at(1.min(name.len()));
     let i: u32 = num.parse().map_err(|_| bad())?;
     match kind {

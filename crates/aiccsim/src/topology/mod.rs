@@ -243,8 +243,13 @@ mod tests {
 
     #[test]
     fn fat_tree_has_the_textbook_shape_and_equal_cost_paths() {
-        let t = Topology::build(&TopologyConfig::FatTree(FatTreeTopology { k: 4, link: link(), fabric_link: None, nics_per_server: 1 }))
-            .unwrap();
+        let t = Topology::build(&TopologyConfig::FatTree(FatTreeTopology {
+            k: 4,
+            link: link(),
+            fabric_link: None,
+            nics_per_server: 1,
+        }))
+        .unwrap();
         assert_eq!(t.num_hosts, 16);
         assert_eq!(t.num_switches, 20);
         // From host 0's edge switch to a host in another pod: k/2 = 2 up-links to choose from.

@@ -1,7 +1,8 @@
 //! Turns the `[workload]` section into the list of flows the engine starts.
 
 use crate::config::{
-    AllToAllWorkload, CollectiveKind, CollectiveTag, FlowList, HostSet, IncastWorkload, PermutationWorkload, WorkloadConfig,
+    AllToAllWorkload, CollectiveKind, CollectiveTag, FlowList, HostSet, IncastWorkload, PermutationWorkload,
+    WorkloadConfig,
 };
 use crate::rng;
 use crate::time::SimTime;
@@ -29,12 +30,20 @@ pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
             let mut flows = Vec::with_capacity(senders.len() * *flows_per_sender as usize);
             for &s in &senders {
                 for _ in 0..*flows_per_sender {
-                    flows.push(FlowDef { src: s, dst: *receiver, size: size.0, start: *start, collective: *collective });
+                    flows.push(FlowDef {
+                        src: s,
+                        dst: *receiver,
+                        size: size.0,
+                        start: *start,
+                        collective: *collective,
+                    });
                 }
             }
             flows
         }
-        WorkloadConfig::AllToAll(AllToAllWorkload { hosts: set, size, start }) => all_to_all(set, hosts, size.0, *start),
+        WorkloadConfig::AllToAll(AllToAllWorkload { hosts: set, size, start }) => {
+            all_to_all(set, hosts, size.0, *start)
+        }
         WorkloadConfig::Permutation(PermutationWorkload { hosts: set, size, start }) => {
             let members = set.expand(hosts);
             let mut rng = rng::stream(seed, "workload.permutation", 0);
@@ -74,7 +83,11 @@ mod tests {
 
     #[test]
     fn permutation_has_no_fixed_points_and_covers_everyone() {
-        let cfg = WorkloadConfig::Permutation(PermutationWorkload { hosts: HostSet::All, size: ByteSize(1000), start: SimTime::ZERO });
+        let cfg = WorkloadConfig::Permutation(PermutationWorkload {
+            hosts: HostSet::All,
+            size: ByteSize(1000),
+            start: SimTime::ZERO,
+        });
         let flows = expand(&cfg, 64, 3);
         assert_eq!(flows.len(), 64);
         let mut dsts: Vec<u32> = flows.iter().map(|f| f.dst).collect();
@@ -87,7 +100,11 @@ mod tests {
 
     #[test]
     fn all_to_all_makes_n_times_n_minus_one_flows() {
-        let cfg = WorkloadConfig::AllToAll(AllToAllWorkload { hosts: HostSet::All, size: ByteSize(1000), start: SimTime::ZERO });
+        let cfg = WorkloadConfig::AllToAll(AllToAllWorkload {
+            hosts: HostSet::All,
+            size: ByteSize(1000),
+            start: SimTime::ZERO,
+        });
         let flows = expand(&cfg, 8, 1);
         assert_eq!(flows.len(), 56);
         assert!(flows.iter().all(|f| f.collective.unwrap().group_size == 8));

@@ -1,0 +1,151 @@
+//! The `aiccsim` command as a user meets it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn aiccsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_aiccsim")).args(args).output().expect("runs")
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+const SMALL: &str = r#"
+[topology]
+kind = "star"
+hosts = 5
+link = { bandwidth = "100Gbps", delay = "1us" }
+[cc]
+algorithm = "dcqcn"
+[workload]
+kind = "incast"
+senders = "1..=4"
+receiver = 0
+size = "200KB"
+[output]
+sample_interval = "5us"
+"#;
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn run_writes_every_result_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write(dir.path(), "s.toml", SMALL);
+    let out = dir.path().join("out");
+    let o = aiccsim(&["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in ["flows.csv", "summary.json", "ports.csv", "run.json", "queues.csv", "rates.csv"] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    let flows = std::fs::read_to_string(out.join("flows.csv")).unwrap();
+    let mut lines = flows.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "flow_id,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,collective,retransmitted_bytes,timeouts"
+    );
+    assert_eq!(lines.count(), 4);
+    let run: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run["scenario"]["cc"]["g"], 0.00390625, "run.json records the resolved defaults");
+    assert_eq!(run["seed"], 1);
+}
+
+#[test]
+fn validate_prints_a_scenario_that_parses_back_to_the_same_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write(dir.path(), "s.toml", SMALL);
+    let o = aiccsim(&["validate", scenario.to_str().unwrap()]);
+    assert!(o.status.success());
+    let resolved = write(dir.path(), "resolved.toml", &String::from_utf8(o.stdout).unwrap());
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    for (s, out) in [(&scenario, &a), (&resolved, &b)] {
+        assert!(aiccsim(&["run", s.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]).status.success());
+    }
+    assert_eq!(std::fs::read(a.join("flows.csv")).unwrap(), std::fs::read(b.join("flows.csv")).unwrap());
+}
+
+#[test]
+fn every_bad_input_exits_2_with_one_line() {
+    let dir = repo().join("tests/bad_inputs");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        for cmd in ["validate", "run"] {
+            let mut args = vec![cmd, path.to_str().unwrap()];
+            if cmd == "run" {
+                args.extend(["--out", "/nonexistent/never-written"]);
+            }
+            let o = aiccsim(&args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{}: {err}", path.display());
+            assert!(err.starts_with("error: "), "{}: {err}", path.display());
+            assert_eq!(err.trim_end().lines().count(), 1, "{}: {err}", path.display());
+            assert!(!err.contains("panicked"), "{}: {err}", path.display());
+        }
+        n += 1;
+    }
+    assert!(n >= 30);
+}
+
+#[test]
+fn missing_file_is_a_clear_error() {
+    let o = aiccsim(&["validate", "/no/such/scenario.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read the scenario file"));
+}
+
+#[test]
+fn reproduce_writes_table_and_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("experiments/tiny");
+    std::fs::create_dir_all(&exp).unwrap();
+    write(&exp, "a.toml", SMALL);
+    write(&exp, "b.toml", &SMALL.replace("\"dcqcn\"", "\"none\""));
+    write(
+        &exp,
+        "experiment.toml",
+        "title = \"tiny\"\n[[run]]\nname = \"DCQCN\"\nscenario = \"a.toml\"\n[[run]]\nname = \"PFC only\"\nscenario = \"b.toml\"\n[plot]\nkind = \"queue\"\nswitch = 0\nport = 0\n",
+    );
+    let out = dir.path().join("out");
+    let o = aiccsim(&[
+        "reproduce",
+        "tiny",
+        "--experiments",
+        dir.path().join("experiments").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let table = std::fs::read_to_string(out.join("table.csv")).unwrap();
+    assert_eq!(table.lines().count(), 3, "{table}");
+    assert!(table.lines().nth(1).unwrap().starts_with("DCQCN,"));
+    let svg = std::fs::read_to_string(out.join("plot.svg")).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("polyline"), "the plot has lines");
+    assert!(out.join("pfc_only/flows.csv").is_file());
+
+    let o = aiccsim(&["reproduce", "nope", "--experiments", dir.path().join("experiments").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("known: tiny"));
+}
+
+#[test]
+fn algorithms_lists_parameters_with_defaults() {
+    let o = aiccsim(&["algorithms"]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("none") && text.contains("dcqcn"));
+    assert!(text.contains("rate_increase_interval = \"300us\""), "{text}");
+}
+
+#[test]
+fn help_is_everywhere() {
+    for sub in ["run", "validate", "reproduce", "algorithms", "bench"] {
+        let o = aiccsim(&[sub, "--help"]);
+        assert!(o.status.success(), "{sub} --help");
+        assert!(String::from_utf8_lossy(&o.stdout).contains("Usage"));
+    }
+}

@@ -5,13 +5,15 @@
 //! `net/port.rs` (serialisation and propagation), `net/switch.rs` (buffer, PFC, ECN, routing),
 //! `nic/host.rs` (the NIC scheduler and receive path), `nic/qp.rs` (per-flow transport state).
 //!
-//! Each busy component has at most one pending event: a port schedules only the end of the
-//! packet it is serialising and the arrival of the head of its link; a host schedules one
-//! wake-up for its pacer. The heap therefore stays about the size of the set of busy ports.
+//! Each busy component has at most one pending event of each kind: a port schedules one wake-up
+//! (end of its serialisation, or its NIC's next pacer time) and the arrival of the head of its
+//! link. The heap therefore stays about the size of the set of busy ports.
 
 mod queue;
+mod timers;
 
 pub use queue::EventQueue;
+pub use timers::TimerSlot;
 
 use crate::cc::{CcConfig, CcContext, CongestionControl, FlowFacts, Receiver, MAX_TIMERS};
 use crate::config::{ConfigError, Routing, Scenario};
@@ -29,12 +31,10 @@ use crate::workload;
 /// Everything the event loop can be asked to do. Small and `Copy`: no boxing per event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// Port finished serialising its current packet.
-    TxDone(u32),
+    /// A port may be able to send (port, generation).
+    PortWake(u32, u32),
     /// The head packet of a port's link reaches the peer.
     Arrive(u32),
-    /// A host's pacer may let a queue pair send (host, generation).
-    HostWake(u32, u32),
     FlowStart(u32),
     /// Congestion-control timer (flow, slot, generation).
     CcTimer(u32, u8, u32),
@@ -267,6 +267,9 @@ impl Simulation {
             events: self.counters.events,
         });
         let wall_seconds = wall.elapsed().as_secs_f64();
+        if std::env::var_os("AICCSIM_DEBUG_HEAP").is_some() {
+            eprintln!("max pending events: {}", self.events.max_len);
+        }
         crate::metrics::collect(
             self.scenario,
             self.topo,
@@ -284,25 +287,10 @@ impl Simulation {
     #[inline]
     fn dispatch(&mut self, ev: Event) {
         match ev {
-            Event::TxDone(p) => self.tx_done(p),
+            Event::PortWake(p, gen) => self.port_woken(p, gen),
             Event::Arrive(p) => self.arrive(p),
-            Event::HostWake(h, gen) => {
-                let host = &mut self.hosts[h as usize];
-                if host.wake_gen == gen {
-                    host.wake_pending = false;
-                    let port = self.topo.host_port(h);
-                    self.kick(port);
-                }
-            }
             Event::FlowStart(f) => self.flow_start(f),
-            Event::CcTimer(f, slot, gen) => {
-                let flow = &self.flows[f as usize];
-                if flow.cc_timer_gen[slot as usize] == gen && flow.sender_done.is_none() {
-                    let mut cx = CcContext::new(self.now);
-                    self.ccs[f as usize].on_timer(slot as usize, &mut cx);
-                    self.apply_cc(f, &cx);
-                }
-            }
+            Event::CcTimer(f, slot, gen) => self.cc_timer_fired(f, slot as usize, gen),
             Event::Rto(f, gen) => self.rto_fired(f, gen),
             Event::Sample => {
                 self.recorder.sample(self.now, &self.topo, &self.ports, &mut self.flows, &self.ccs);
@@ -320,14 +308,7 @@ impl Simulation {
     /// gap already running after the last packet.
     pub(crate) fn apply_cc(&mut self, f: u32, cx: &CcContext) {
         for (slot, req) in cx.timer_requests() {
-            let gen = {
-                let g = &mut self.flows[f as usize].cc_timer_gen[slot];
-                *g = g.wrapping_add(1);
-                *g
-            };
-            if let Some(t) = req {
-                self.events.push(t, Event::CcTimer(f, slot as u8, gen));
-            }
+            self.set_cc_timer(f, slot, req);
         }
         let rate = self.ccs[f as usize].rate();
         let flow = &mut self.flows[f as usize];

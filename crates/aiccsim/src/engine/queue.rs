@@ -39,11 +39,13 @@ pub struct EventQueue {
     next_seq: u64,
     /// Events ever scheduled; the number processed is what the run loop counts.
     pub scheduled: u64,
+    /// Most events pending at once.
+    pub max_len: usize,
 }
 
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(n), next_seq: 0, scheduled: 0 }
+        EventQueue { heap: BinaryHeap::with_capacity(n), next_seq: 0, scheduled: 0, max_len: 0 }
     }
 
     #[inline]
@@ -52,6 +54,7 @@ impl EventQueue {
         self.next_seq += 1;
         self.scheduled += 1;
         self.heap.push(Entry { key, event });
+        self.max_len = self.max_len.max(self.heap.len());
     }
 
     #[inline]

@@ -1,8 +1,12 @@
 //! A port: egress queues, the serialiser, and the link to the peer.
 //!
-//! Serialisation is one pending `TxDone` event for the packet being sent; propagation is a FIFO
-//! of packets on the wire with one pending `Arrive` event for its head. A packet is fully
-//! received before it is forwarded (store and forward).
+//! When a port starts serialising a packet, the packet's arrival time at the peer is known
+//! (end of serialisation plus propagation), so it goes straight onto the wire: a FIFO of packets
+//! with one pending `Arrive` event for its head. The port itself needs an event only when it has
+//! something more to send: one `PortWake` at the end of the serialisation, or, for a NIC whose
+//! queue pairs wait on their pacers, at the earliest pacer time. A hop through an uncongested
+//! switch therefore costs one event. A packet is fully received before it is forwarded (store
+//! and forward).
 //!
 //! Every link end is one `Port`: it transmits towards its peer (egress role) and accounts for the
 //! bytes that arrived through it and still sit in the switch buffer (ingress role, for PFC).
@@ -35,8 +39,11 @@ pub struct Port {
     pub pfc_out: VecDeque<Packet>,
     /// Bit p set: the peer has paused priority p on this port.
     pub paused: u8,
-    pub busy: bool,
-    pub in_service: Packet,
+    /// End of the current serialisation; the port is idle from then on.
+    pub busy_until: SimTime,
+    /// Time and generation of the pending `PortWake`, if any.
+    pub wake_at: Option<SimTime>,
+    pub wake_gen: u32,
     /// Packets on the wire with their arrival time at the peer.
     pub wire: VecDeque<(SimTime, Packet)>,
 
@@ -80,13 +87,20 @@ impl Port {
             nonempty: 0,
             pfc_out: VecDeque::new(),
             paused: 0,
-            busy: false,
-            in_service: Packet::new(PacketKind::Data, 0, 0),
+            busy_until: SimTime::ZERO,
+            wake_at: None,
+            wake_gen: 0,
             wire: VecDeque::new(),
             ingress_bytes: [0; NUM_PRIORITIES],
             pausing_peer: 0,
             stats: PortStats::default(),
         }
+    }
+
+    /// Some queued packet may be sent (PFC frames, or a queue that is not paused).
+    #[inline]
+    pub fn has_sendable(&self) -> bool {
+        !self.pfc_out.is_empty() || self.nonempty & !(self.paused & !(1 << CONTROL_PRIORITY)) != 0
     }
 
     pub fn total_queued(&self) -> u64 {
@@ -124,10 +138,14 @@ impl Port {
 }
 
 impl Simulation {
-    /// If the port is idle, starts serialising the next packet it may send.
+    /// If the port is idle, starts serialising the next packet it may send; otherwise makes
+    /// sure it wakes when the current packet is out.
     #[inline]
     pub(crate) fn kick(&mut self, p: u32) {
-        if self.ports[p as usize].busy {
+        let now = self.now;
+        let busy_until = self.ports[p as usize].busy_until;
+        if now < busy_until {
+            self.wake_port(p, busy_until);
             return;
         }
         let next = if let Some(pkt) = self.ports[p as usize].pfc_out.pop_front() {
@@ -140,26 +158,44 @@ impl Simulation {
         let Some(pkt) = next else { return };
         let size = pkt.size as u64;
         let port = &mut self.ports[p as usize];
-        port.busy = true;
-        port.in_service = pkt;
+        let done = now + port.bandwidth.tx_time(size);
+        port.busy_until = done;
         port.stats.tx_packets += 1;
         port.stats.tx_bytes += size;
         self.counters.packet_hops += 1;
-        let done = self.now + port.bandwidth.tx_time(size);
-        self.events.push(done, Event::TxDone(p));
-    }
-
-    /// The packet being serialised is fully on the wire: it starts propagating, and the port
-    /// picks its next packet.
-    pub(crate) fn tx_done(&mut self, p: u32) {
-        let port = &mut self.ports[p as usize];
-        port.busy = false;
-        let arrival = self.now + port.delay;
-        port.wire.push_back((arrival, port.in_service));
+        let arrival = done + port.delay;
+        port.wire.push_back((arrival, pkt));
         if port.wire.len() == 1 {
             self.events.push(arrival, Event::Arrive(p));
         }
-        self.kick(p);
+        let more = port.has_sendable();
+        let host = port.is_host.then_some(port.node);
+        if more {
+            self.wake_port(p, done);
+        } else if let Some(h) = host {
+            if let Some(t) = self.host_next_send_time(h) {
+                self.wake_port(p, t.max(done));
+            }
+        }
+    }
+
+    /// Schedules a `PortWake` at `t` unless one is already due by then.
+    #[inline]
+    pub(crate) fn wake_port(&mut self, p: u32, t: SimTime) {
+        let port = &mut self.ports[p as usize];
+        if port.wake_at.is_none_or(|w| t < w) {
+            port.wake_gen = port.wake_gen.wrapping_add(1);
+            port.wake_at = Some(t);
+            self.events.push(t, Event::PortWake(p, port.wake_gen));
+        }
+    }
+
+    pub(crate) fn port_woken(&mut self, p: u32, gen: u32) {
+        let port = &mut self.ports[p as usize];
+        if port.wake_gen == gen {
+            port.wake_at = None;
+            self.kick(p);
+        }
     }
 
     /// The head of port `p`'s wire reaches the peer port.

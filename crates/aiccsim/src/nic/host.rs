@@ -2,10 +2,10 @@
 //!
 //! Transmit order: PFC frames, then control packets (ACK, NACK, CNP), then data from the queue
 //! pairs, round-robin among those allowed to send: data left, window open, and the pacer's
-//! time reached. When none is allowed yet the NIC sets one wake-up for the earliest pacer time.
+//! time reached. When none is allowed yet the port wakes at the earliest pacer time.
 
 use crate::cc::{CongestionControl, DataArrival, ReceiverCc};
-use crate::engine::{Event, Simulation};
+use crate::engine::Simulation;
 use crate::net::packet::{Packet, PacketKind, CONTROL_PRIORITY};
 use crate::time::{pacing_gap, SimTime};
 
@@ -15,9 +15,6 @@ pub struct HostState {
     pub active: Vec<u32>,
     /// Index into `active` where the next round-robin search starts.
     pub rr: usize,
-    pub wake_pending: bool,
-    pub wake_at: SimTime,
-    pub wake_gen: u32,
 }
 
 impl Simulation {
@@ -37,38 +34,32 @@ impl Simulation {
     /// Round-robin over the host's queue pairs; builds the data packet of the first that may send.
     fn next_data_packet(&mut self, host: u32) -> Option<Packet> {
         let now = self.now;
-        let h = &mut self.hosts[host as usize];
+        let h = &self.hosts[host as usize];
         let n = h.active.len();
         let mut earliest = SimTime::MAX;
         let mut chosen = None;
-        let mut i = 0;
-        while i < n {
+        for i in 0..n {
             let idx = (h.rr + i) % n;
             let f = h.active[idx];
-            let flow = &self.flows[f as usize];
-            i += 1;
-            if let Some(w) = self.ccs[f as usize].window() {
-                // A window below one packet still lets one packet out when nothing is in flight.
-                if flow.in_flight() > 0 && flow.in_flight() + self.params.mtu > w {
-                    continue; // an ACK will reopen it
-                }
+            if !self.window_open(f) {
+                continue; // an ACK will reopen it
             }
-            if flow.next_send > now {
-                earliest = earliest.min(flow.next_send);
+            let next = self.flows[f as usize].next_send;
+            if next > now {
+                earliest = earliest.min(next);
                 continue;
             }
             chosen = Some(idx);
             break;
         }
         let Some(idx) = chosen else {
-            if earliest < SimTime::MAX && (!h.wake_pending || earliest < h.wake_at) {
-                h.wake_pending = true;
-                h.wake_at = earliest;
-                h.wake_gen = h.wake_gen.wrapping_add(1);
-                self.events.push(earliest, Event::HostWake(host, h.wake_gen));
+            if earliest < SimTime::MAX {
+                let port = self.topo.host_port(host);
+                self.wake_port(port, earliest);
             }
             return None;
         };
+        let h = &mut self.hosts[host as usize];
         let f = h.active[idx];
         h.rr = idx + 1;
         let flow = &mut self.flows[f as usize];
@@ -111,6 +102,32 @@ impl Simulation {
         self.arm_rto(f);
         self.in_network += 1;
         Some(pkt)
+    }
+
+    /// The earliest time a queue pair of `host` with an open window may send, if any has data.
+    pub(crate) fn host_next_send_time(&self, host: u32) -> Option<SimTime> {
+        let port = &self.ports[self.topo.host_port(host) as usize];
+        if port.paused & (1 << self.params.data_priority) != 0 {
+            return None;
+        }
+        self.hosts[host as usize]
+            .active
+            .iter()
+            .filter(|&&f| self.window_open(f))
+            .map(|&f| self.flows[f as usize].next_send)
+            .min()
+    }
+
+    /// A window below one packet still lets one packet out when nothing is in flight.
+    #[inline]
+    fn window_open(&self, f: u32) -> bool {
+        match self.ccs[f as usize].window() {
+            Some(w) => {
+                let flow = &self.flows[f as usize];
+                flow.in_flight() == 0 || flow.in_flight() + self.params.mtu <= w
+            }
+            None => true,
+        }
     }
 
     /// A packet arrived at host port `p`.

@@ -7,7 +7,7 @@
 
 use crate::cc::{AckInfo, CcContext, CcEvent, CongestionControl, MAX_TIMERS};
 use crate::config::CollectiveTag;
-use crate::engine::{Event, Simulation};
+use crate::engine::{Event, Simulation, TimerSlot};
 use crate::time::SimTime;
 use crate::workload::FlowDef;
 
@@ -43,7 +43,7 @@ pub struct Flow {
     /// Last time the cumulative ACK advanced (or sending resumed from idle).
     pub last_progress: SimTime,
     pub sender_done: Option<SimTime>,
-    pub cc_timer_gen: [u32; MAX_TIMERS],
+    pub cc_timers: [TimerSlot; MAX_TIMERS],
     pub retransmitted_bytes: u64,
     pub timeouts: u32,
 
@@ -84,7 +84,7 @@ impl Flow {
             rto_backoff: 1,
             last_progress: SimTime::ZERO,
             sender_done: None,
-            cc_timer_gen: [0; MAX_TIMERS],
+            cc_timers: [TimerSlot::default(); MAX_TIMERS],
             retransmitted_bytes: 0,
             timeouts: 0,
             rcv_nxt: 0,

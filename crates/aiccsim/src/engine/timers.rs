@@ -1,0 +1,58 @@
+//! Congestion-control timers with lazy re-arming.
+//!
+//! Algorithms re-arm timers often (DCQCN pushes its 300 us increase timer back on every rate
+//! decrease, every few microseconds). Queueing a new heap entry each time would fill the heap
+//! with stale entries. Instead each timer keeps the time it should fire (`due`) apart from the
+//! time of its one queued entry (`queued`): moving the deadline later only updates `due`, and
+//! when the early entry pops it is re-queued for the real deadline. Moving it earlier queues a
+//! new entry and the old one is recognised as stale by its generation.
+
+use super::{Event, Simulation};
+use crate::cc::{CcContext, CongestionControl};
+use crate::time::SimTime;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TimerSlot {
+    due: Option<SimTime>,
+    queued: Option<SimTime>,
+    gen: u32,
+}
+
+impl Simulation {
+    pub(crate) fn set_cc_timer(&mut self, f: u32, slot: usize, at: Option<SimTime>) {
+        let t = &mut self.flows[f as usize].cc_timers[slot];
+        t.due = at;
+        let Some(at) = at else { return }; // cancelled: the queued entry will find nothing due
+        if t.queued.is_none_or(|q| at < q) {
+            t.gen = t.gen.wrapping_add(1);
+            t.queued = Some(at);
+            self.events.push(at, Event::CcTimer(f, slot as u8, t.gen));
+        }
+    }
+
+    pub(crate) fn cc_timer_fired(&mut self, f: u32, slot: usize, gen: u32) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        let t = &mut flow.cc_timers[slot];
+        if t.gen != gen {
+            return; // superseded by an earlier entry
+        }
+        t.queued = None;
+        match t.due {
+            Some(due) if due > now => {
+                t.gen = t.gen.wrapping_add(1);
+                t.queued = Some(due);
+                self.events.push(due, Event::CcTimer(f, slot as u8, t.gen));
+            }
+            Some(_) => {
+                t.due = None;
+                if flow.sender_done.is_none() {
+                    let mut cx = CcContext::new(now);
+                    self.ccs[f as usize].on_timer(slot, &mut cx);
+                    self.apply_cc(f, &cx);
+                }
+            }
+            None => {}
+        }
+    }
+}

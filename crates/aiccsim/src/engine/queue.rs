@@ -62,10 +62,6 @@ impl EventQueue {
         self.heap.pop().map(|e| (SimTime((e.key >> 64) as u64), e.event))
     }
 
-    pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| SimTime((e.key >> 64) as u64))
-    }
-
     pub fn len(&self) -> usize {
         self.heap.len()
     }
@@ -78,6 +74,7 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{RngExt, SeedableRng};
 
     #[test]
     fn same_time_events_run_in_insertion_order() {
@@ -96,5 +93,29 @@ mod tests {
                 (SimTime(5), Event::FlowStart(1)),
             ]
         );
+    }
+
+    #[test]
+    fn matches_a_sorted_reference_under_random_monotone_use() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut q = EventQueue::default();
+        let mut reference: std::collections::BTreeMap<(u64, u64), u32> = Default::default();
+        let (mut now, mut seq, mut id) = (0u64, 0u64, 0u32);
+        for _ in 0..50_000 {
+            if rng.random_bool(0.55) || reference.is_empty() {
+                let t = now + rng.random_range(0..3_000_000u64) * rng.random_range(0..2u64);
+                q.push(SimTime(t), Event::FlowStart(id));
+                reference.insert((t, seq), id);
+                seq += 1;
+                id += 1;
+            } else {
+                let (&(t, s), &want) = reference.iter().next().unwrap();
+                reference.remove(&(t, s));
+                let (got_t, got) = q.pop().unwrap();
+                assert_eq!((got_t, got), (SimTime(t), Event::FlowStart(want)));
+                now = t;
+            }
+        }
+        assert_eq!(q.len(), reference.len());
     }
 }

@@ -18,39 +18,41 @@ use crate::time::{Bandwidth, SimTime};
 use crate::topology::PortInfo;
 use std::collections::VecDeque;
 
+/// Fields are laid out by how often the event loop touches them (`repr(C)` keeps the order):
+/// the first cache line holds what every arrival and wake-up reads; statistics come last.
+#[repr(C)]
 pub struct Port {
-    pub node: u32,
-    pub peer: u32,
-    /// Position among the node's ports (the port number in outputs).
-    pub local: u32,
-    pub is_host: bool,
-    pub bandwidth: Bandwidth,
-    pub delay: SimTime,
-    /// ECN thresholds in bytes for this port's speed.
-    pub kmin: u64,
-    pub kmax: u64,
-
-    // Egress.
-    pub queues: [VecDeque<Packet>; NUM_PRIORITIES],
-    pub queue_bytes: [u64; NUM_PRIORITIES],
-    /// Bit p set: queue p is not empty.
-    pub nonempty: u8,
-    /// PFC frames waiting to go out ahead of everything else.
-    pub pfc_out: VecDeque<Packet>,
-    /// Bit p set: the peer has paused priority p on this port.
-    pub paused: u8,
     /// End of the current serialisation; the port is idle from then on.
     pub busy_until: SimTime,
     /// Time and generation of the pending `PortWake`, if any.
     pub wake_at: Option<SimTime>,
     pub wake_gen: u32,
+    pub node: u32,
+    pub peer: u32,
+    /// Position among the node's ports (the port number in outputs).
+    pub local: u32,
+    pub bandwidth: Bandwidth,
+    pub delay: SimTime,
+    /// Bit p set: egress queue p is not empty.
+    pub nonempty: u8,
+    /// Bit p set: the peer has paused priority p on this port.
+    pub paused: u8,
+    /// Bit p set: we have paused the peer for priority p (ingress role).
+    pub pausing_peer: u8,
+    pub is_host: bool,
+
     /// Packets on the wire with their arrival time at the peer.
     pub wire: VecDeque<(SimTime, Packet)>,
+    /// PFC frames waiting to go out ahead of everything else.
+    pub pfc_out: VecDeque<Packet>,
 
-    // Ingress (PFC accounting at switches).
+    /// Bytes buffered at this switch that arrived through this port, per priority (for PFC).
     pub ingress_bytes: [u64; NUM_PRIORITIES],
-    /// Bit p set: we have paused the peer for priority p.
-    pub pausing_peer: u8,
+    pub queue_bytes: [u64; NUM_PRIORITIES],
+    pub queues: [VecDeque<Packet>; NUM_PRIORITIES],
+    /// ECN thresholds in bytes for this port's speed.
+    pub kmin: u64,
+    pub kmax: u64,
 
     pub stats: PortStats,
 }

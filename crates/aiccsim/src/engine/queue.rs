@@ -62,6 +62,18 @@ impl EventQueue {
         self.heap.pop().map(|e| (SimTime((e.key >> 64) as u64), e.event))
     }
 
+    /// The next event and, probably, the one after (for prefetching; exact order not needed).
+    #[inline]
+    pub fn peek_two(&self) -> (Option<Event>, Option<Event>) {
+        let s = self.heap.as_slice();
+        let second = match (s.get(1), s.get(2)) {
+            (Some(a), Some(b)) => Some(if a.key < b.key { a.event } else { b.event }),
+            (Some(a), None) => Some(a.event),
+            _ => None,
+        };
+        (s.first().map(|e| e.event), second)
+    }
+
     pub fn len(&self) -> usize {
         self.heap.len()
     }

@@ -101,7 +101,7 @@ pub fn run(id: &str, out: Option<PathBuf>, experiments: Option<PathBuf>) -> Resu
     let (series, x, y) = match spec.plot {
         PlotSpec::Queue { switch, port } => (
             rows.iter()
-                .map(|(name, r)| Series { name: name.clone(), points: with_zeros(r, switch, port) })
+                .map(|(name, r)| Series { name: name.clone(), points: queue_series(r, switch, port) })
                 .collect::<Vec<_>>(),
             "time (us)",
             format!("queue at switch {switch} port {port} (KB)"),
@@ -127,16 +127,19 @@ pub fn run(id: &str, out: Option<PathBuf>, experiments: Option<PathBuf>) -> Resu
     Ok(())
 }
 
-/// Queue samples of one port as (us, KB), with the zero samples the recorder skips put back.
-fn with_zeros(r: &Results, switch: u32, port: u32) -> Vec<(f64, f64)> {
-    let mut pts: Vec<(f64, f64)> = Vec::new();
-    for q in r.queues.iter().filter(|q| q.switch == switch && q.port == port) {
-        pts.push((q.time.as_us_f64(), q.bytes as f64 / 1e3));
-    }
-    if pts.first().is_some_and(|p| p.0 > 0.0) {
-        pts.insert(0, (0.0, 0.0));
-    }
-    pts
+/// The queue of one port at every sample time of the run as (us, KB): `queues.csv` leaves out
+/// samples where the queue stayed empty, so those are put back as zeros.
+fn queue_series(r: &Results, switch: u32, port: u32) -> Vec<(f64, f64)> {
+    let Some(iv) = r.scenario.output.sample_interval else { return Vec::new() };
+    let end = (r.summary.simulated_time_ns * 1e3) as u64;
+    let recorded: std::collections::BTreeMap<u64, u64> =
+        r.queues.iter().filter(|q| q.switch == switch && q.port == port).map(|q| (q.time.0, q.bytes)).collect();
+    (0..=end / iv.0)
+        .map(|i| {
+            let t = i * iv.0;
+            (t as f64 / 1e6, recorded.get(&t).copied().unwrap_or(0) as f64 / 1e3)
+        })
+        .collect()
 }
 
 fn slug(name: &str) -> String {
@@ -153,7 +156,7 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
         "scheme",
         "flows",
         "finished",
-        "last_fct_us",
+        "max_fct_us",
         "mean_fct_us",
         "p99_fct_us",
         "max_slowdown",
@@ -171,7 +174,7 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
             let s = &r.summary;
             let mean_queue = match plot {
                 PlotSpec::Queue { switch, port } => {
-                    let pts = with_zeros(r, *switch, *port);
+                    let pts = queue_series(r, *switch, *port);
                     if pts.is_empty() {
                         String::new()
                     } else {

@@ -17,7 +17,7 @@ use crate::time::{Bandwidth, SimTime};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// A scenario file, parsed; after [`Scenario::resolve`] every default is filled in.
+/// A scenario file, parsed and validated, with every default filled in.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
@@ -203,8 +203,10 @@ pub struct PfcConfig {
     /// RESUME is sent once the ingress counter falls this far below XOFF (hysteresis).
     #[serde(default = "default_xon_delta")]
     pub xon_delta: ByteSize,
-    /// Buffer reserved per ingress port for what is still arriving after a PAUSE. When absent:
-    /// two bandwidth-delay products of the link plus three maximum-size packets.
+    /// Buffer reserved per port for what still arrives after a PAUSE: the dynamic XOFF threshold
+    /// is alpha x (buffer - headroom of all the switch's ports - bytes in use), so pauses start
+    /// early enough to leave the headroom free. (No effect with a static `xoff`.) When absent:
+    /// two bandwidth-delay products of the link, three maximum-size packets and a PAUSE frame.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headroom: Option<ByteSize>,
 }

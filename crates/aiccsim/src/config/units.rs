@@ -19,7 +19,8 @@ impl fmt::Display for ByteSize {
     }
 }
 
-/// Splits "12.5Gbps" into (12.5, "Gbps"); the number may have a sign, a decimal point and an exponent.
+/// Splits "12.5Gbps" into (12.5, "Gbps"); the number may have a sign, a decimal point and `_`
+/// separators (no exponent: "1e3" would read as 1 with the unit "e3", which is then rejected).
 fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
     let end = s

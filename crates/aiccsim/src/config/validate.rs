@@ -60,6 +60,23 @@ pub fn validate(s: &Scenario) -> Check {
             return fail("switch.pfc.xon_delta", format!("must be below xoff ({xoff}), got {}", sw.pfc.xon_delta));
         }
     }
+    if sw.pfc.enabled && sw.pfc.xoff.is_none() {
+        for s in 0..topo.num_switches {
+            let node = topo.num_hosts + s;
+            let reserved = crate::net::switch::total_headroom(&topo, node, &sw.pfc, max_packet, nic.pause_size.0);
+            if reserved >= sw.buffer.0 {
+                let ports = topo.node_ports[node as usize].len();
+                return fail(
+                    "switch.pfc.headroom",
+                    format!(
+                        "switch {s} reserves {} of headroom over its {ports} ports, leaving nothing of its {} buffer to share; raise switch.buffer or lower switch.pfc.headroom",
+                        crate::time::format_bytes(reserved),
+                        sw.buffer
+                    ),
+                );
+            }
+        }
+    }
     if !(sw.pfc.dynamic_alpha > 0.0 && sw.pfc.dynamic_alpha <= 64.0) {
         return fail("switch.pfc.dynamic_alpha", format!("must be in (0, 64], got {}", sw.pfc.dynamic_alpha));
     }
@@ -80,7 +97,7 @@ pub fn validate(s: &Scenario) -> Check {
     // Workload.
     let host_ok = |key: &str, h: u32| -> Check {
         if h >= hosts {
-            fail(key, format!("host {h} does not exist (the topology has hosts 0..{})", hosts - 1))
+            fail(key, format!("host {h} does not exist (the topology has hosts 0 to {})", hosts - 1))
         } else {
             Ok(())
         }
@@ -161,9 +178,21 @@ pub fn validate(s: &Scenario) -> Check {
             return fail("output.sample_interval", "must be positive, e.g. \"10us\"");
         }
     }
+    if let Some(ids) = &s.output.rate_flows {
+        let flows = crate::workload::expand(&s.workload, hosts, s.simulation.seed).len();
+        if let Some(&bad) = ids.iter().find(|&&f| f as usize >= flows) {
+            return fail(
+                "output.rate_flows",
+                format!("flow {bad} does not exist (the workload has flows 0 to {})", flows - 1),
+            );
+        }
+    }
     if let Some(sw) = &s.output.queue_switches {
         if let Some(&bad) = sw.iter().find(|&&x| x >= topo.num_switches) {
-            return fail("output.queue_switches", format!("switch {bad} does not exist (0..{})", topo.num_switches));
+            return fail(
+                "output.queue_switches",
+                format!("switch {bad} does not exist (the topology has switches 0 to {})", topo.num_switches - 1),
+            );
         }
     }
     Ok(())

@@ -115,8 +115,9 @@ pub struct Simulation {
     pub(crate) counters: Counters,
     pub(crate) recorder: Recorder,
     pub(crate) flows_done: usize,
-    /// One RNG per switch for ECN marking and spraying.
-    pub(crate) switch_rng: Vec<SimRng>,
+    /// Per-switch random streams for ECN marking and for spraying.
+    pub(crate) ecn_rng: Vec<SimRng>,
+    pub(crate) spray_rng: Vec<SimRng>,
     /// Prefetch for upcoming events: worth it only when the ports outgrow the caches.
     prefetching: bool,
     scenario: Scenario,
@@ -168,7 +169,8 @@ impl Simulation {
                 SwitchState::new(&topo, node, &sw.pfc, sw.buffer.0, max_packet, params.pause_size as u64)
             })
             .collect();
-        let switch_rng = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch", s as u64)).collect();
+        let ecn_rng = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch.ecn", s as u64)).collect();
+        let spray_rng = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch.spray", s as u64)).collect();
         let hosts = (0..topo.num_hosts).map(|_| HostState::default()).collect();
 
         let defs = workload::expand(&scenario.workload, topo.num_hosts, params.seed);
@@ -209,7 +211,8 @@ impl Simulation {
             counters: Counters::default(),
             recorder,
             flows_done: 0,
-            switch_rng,
+            ecn_rng,
+            spray_rng,
             prefetching: false,
             scenario: scenario.clone(),
         };

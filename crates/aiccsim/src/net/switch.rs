@@ -21,24 +21,27 @@ pub struct SwitchState {
     pub max_used: u64,
 }
 
+/// PFC headroom reserved over all ports of switch `node`.
+pub fn total_headroom(topo: &Topology, node: u32, pfc: &PfcConfig, max_packet: u64, pause_size: u64) -> u64 {
+    if !pfc.enabled {
+        return 0;
+    }
+    topo.node_ports[node as usize]
+        .iter()
+        .map(|&p| {
+            let info = &topo.ports[p as usize];
+            pfc.headroom.map(|h| h.0).unwrap_or_else(|| {
+                // After XOFF leaves, the upstream keeps sending for one round trip on the link,
+                // plus the packets already being serialised at each end and the PAUSE itself.
+                2 * info.bandwidth.bytes_in(info.delay) + 3 * max_packet + pause_size
+            })
+        })
+        .sum()
+}
+
 impl SwitchState {
     pub fn new(topo: &Topology, node: u32, pfc: &PfcConfig, buffer: u64, max_packet: u64, pause_size: u64) -> Self {
-        let reserved = if pfc.enabled {
-            topo.node_ports[node as usize]
-                .iter()
-                .map(|&p| {
-                    let info = &topo.ports[p as usize];
-                    pfc.headroom.map(|h| h.0).unwrap_or_else(|| {
-                        // After XOFF leaves, the upstream keeps sending for one round trip on the
-                        // link, plus the packets already being serialised at each end.
-                        2 * info.bandwidth.bytes_in(info.delay) + 3 * max_packet + pause_size
-                    })
-                })
-                .sum::<u64>()
-                .min(buffer)
-        } else {
-            0
-        };
+        let reserved = total_headroom(topo, node, pfc, max_packet, pause_size).min(buffer);
         SwitchState { used: 0, reserved, max_used: 0 }
     }
 }
@@ -136,7 +139,7 @@ impl Simulation {
             true
         } else {
             let p = self.params.ecn_pmax * (q - pt.kmin) as f64 / (pt.kmax - pt.kmin).max(1) as f64;
-            self.switch_rng[sw].random::<f64>() < p
+            self.ecn_rng[sw].random::<f64>() < p
         };
         if mark && !pkt.ecn {
             pkt.ecn = true;
@@ -155,7 +158,7 @@ impl Simulation {
         let key = pkt.ecmp_key;
         match self.params.routing {
             Routing::Ecmp => hops[routing::ecmp_pick(key, node, hops.len())],
-            Routing::Spray => hops[self.switch_rng[sw].random_range(0..hops.len())],
+            Routing::Spray => hops[self.spray_rng[sw].random_range(0..hops.len())],
             Routing::Adaptive => {
                 let first = routing::ecmp_pick(key, node, hops.len());
                 let mut best = hops[first];

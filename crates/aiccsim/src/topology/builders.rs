@@ -156,8 +156,13 @@ fn check_nics(per_switch: u32, nics: u32) -> Result<(), String> {
 
 /// "h3" -> node 3; "s1" -> node hosts + 1.
 fn parse_node(name: &str, hosts: u32, switches: u32) -> Result<u32, String> {
-    let bad =
-        || format!("'{name}' is not a node: write h<i> for host i (0..{hosts}) or s<j> for switch j (0..{switches})");
+    let bad = || {
+        format!(
+            "'{name}' is not a node: write h<i> for a host (0 to {}) or s<j> for a switch (0 to {})",
+            hosts - 1,
+            switches.saturating_sub(1)
+        )
+    };
     let (kind, num) = name.split_at(1.min(name.len()));
     let i: u32 = num.parse().map_err(|_| bad())?;
     match kind {

@@ -32,8 +32,16 @@ pub struct Topology {
     pub node_ports: Vec<Vec<u32>>,
     /// Which server each host (NIC) belongs to.
     pub server_of: Vec<u32>,
-    /// `route_index[switch * num_hosts + dst]`: index of the set of equal-cost egress ports
-    /// towards host `dst` (into `route_sets`).
+    /// The switch each host hangs off (its top-of-rack), as a node, and as an index among ToRs.
+    tor_node: Vec<u32>,
+    tor_index: Vec<u32>,
+    /// The ToR's port that leads down to each host.
+    down_port: Vec<u32>,
+    num_tors: u32,
+    /// `route_index[switch * num_tors + tor]`: index (into `route_sets`) of the equal-cost egress
+    /// ports from `switch` towards ToR `tor`. Every path to a host ends through its ToR, so
+    /// routing by ToR instead of by host gives the same paths from a table hosts-per-ToR times
+    /// smaller (164 KB instead of 1.3 MB on a k = 16 fat tree), which stays in cache.
     route_index: Vec<u32>,
     /// Each equal-cost set as a range of `route_ports`.
     route_sets: Vec<(u32, u32)>,
@@ -94,31 +102,45 @@ impl Builder {
                 return Err(format!("host {host} is linked directly to host {peer_node}; connect hosts to switches"));
             }
         }
-        let mut route_index = vec![u32::MAX; self.switches as usize * h];
+        // ToRs in order of their first host.
+        let mut tor_node = Vec::with_capacity(h);
+        let mut down_port = Vec::with_capacity(h);
+        let mut tor_of_switch = vec![u32::MAX; self.switches as usize];
+        let mut tors: Vec<u32> = Vec::new();
+        for host in 0..self.hosts {
+            let down = self.ports[self.node_ports[host as usize][0] as usize].peer;
+            let tor = self.ports[down as usize].node;
+            let slot = &mut tor_of_switch[(tor - self.hosts) as usize];
+            if *slot == u32::MAX {
+                *slot = tors.len() as u32;
+                tors.push(tor);
+            }
+            tor_node.push(tor);
+            down_port.push(down);
+        }
+        let tor_index: Vec<u32> = tor_node.iter().map(|&t| tor_of_switch[(t - self.hosts) as usize]).collect();
+        let num_tors = tors.len();
+        let mut route_index = vec![u32::MAX; self.switches as usize * num_tors];
         let mut route_sets: Vec<(u32, u32)> = Vec::new();
         let mut route_ports: Vec<u32> = Vec::new();
-        // Interning: most (switch, destination) pairs share a handful of port sets (all up-links).
+        // Interning: most (switch, ToR) pairs share a handful of port sets (all up-links).
         let mut interned: HashMap<Vec<u32>, u32> = HashMap::new();
         let mut dist = vec![u32::MAX; n];
         let mut frontier: Vec<u32> = Vec::new();
         let mut next: Vec<u32> = Vec::new();
         let mut candidates: Vec<u32> = Vec::new();
-        for dst in 0..self.hosts {
+        for (t, &tor) in tors.iter().enumerate() {
             dist.fill(u32::MAX);
-            dist[dst as usize] = 0;
+            dist[tor as usize] = 0;
             frontier.clear();
-            frontier.push(dst);
-            // Breadth-first search outwards from the destination; hosts other than the
-            // destination never forward, so the search does not pass through them.
+            frontier.push(tor);
+            // Breadth-first search outwards from the ToR, over switches only: hosts never forward.
             while !frontier.is_empty() {
                 next.clear();
                 for &node in &frontier {
-                    if node < self.hosts && node != dst {
-                        continue;
-                    }
                     for &p in &self.node_ports[node as usize] {
                         let other = self.ports[self.ports[p as usize].peer as usize].node;
-                        if dist[other as usize] == u32::MAX {
+                        if other >= self.hosts && dist[other as usize] == u32::MAX {
                             dist[other as usize] = dist[node as usize] + 1;
                             next.push(other);
                         }
@@ -126,8 +148,10 @@ impl Builder {
                 }
                 std::mem::swap(&mut frontier, &mut next);
             }
-            for src in 0..self.hosts {
-                if dist[src as usize] == u32::MAX {
+            for (u, &other) in tors.iter().enumerate() {
+                if dist[other as usize] == u32::MAX {
+                    let src = tor_index.iter().position(|&x| x as usize == u).unwrap_or(0);
+                    let dst = tor_index.iter().position(|&x| x as usize == t).unwrap_or(0);
                     return Err(format!(
                         "the topology is disconnected: host {src} cannot reach host {dst}; link every switch into one fabric"
                     ));
@@ -135,14 +159,13 @@ impl Builder {
             }
             for s in 0..self.switches {
                 let node = self.hosts + s;
-                if dist[node as usize] == u32::MAX {
-                    continue; // a switch no host can reach is harmless; it carries no traffic
+                if node == tor || dist[node as usize] == u32::MAX {
+                    continue; // the ToR delivers directly; a switch no host can reach carries nothing
                 }
                 candidates.clear();
                 for &p in &self.node_ports[node as usize] {
                     let other = self.ports[self.ports[p as usize].peer as usize].node;
-                    let forwards = other >= self.hosts || other == dst;
-                    if forwards && dist[other as usize] + 1 == dist[node as usize] {
+                    if other >= self.hosts && dist[other as usize] + 1 == dist[node as usize] {
                         candidates.push(p);
                     }
                 }
@@ -156,7 +179,7 @@ impl Builder {
                         id
                     }
                 };
-                route_index[s as usize * h + dst as usize] = id;
+                route_index[s as usize * num_tors + t] = id;
             }
         }
         Ok(Topology {
@@ -165,6 +188,10 @@ impl Builder {
             ports: self.ports,
             node_ports: self.node_ports,
             server_of: self.server_of,
+            tor_node,
+            tor_index,
+            down_port,
+            num_tors: num_tors as u32,
             route_index,
             route_sets,
             route_ports,
@@ -194,8 +221,12 @@ impl Topology {
     /// The equal-cost egress ports of switch node `node` towards host `dst`.
     #[inline]
     pub fn next_hops(&self, node: u32, dst: u32) -> &[u32] {
+        let d = dst as usize;
+        if node == self.tor_node[d] {
+            return std::slice::from_ref(&self.down_port[d]);
+        }
         let s = (node - self.num_hosts) as usize;
-        let id = self.route_index[s * self.num_hosts as usize + dst as usize];
+        let id = self.route_index[s * self.num_tors as usize + self.tor_index[d] as usize];
         let (start, len) = self.route_sets[id as usize];
         &self.route_ports[start as usize..(start + len) as usize]
     }

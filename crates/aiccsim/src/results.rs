@@ -103,7 +103,7 @@ impl Results {
                 s.resume_sent.to_string(),
                 s.drops.to_string(),
                 s.ecn_marks.to_string(),
-                s.max_queue.to_string(),
+                p.max_queue.to_string(),
                 ns(s.paused_time),
             ])
             .map_err(csv_err)?;

@@ -66,6 +66,8 @@ pub struct PortRecord {
     pub node: String,
     pub port: u32,
     pub peer: String,
+    /// Largest egress backlog seen, bytes over all priorities.
+    pub max_queue: u64,
     pub stats: PortStats,
 }
 
@@ -107,7 +109,7 @@ impl Recorder {
             if port.is_host || !self.queue_switch[(port.node - topo.num_hosts) as usize] {
                 continue;
             }
-            let bytes = port.total_queued();
+            let bytes = port.queued;
             // Only changes from or to a non-empty queue: an idle fabric writes nothing.
             if bytes > 0 || self.last_queue[i] > 0 {
                 self.queues.push(QueueSample {
@@ -296,7 +298,7 @@ pub(crate) fn collect(
     let slowdowns: Vec<f64> = records.iter().filter_map(|r| r.slowdown()).collect();
     let in_flight = counters.data_bytes_sent - counters.data_bytes_received - counters.data_bytes_dropped;
     debug_assert!(live_packets > 0 || in_flight == 0);
-    let max_queue = ports.iter().filter(|p| !p.is_host).map(|p| p.stats.max_queue).max().unwrap_or(0);
+    let max_queue = ports.iter().filter(|p| !p.is_host).map(|p| p.max_queued).max().unwrap_or(0);
     let mut port_records = Vec::with_capacity(ports.len());
     for p in &ports {
         let mut stats = p.stats;
@@ -307,6 +309,7 @@ pub(crate) fn collect(
             node: topo.node_name(p.node),
             port: p.local,
             peer: topo.node_name(ports[p.peer as usize].node),
+            max_queue: p.max_queued,
             stats,
         });
     }

@@ -19,9 +19,11 @@ use crate::topology::PortInfo;
 use std::collections::VecDeque;
 
 /// Fields are laid out by how often the event loop touches them (`repr(C)` keeps the order):
-/// the first cache line holds what every arrival and wake-up reads; statistics come last.
+/// the first cache line holds what every arrival and wake-up reads, the second what every
+/// transmission reads; statistics come last.
 #[repr(C)]
 pub struct Port {
+    // First cache line.
     /// End of the current serialisation; the port is idle from then on.
     pub busy_until: SimTime,
     /// Time and generation of the pending `PortWake`, if any.
@@ -29,10 +31,6 @@ pub struct Port {
     pub wake_gen: u32,
     pub node: u32,
     pub peer: u32,
-    /// Position among the node's ports (the port number in outputs).
-    pub local: u32,
-    pub bandwidth: Bandwidth,
-    pub delay: SimTime,
     /// Bit p set: egress queue p is not empty.
     pub nonempty: u8,
     /// Bit p set: the peer has paused priority p on this port.
@@ -40,19 +38,30 @@ pub struct Port {
     /// Bit p set: we have paused the peer for priority p (ingress role).
     pub pausing_peer: u8,
     pub is_host: bool,
+    pub bandwidth: Bandwidth,
+    pub delay: SimTime,
+    /// Egress backlog in bytes over all priorities.
+    pub queued: u64,
 
+    // Second cache line.
     /// Packets on the wire with their arrival time at the peer.
     pub wire: VecDeque<(SimTime, Packet)>,
-    /// PFC frames waiting to go out ahead of everything else.
-    pub pfc_out: VecDeque<Packet>,
-
-    /// Bytes buffered at this switch that arrived through this port, per priority (for PFC).
-    pub ingress_bytes: [u64; NUM_PRIORITIES],
-    pub queue_bytes: [u64; NUM_PRIORITIES],
-    pub queues: [VecDeque<Packet>; NUM_PRIORITIES],
+    /// Largest `queued` seen.
+    pub max_queued: u64,
     /// ECN thresholds in bytes for this port's speed.
     pub kmin: u64,
     pub kmax: u64,
+    /// Position among the node's ports (the port number in outputs).
+    pub local: u32,
+    /// Frames waiting in `pfc_out` (so that the common case, none, reads no further).
+    pub pfc_frames: u32,
+
+    pub queue_bytes: [u64; NUM_PRIORITIES],
+    /// Bytes buffered at this switch that arrived through this port, per priority (for PFC).
+    pub ingress_bytes: [u64; NUM_PRIORITIES],
+    /// PFC frames waiting to go out ahead of everything else.
+    pub pfc_out: VecDeque<Packet>,
+    pub queues: [VecDeque<Packet>; NUM_PRIORITIES],
 
     pub stats: PortStats,
 }
@@ -65,8 +74,6 @@ pub struct PortStats {
     pub resume_sent: u64,
     pub drops: u64,
     pub ecn_marks: u64,
-    /// Largest egress backlog seen, bytes over all priorities.
-    pub max_queue: u64,
     /// Time this port spent paused by its peer (any priority), and since when it is paused.
     pub paused_time: SimTime,
     pub paused_since: Option<SimTime>,
@@ -84,10 +91,13 @@ impl Port {
             delay: info.delay,
             kmin: scale(ecn.kmin.0),
             kmax: scale(ecn.kmax.0),
+            queued: 0,
+            max_queued: 0,
             queues: Default::default(),
             queue_bytes: [0; NUM_PRIORITIES],
             nonempty: 0,
             pfc_out: VecDeque::new(),
+            pfc_frames: 0,
             paused: 0,
             busy_until: SimTime::ZERO,
             wake_at: None,
@@ -102,23 +112,17 @@ impl Port {
     /// Some queued packet may be sent (PFC frames, or a queue that is not paused).
     #[inline]
     pub fn has_sendable(&self) -> bool {
-        !self.pfc_out.is_empty() || self.nonempty & !(self.paused & !(1 << CONTROL_PRIORITY)) != 0
-    }
-
-    pub fn total_queued(&self) -> u64 {
-        self.queue_bytes.iter().sum()
+        self.pfc_frames > 0 || self.nonempty & !(self.paused & !(1 << CONTROL_PRIORITY)) != 0
     }
 
     #[inline]
     pub fn enqueue(&mut self, pkt: Packet) {
         let prio = pkt.priority;
         self.queue_bytes[prio as usize] += pkt.size as u64;
+        self.queued += pkt.size as u64;
+        self.max_queued = self.max_queued.max(self.queued);
         self.queues[prio as usize].push_back(pkt);
         self.nonempty |= 1 << prio;
-        let q = self.total_queued();
-        if q > self.stats.max_queue {
-            self.stats.max_queue = q;
-        }
     }
 
     /// Removes the head of the highest-priority queue that is not paused.
@@ -135,6 +139,7 @@ impl Port {
             self.nonempty &= !(1 << prio);
         }
         self.queue_bytes[prio as usize] -= pkt.size as u64;
+        self.queued -= pkt.size as u64;
         Some(pkt)
     }
 }
@@ -150,8 +155,10 @@ impl Simulation {
             self.wake_port(p, busy_until);
             return;
         }
-        let next = if let Some(pkt) = self.ports[p as usize].pfc_out.pop_front() {
-            Some(pkt)
+        let next = if self.ports[p as usize].pfc_frames > 0 {
+            let port = &mut self.ports[p as usize];
+            port.pfc_frames -= 1;
+            port.pfc_out.pop_front()
         } else if self.ports[p as usize].is_host {
             self.host_next_packet(p)
         } else {
@@ -250,6 +257,7 @@ impl Simulation {
         self.in_network += 1;
         let port = &mut self.ports[p as usize];
         port.pfc_out.push_back(pkt);
+        port.pfc_frames += 1;
         if pause {
             port.stats.pause_sent += 1;
             self.counters.pause_frames += 1;

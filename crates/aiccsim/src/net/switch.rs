@@ -162,10 +162,10 @@ impl Simulation {
             Routing::Adaptive => {
                 let first = routing::ecmp_pick(key, node, hops.len());
                 let mut best = hops[first];
-                let mut best_q = self.ports[best as usize].total_queued();
+                let mut best_q = self.ports[best as usize].queued;
                 for i in 1..hops.len() {
                     let p = hops[(first + i) % hops.len()];
-                    let q = self.ports[p as usize].total_queued();
+                    let q = self.ports[p as usize].queued;
                     if q < best_q {
                         best = p;
                         best_q = q;

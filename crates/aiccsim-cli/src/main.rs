@@ -125,14 +125,13 @@ pub fn run_with_progress(scenario: &Scenario, label: &str, quiet: bool) -> Resul
         let b = bar.get_or_insert_with(|| {
             let b = ProgressBar::new(p.flows_total as u64);
             b.set_style(
-                ProgressStyle::with_template("{prefix} [{elapsed_precise}] {bar:30} {pos}/{len} flows  {msg}")
-                    .expect("valid template"),
+                ProgressStyle::with_template("{prefix} {bar:24} {pos}/{len} flows {msg}").expect("valid template"),
             );
             b.set_prefix(label.to_string());
             b
         });
         b.set_position(p.flows_done as u64);
-        b.set_message(format!("t = {:.3} ms, {} events", p.now.as_secs_f64() * 1e3, p.events));
+        b.set_message(format!("t={:.3}ms", p.now.as_secs_f64() * 1e3));
     });
     if let Some(b) = bar {
         b.finish_and_clear();

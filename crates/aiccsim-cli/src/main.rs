@@ -156,6 +156,13 @@ fn cmd_run(path: &Path, out: &Path, seed: Option<u64>, quiet: bool) -> Result<()
 
 fn print_summary(r: &Results) {
     let s = &r.summary;
+    if s.partial {
+        eprintln!(
+            "warning: {} of {} flows did not finish: the stop time came first, or nothing could move any more (check ports.csv for ports paused to the end)",
+            s.flows - s.flows_finished,
+            s.flows
+        );
+    }
     println!(
         "{}: {}/{} flows finished{} in {:.3} ms simulated ({:.2} s wall, {:.1} M packet-hops/s)",
         s.algorithm,

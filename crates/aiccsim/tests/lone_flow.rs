@@ -75,3 +75,25 @@ bottleneck = { bandwidth = "25Gbps", delay = "2us" }"#;
     let expect = wire * 8.0 / 25e9 + 4e-6 + 1048.0 * 8.0 / 100e9 * 2.0;
     assert_within(fct, expect, 0.01);
 }
+
+#[test]
+fn stop_time_leaves_a_partial_result() {
+    let r = aiccsim::run(&common::scenario(
+        r#"
+[simulation]
+stop_time = "100us"
+[topology]
+kind = "star"
+hosts = 2
+link = { bandwidth = "100Gbps", delay = "1us" }
+[workload]
+kind = "flows"
+flows = [ { src = 0, dst = 1, size = "10MB" }, { src = 1, dst = 0, size = "1KB" } ]
+"#,
+    ))
+    .unwrap();
+    assert!(r.summary.partial);
+    assert_eq!(r.summary.flows_finished, 1, "the 1 KB flow finishes, the 10 MB one cannot in 100 us");
+    assert!(r.flows[0].finish.is_none());
+    assert_eq!(r.summary.simulated_time_ns, 100_000.0);
+}

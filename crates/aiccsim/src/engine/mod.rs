@@ -283,6 +283,9 @@ impl Simulation {
             events: self.counters.events,
         });
         let wall_seconds = wall.elapsed().as_secs_f64();
+        // Flows left over without a stop time mean nothing could move any more (a PFC deadlock,
+        // say): the results are partial either way.
+        stopped_early |= self.flows_done < total;
         crate::metrics::collect(
             self.scenario,
             self.topo,

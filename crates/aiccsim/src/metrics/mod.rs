@@ -186,7 +186,8 @@ pub struct Summary {
     /// Bytes the workload asked to move.
     pub bytes: u64,
     pub simulated_time_ns: f64,
-    /// True when the stop time ended the run with flows unfinished.
+    /// True when flows were left unfinished: the stop time came first, or nothing could move any
+    /// more (no event left while flows wait, as in a PFC deadlock).
     pub partial: bool,
     pub events: u64,
     pub packet_hops: u64,

@@ -54,13 +54,15 @@ pub fn run(mut scenarios: Vec<PathBuf>, repeat: u32, child: bool) -> Result<(), 
             .collect();
         scenarios.sort();
     }
+    for path in &scenarios {
+        load(path)?; // report a bad scenario as such, before any output
+    }
     let exe = std::env::current_exe().map_err(|e| CliError::io("locating aiccsim", e))?;
     println!(
         "{:<28} {:>9} {:>11} {:>12} {:>10} {:>10} {:>9}",
         "scenario", "wall_ms", "events", "packet_hops", "Mhops/s", "Mevents/s", "peak_MB"
     );
     for path in &scenarios {
-        load(path)?; // report a bad scenario as such, not as a child failure
         let mut best: Option<serde_json::Value> = None;
         for _ in 0..repeat.max(1) {
             let out = Command::new(&exe)

@@ -13,10 +13,10 @@ demo: build ## reproduce the headline experiment: 16-to-1 incast, PFC only vs DC
 
 lint: ## formatting and clippy, warnings as errors
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-test: lint ## lints, then every test
-	$(CARGO) test --workspace --release
+test: lint ## lints, then every test (optimised, with debug assertions and overflow checks)
+	$(CARGO) test --workspace
 
 bench: build ## the benchmark scenarios of BENCHMARKS.md
 	./target/release/aiccsim bench

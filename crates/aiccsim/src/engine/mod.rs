@@ -396,9 +396,11 @@ impl Simulation {
                 let sent_at = flow.next_send.saturating_sub(old_gap);
                 flow.next_send = (sent_at + new_gap).max(self.now);
                 if new_gap < old_gap && flow.scheduled {
-                    let port = self.topo.host_port(flow.src);
+                    // A wake-up, not a direct kick: this may run while the NIC is choosing its
+                    // next packet (a byte counter reacting in `on_send`).
+                    let (port, at) = (self.topo.host_port(flow.src), flow.next_send);
                     self.flows[f as usize].paced_rate = rate;
-                    self.kick(port);
+                    self.wake_port(port, at);
                     return;
                 }
             }

@@ -167,6 +167,7 @@ impl Simulation {
         let Some(pkt) = next else { return };
         let size = pkt.size as u64;
         let port = &mut self.ports[p as usize];
+        debug_assert!(now >= port.busy_until, "port {p} started two packets at once");
         let done = now + port.bandwidth.tx_time(size);
         port.busy_until = done;
         port.stats.tx_packets += 1;

@@ -195,9 +195,11 @@ impl Simulation {
                 self.send_control(p, PacketKind::Nack, pkt, expected);
             }
         } else {
-            // A duplicate from a go-back: re-acknowledge so the sender catches up.
+            // A duplicate from a go-back: re-acknowledge so the sender catches up (always for the
+            // flow's last packet, whose ACK may be what the sender lost).
             flow.acks_pending += 1;
-            if flow.acks_pending >= ack_every {
+            let last = pkt.seq + pkt.payload as u64 >= flow.size;
+            if flow.acks_pending >= ack_every || last {
                 flow.acks_pending = 0;
                 let seq = flow.rcv_nxt;
                 let mut ack = *pkt;

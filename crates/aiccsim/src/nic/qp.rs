@@ -37,7 +37,8 @@ pub struct Flow {
     pub last_packet_size: u64,
     /// On its host's list of queue pairs with data to send.
     pub scheduled: bool,
-    pub rto_armed: bool,
+    /// Time of the one queued retransmission-timeout check, and its generation.
+    pub rto_queued: Option<SimTime>,
     pub rto_gen: u32,
     pub rto_backoff: u32,
     /// Last time the cumulative ACK advanced (or sending resumed from idle).
@@ -79,7 +80,7 @@ impl Flow {
             paced_rate: 0.0,
             last_packet_size: 0,
             scheduled: false,
-            rto_armed: false,
+            rto_queued: None,
             rto_gen: 0,
             rto_backoff: 1,
             last_progress: SimTime::ZERO,
@@ -117,45 +118,53 @@ impl Simulation {
         self.schedule_qp(f);
     }
 
-    /// Puts a flow with data to send on its host's scheduling list and wakes the NIC.
+    /// Puts a flow with data to send on its host's scheduling list (if it is not there yet) and
+    /// wakes the NIC: a go-back may have made it eligible even if it was already listed.
     pub(crate) fn schedule_qp(&mut self, f: u32) {
         let flow = &mut self.flows[f as usize];
-        if flow.scheduled || !flow.has_data_to_send() || flow.sender_done.is_some() {
+        if !flow.has_data_to_send() || flow.sender_done.is_some() {
             return;
         }
-        flow.scheduled = true;
         let host = flow.src;
-        self.hosts[host as usize].active.push(f);
+        if !flow.scheduled {
+            flow.scheduled = true;
+            self.hosts[host as usize].active.push(f);
+        }
         let port = self.topo.host_port(host);
         self.kick(port);
     }
 
-    /// Arms the retransmission timer if it is not already running.
-    pub(crate) fn arm_rto(&mut self, f: u32) {
-        let flow = &mut self.flows[f as usize];
-        if flow.rto_armed {
-            return;
-        }
-        flow.rto_armed = true;
-        flow.rto_gen = flow.rto_gen.wrapping_add(1);
-        let at = flow.last_progress.max(self.now) + SimTime(self.params.rto.0 * flow.rto_backoff as u64);
-        self.events.push(at, Event::Rto(f, flow.rto_gen));
+    /// When the retransmission timeout is due: `rto` (times the backoff) after the last progress.
+    fn rto_deadline(&self, f: u32) -> SimTime {
+        let flow = &self.flows[f as usize];
+        flow.last_progress + SimTime(self.params.rto.0 * flow.rto_backoff as u64)
     }
 
-    /// The timer is never moved on ACKs (that would be a heap operation per ACK); when it fires
-    /// it checks whether progress was made meanwhile and, if so, sleeps until `last_progress + rto`.
+    /// Makes sure a timeout check is queued no later than the current deadline. The check is not
+    /// moved on every ACK (that would be a heap operation per ACK): when it fires early it
+    /// re-queues itself for the deadline then current. Only a deadline that moves earlier (the
+    /// backoff reset by an ACK) queues a new check; the old one is recognised as stale.
+    pub(crate) fn arm_rto(&mut self, f: u32) {
+        let deadline = self.rto_deadline(f).max(self.now);
+        let flow = &mut self.flows[f as usize];
+        if flow.rto_queued.is_none_or(|q| deadline < q) {
+            flow.rto_gen = flow.rto_gen.wrapping_add(1);
+            flow.rto_queued = Some(deadline);
+            self.events.push(deadline, Event::Rto(f, flow.rto_gen));
+        }
+    }
+
     pub(crate) fn rto_fired(&mut self, f: u32, gen: u32) {
         let now = self.now;
-        let rto = self.params.rto;
+        let deadline = self.rto_deadline(f);
         let flow = &mut self.flows[f as usize];
-        if gen != flow.rto_gen || !flow.rto_armed {
+        if gen != flow.rto_gen {
             return;
         }
-        flow.rto_armed = false;
+        flow.rto_queued = None;
         if flow.sender_done.is_some() || flow.snd_una == flow.snd_nxt {
             return; // nothing outstanding; the next send re-arms
         }
-        let deadline = flow.last_progress + SimTime(rto.0 * flow.rto_backoff as u64);
         if now < deadline {
             self.arm_rto(f);
             return;
@@ -184,9 +193,11 @@ impl Simulation {
             return;
         }
         let newly = ack_seq.saturating_sub(flow.snd_una);
+        let mut backoff_reset = false;
         if newly > 0 {
             flow.snd_una = ack_seq;
             flow.last_progress = now;
+            backoff_reset = flow.rto_backoff > 1;
             flow.rto_backoff = 1;
             if flow.snd_nxt < flow.snd_una {
                 flow.snd_nxt = flow.snd_una; // an ACK overtook a go-back
@@ -204,11 +215,12 @@ impl Simulation {
         self.ccs[f as usize].on_ack(&ack, &mut cx);
         self.apply_cc(f, &cx);
         if done {
-            let flow = &mut self.flows[f as usize];
-            flow.sender_done = Some(now);
-            flow.rto_armed = false;
+            self.flows[f as usize].sender_done = Some(now);
             self.flows_done += 1;
         } else {
+            if backoff_reset {
+                self.arm_rto(f); // the deadline moved earlier
+            }
             // The window may have opened.
             let port = self.topo.host_port(self.flows[f as usize].src);
             self.kick(port);
@@ -230,8 +242,10 @@ impl Simulation {
         if seq < flow.snd_nxt {
             flow.retransmitted_bytes += flow.snd_nxt - seq;
             self.counters.retransmitted_bytes += flow.snd_nxt - seq;
-            flow.snd_nxt = seq;
         }
+        // Go back to the missing byte; or, if an earlier go-back has not yet resent up to it,
+        // skip ahead: everything before `seq` has arrived.
+        flow.snd_nxt = seq;
         let mut cx = CcContext::new(now);
         self.ccs[f as usize].on_event(CcEvent::Nack { seq }, &mut cx);
         self.apply_cc(f, &cx);

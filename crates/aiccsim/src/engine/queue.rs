@@ -1,7 +1,13 @@
-//! The event queue: a binary min-heap keyed by (time, insertion sequence).
+//! The event queue: a calendar queue keyed by (time, insertion sequence).
 //!
 //! The sequence number makes the order total: two events due at the same picosecond run in the
-//! order they were scheduled, so a run never depends on how the heap happens to break ties.
+//! order they were scheduled, so a run never depends on how ties happen to break.
+//!
+//! Most events of a packet simulation fall within a few microseconds of now (serialisation,
+//! propagation, pacing). Those go into a ring of 1 ns buckets covering the next ~4 us, by a
+//! shift and a mask; only the bucket being drained is sorted. Events further out (timers, slow
+//! pacers, samples) wait in a binary heap and join the ring when their bucket comes up. A bitmap
+//! of occupied buckets finds the next non-empty one without walking empty ones.
 
 use super::Event;
 use crate::time::SimTime;
@@ -13,6 +19,13 @@ struct Entry {
     /// `time << 64 | seq`: one integer comparison orders by time, then by insertion.
     key: u128,
     event: Event,
+}
+
+impl Entry {
+    #[inline]
+    fn time(&self) -> u64 {
+        (self.key >> 64) as u64
+    }
 }
 
 impl PartialEq for Entry {
@@ -33,53 +46,152 @@ impl Ord for Entry {
     }
 }
 
-#[derive(Default)]
+/// log2 of the bucket width in picoseconds (1.024 ns).
+const SHIFT: u32 = 10;
+/// Buckets in the ring (a power of two): a horizon of about 4.2 us.
+const BUCKETS: u64 = 4096;
+const MASK: u64 = BUCKETS - 1;
+
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    ring: Vec<Vec<Entry>>,
+    /// Bit i set: ring slot i holds entries.
+    occupied: Vec<u64>,
+    /// Absolute number (time >> SHIFT) of the bucket being drained.
+    cur: u64,
+    /// The entries of bucket `cur`, sorted latest first (so `pop` takes from the end).
+    current: Vec<Entry>,
+    /// Entries beyond the ring's horizon when they were scheduled.
+    far: BinaryHeap<Entry>,
+    len: usize,
     next_seq: u64,
-    /// Events ever scheduled; the number processed is what the run loop counts.
+    /// Events ever scheduled.
     pub scheduled: u64,
     /// Most events pending at once.
     pub max_len: usize,
 }
 
+impl Default for EventQueue {
+    fn default() -> Self {
+        EventQueue::with_capacity(0)
+    }
+}
+
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(n), next_seq: 0, scheduled: 0, max_len: 0 }
+        EventQueue {
+            ring: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            occupied: vec![0; (BUCKETS / 64) as usize],
+            cur: 0,
+            current: Vec::new(),
+            far: BinaryHeap::with_capacity(n),
+            len: 0,
+            next_seq: 0,
+            scheduled: 0,
+            max_len: 0,
+        }
     }
 
+    /// Schedules `event` at `time`, which must not be before the last popped event.
     #[inline]
     pub fn push(&mut self, time: SimTime, event: Event) {
         let key = ((time.0 as u128) << 64) | self.next_seq as u128;
         self.next_seq += 1;
         self.scheduled += 1;
-        self.heap.push(Entry { key, event });
-        self.max_len = self.max_len.max(self.heap.len());
+        self.len += 1;
+        self.max_len = self.max_len.max(self.len);
+        let e = Entry { key, event };
+        let b = time.0 >> SHIFT;
+        debug_assert!(b >= self.cur, "event scheduled in the past");
+        if b == self.cur {
+            // Same bucket as the one being drained: insert in order (latest first).
+            let at = self.current.partition_point(|x| x.key > key);
+            self.current.insert(at, e);
+        } else if b < self.cur + BUCKETS {
+            let slot = (b & MASK) as usize;
+            self.ring[slot].push(e);
+            self.occupied[slot / 64] |= 1 << (slot % 64);
+        } else {
+            self.far.push(e);
+        }
+    }
+
+    /// The absolute number of the next occupied ring bucket after `cur`, if any.
+    fn next_ring_bucket(&self) -> Option<u64> {
+        let start = (self.cur + 1) & MASK;
+        let words = self.occupied.len() as u64;
+        let mut word = start / 64;
+        // Bits of the first word below `start` belong to the far end of the window.
+        let mut bits = self.occupied[word as usize] & (!0u64 << (start % 64));
+        for step in 0..=words {
+            if bits != 0 {
+                let slot = word * 64 + bits.trailing_zeros() as u64;
+                let ahead = (slot.wrapping_sub(start) & MASK) + 1;
+                return Some(self.cur + ahead);
+            }
+            if step == words {
+                break;
+            }
+            word = (word + 1) % words;
+            bits = self.occupied[word as usize];
+            if word == start / 64 {
+                bits &= !(!0u64 << (start % 64)); // wrapped around: only the bits before `start`
+            }
+        }
+        None
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        self.heap.pop().map(|e| (SimTime((e.key >> 64) as u64), e.event))
+        if self.current.is_empty() && !self.advance() {
+            return None;
+        }
+        let e = self.current.pop()?;
+        self.len -= 1;
+        Some((SimTime(e.time()), e.event))
+    }
+
+    /// Moves to the next non-empty bucket and sorts it; false when nothing is left.
+    #[cold]
+    fn advance(&mut self) -> bool {
+        let ring = self.next_ring_bucket();
+        let far = self.far.peek().map(|e| e.time() >> SHIFT);
+        let next = match (ring, far) {
+            (Some(r), Some(f)) => r.min(f),
+            (Some(r), None) => r,
+            (None, Some(f)) => f,
+            (None, None) => return false,
+        };
+        self.cur = next;
+        let slot = (next & MASK) as usize;
+        if ring == Some(next) {
+            std::mem::swap(&mut self.current, &mut self.ring[slot]);
+            self.occupied[slot / 64] &= !(1 << (slot % 64));
+        }
+        while self.far.peek().is_some_and(|e| e.time() >> SHIFT == next) {
+            let e = self.far.pop().expect("peeked");
+            self.current.push(e);
+        }
+        self.current.sort_unstable_by(|a, b| b.key.cmp(&a.key));
+        true
     }
 
     /// The next event and, probably, the one after (for prefetching; exact order not needed).
     #[inline]
     pub fn peek_two(&self) -> (Option<Event>, Option<Event>) {
-        let s = self.heap.as_slice();
-        let second = match (s.get(1), s.get(2)) {
-            (Some(a), Some(b)) => Some(if a.key < b.key { a.event } else { b.event }),
-            (Some(a), None) => Some(a.event),
-            _ => None,
-        };
-        (s.first().map(|e| e.event), second)
+        let n = self.current.len();
+        match n {
+            0 => (None, None),
+            1 => (Some(self.current[0].event), None),
+            _ => (Some(self.current[n - 1].event), Some(self.current[n - 2].event)),
+        }
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
 }
 
@@ -105,29 +217,38 @@ mod tests {
                 (SimTime(5), Event::FlowStart(1)),
             ]
         );
+        assert!(q.is_empty());
     }
 
     #[test]
     fn matches_a_sorted_reference_under_random_monotone_use() {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-        let mut q = EventQueue::default();
-        let mut reference: std::collections::BTreeMap<(u64, u64), u32> = Default::default();
-        let (mut now, mut seq, mut id) = (0u64, 0u64, 0u32);
-        for _ in 0..50_000 {
-            if rng.random_bool(0.55) || reference.is_empty() {
-                let t = now + rng.random_range(0..3_000_000u64) * rng.random_range(0..2u64);
-                q.push(SimTime(t), Event::FlowStart(id));
-                reference.insert((t, seq), id);
-                seq += 1;
-                id += 1;
-            } else {
-                let (&(t, s), &want) = reference.iter().next().unwrap();
-                reference.remove(&(t, s));
-                let (got_t, got) = q.pop().unwrap();
-                assert_eq!((got_t, got), (SimTime(t), Event::FlowStart(want)));
-                now = t;
+        for (span, seed) in [(3_000u64, 1u64), (3_000_000, 2), (30_000_000, 3), (5_000_000_000, 4)] {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let mut q = EventQueue::default();
+            let mut reference: std::collections::BTreeMap<(u64, u64), u32> = Default::default();
+            let (mut now, mut seq, mut id) = (0u64, 0u64, 0u32);
+            for _ in 0..100_000 {
+                if rng.random_bool(0.55) || reference.is_empty() {
+                    let t = now + rng.random_range(0..span) * rng.random_range(0..2u64);
+                    q.push(SimTime(t), Event::FlowStart(id));
+                    reference.insert((t, seq), id);
+                    seq += 1;
+                    id += 1;
+                } else {
+                    let (&(t, s), &want) = reference.iter().next().unwrap();
+                    reference.remove(&(t, s));
+                    let (got_t, got) = q.pop().unwrap();
+                    assert_eq!((got_t, got), (SimTime(t), Event::FlowStart(want)), "span {span}");
+                    now = t;
+                }
             }
+            assert_eq!(q.len(), reference.len());
+            while let Some((t, _)) = q.pop() {
+                let (&k, _) = reference.iter().next().unwrap();
+                reference.remove(&k);
+                assert_eq!(t.0, k.0);
+            }
+            assert!(reference.is_empty());
         }
-        assert_eq!(q.len(), reference.len());
     }
 }

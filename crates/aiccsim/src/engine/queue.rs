@@ -51,6 +51,8 @@ const SHIFT: u32 = 10;
 /// Buckets in the ring (a power of two): a horizon of about 4.2 us.
 const BUCKETS: u64 = 4096;
 const MASK: u64 = BUCKETS - 1;
+/// Entries a bucket's buffer keeps room for once drained.
+const SPARE_CAPACITY: usize = 64;
 
 pub struct EventQueue {
     ring: Vec<Vec<Entry>>,
@@ -164,14 +166,19 @@ impl EventQueue {
         self.cur = next;
         let slot = (next & MASK) as usize;
         if ring == Some(next) {
-            std::mem::swap(&mut self.current, &mut self.ring[slot]);
+            // Hand the drained buffer back to the ring, trimmed: a burst that once filled one
+            // bucket must not leave every bucket it passes through holding that much memory.
+            let mut spare = std::mem::take(&mut self.ring[slot]);
+            std::mem::swap(&mut self.current, &mut spare);
+            spare.shrink_to(SPARE_CAPACITY);
+            self.ring[slot] = spare;
             self.occupied[slot / 64] &= !(1 << (slot % 64));
         }
         while self.far.peek().is_some_and(|e| e.time() >> SHIFT == next) {
             let e = self.far.pop().expect("peeked");
             self.current.push(e);
         }
-        self.current.sort_unstable_by(|a, b| b.key.cmp(&a.key));
+        self.current.sort_unstable_by_key(|e| std::cmp::Reverse(e.key));
         true
     }
 

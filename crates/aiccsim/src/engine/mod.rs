@@ -296,6 +296,8 @@ impl Simulation {
             self.now,
             stopped_early,
             self.in_network,
+            self.switches.iter().map(|s| s.max_used).max().unwrap_or(0),
+            self.events.max_len,
             wall_seconds,
         )
     }

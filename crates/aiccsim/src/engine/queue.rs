@@ -66,8 +66,6 @@ pub struct EventQueue {
     far: BinaryHeap<Entry>,
     len: usize,
     next_seq: u64,
-    /// Events ever scheduled.
-    pub scheduled: u64,
     /// Most events pending at once.
     pub max_len: usize,
 }
@@ -88,7 +86,6 @@ impl EventQueue {
             far: BinaryHeap::with_capacity(n),
             len: 0,
             next_seq: 0,
-            scheduled: 0,
             max_len: 0,
         }
     }
@@ -98,7 +95,6 @@ impl EventQueue {
     pub fn push(&mut self, time: SimTime, event: Event) {
         let key = ((time.0 as u128) << 64) | self.next_seq as u128;
         self.next_seq += 1;
-        self.scheduled += 1;
         self.len += 1;
         self.max_len = self.max_len.max(self.len);
         let e = Entry { key, event };

@@ -202,6 +202,10 @@ pub struct Summary {
     /// Data bytes on the wire, headers included.
     pub data_bytes: ByteLedger,
     pub max_switch_queue_bytes: u64,
+    /// Largest occupancy of any switch's shared buffer.
+    pub max_switch_buffer_bytes: u64,
+    /// Most events pending at once in the event queue.
+    pub max_pending_events: usize,
     pub fct_ns: Distribution,
     pub slowdown: Distribution,
     /// Wall-clock figures: the only fields that differ between two runs of the same scenario.
@@ -278,6 +282,8 @@ pub(crate) fn collect(
     now: SimTime,
     partial: bool,
     live_packets: u64,
+    max_switch_buffer_bytes: u64,
+    max_pending_events: usize,
     wall_seconds: f64,
 ) -> Results {
     let records: Vec<FlowRecord> = flows
@@ -339,6 +345,8 @@ pub(crate) fn collect(
             in_flight,
         },
         max_switch_queue_bytes: max_queue,
+        max_switch_buffer_bytes,
+        max_pending_events,
         fct_ns: Distribution::of(&fcts),
         slowdown: Distribution::of(&slowdowns),
         performance: Performance {

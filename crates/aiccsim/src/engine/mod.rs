@@ -191,7 +191,7 @@ impl Simulation {
                 packet_bytes: max_packet,
                 collective: d.collective.map(|c| (c.kind, c.group_size)),
             };
-            flows.push(Flow::new(id as u32, d, key, ideal, base_rtt, params.data_priority));
+            flows.push(Flow::new(id as u32, d, key, ideal, params.data_priority));
             ccs.push(scenario.cc.sender(&facts));
             receivers.push(scenario.cc.receiver());
         }

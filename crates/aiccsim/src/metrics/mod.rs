@@ -195,6 +195,9 @@ pub struct Summary {
     pub resume_frames: u64,
     pub packets_dropped: u64,
     pub ecn_marks: u64,
+    /// Data packets the NICs sent, retransmissions included.
+    pub data_packets: u64,
+    pub acks: u64,
     pub cnps: u64,
     pub nacks: u64,
     pub timeouts: u64,
@@ -334,6 +337,8 @@ pub(crate) fn collect(
         resume_frames: counters.resume_frames,
         packets_dropped: counters.packets_dropped,
         ecn_marks: counters.ecn_marks,
+        data_packets: counters.data_packets_sent,
+        acks: counters.acks,
         cnps: counters.cnps,
         nacks: counters.nacks,
         timeouts: counters.timeouts,

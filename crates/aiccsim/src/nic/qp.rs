@@ -24,7 +24,6 @@ pub struct Flow {
     pub priority: u8,
     pub ecmp_key: u64,
     pub ideal_fct: SimTime,
-    pub base_rtt: SimTime,
 
     // Sender.
     pub started: bool,
@@ -61,7 +60,7 @@ pub struct Flow {
 }
 
 impl Flow {
-    pub fn new(id: u32, d: &FlowDef, ecmp_key: u64, ideal_fct: SimTime, base_rtt: SimTime, priority: u8) -> Flow {
+    pub fn new(id: u32, d: &FlowDef, ecmp_key: u64, ideal_fct: SimTime, priority: u8) -> Flow {
         Flow {
             id,
             src: d.src,
@@ -72,7 +71,6 @@ impl Flow {
             priority,
             ecmp_key,
             ideal_fct,
-            base_rtt,
             started: false,
             snd_una: 0,
             snd_nxt: 0,

@@ -80,7 +80,7 @@ impl fmt::Display for SimTime {
 }
 
 /// A link or sending rate in bits per second.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Bandwidth(pub u64);
 
 impl Bandwidth {

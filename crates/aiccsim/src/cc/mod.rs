@@ -14,15 +14,26 @@
 //! [`Cc::Custom`].
 
 pub mod dcqcn;
+pub mod dctcp;
+pub mod hpcc;
+pub mod hpcc_pint;
 pub mod pfc_only;
+pub mod swift;
+pub mod timely;
 
 use crate::config::CollectiveKind;
+use crate::net::telemetry::IntHop;
 use crate::time::{Bandwidth, SimTime};
 use crate::topology::Topology;
 use serde::Serialize;
 
 pub use dcqcn::{Dcqcn, DcqcnConfig, DcqcnReceiver};
+pub use dctcp::{Dctcp, DctcpConfig};
+pub use hpcc::{Hpcc, HpccConfig};
+pub use hpcc_pint::{HpccPint, HpccPintConfig};
 pub use pfc_only::{PfcOnly, PfcOnlyConfig};
+pub use swift::{Swift, SwiftConfig};
+pub use timely::{Timely, TimelyConfig};
 
 /// Timers an algorithm may own, addressed by a small slot number.
 pub const MAX_TIMERS: usize = 4;
@@ -64,7 +75,7 @@ pub struct ReceiverAction {
 
 /// Feedback an ACK carries back to the sender half.
 #[derive(Clone, Copy, Debug)]
-pub struct AckInfo {
+pub struct AckInfo<'a> {
     /// Cumulative bytes the receiver has in order.
     pub ack_seq: u64,
     /// Bytes newly acknowledged by this ACK.
@@ -75,6 +86,53 @@ pub struct AckInfo {
     pub rtt: SimTime,
     /// Bytes sent but not yet acknowledged, after this ACK.
     pub in_flight: u64,
+    /// Next byte the sender will send (`snd_nxt`), after this ACK: with `ack_seq`, tells an
+    /// algorithm when a window's worth of data has been acknowledged.
+    pub snd_nxt: u64,
+    /// INT records of the acknowledged packet, one per switch hop, in path order (empty unless
+    /// the algorithm asked for [`Telemetry::Int`]).
+    pub int: &'a [IntHop],
+    /// PINT feedback echoed from the acknowledged packet (0 = none).
+    pub pint: u8,
+}
+
+/// Feedback the fabric must add to an algorithm's data packets, and what it costs on the wire.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Telemetry {
+    None,
+    /// Every switch egress pushes an INT hop record (HPCC). `header_bytes` is the INT header on
+    /// every data packet and every ACK; at most `max_hops` records fit in it.
+    Int {
+        max_hops: usize,
+        header_bytes: u64,
+    },
+    /// Every switch egress folds its utilisation into one byte of the packet (HPCC-PINT), on the
+    /// `fraction` of packets the sender selects, encoded with logarithm base `log_base`;
+    /// `header_bytes` on every data packet and ACK.
+    Pint {
+        header_bytes: u64,
+        fraction: f64,
+        log_base: f64,
+    },
+}
+
+impl Telemetry {
+    /// Bytes the telemetry adds to each data packet and ACK.
+    pub fn header_bytes(&self) -> u64 {
+        match *self {
+            Telemetry::None => 0,
+            Telemetry::Int { header_bytes, .. } | Telemetry::Pint { header_bytes, .. } => header_bytes,
+        }
+    }
+}
+
+/// A rate floor must not exceed the slowest NIC.
+pub(crate) fn check_min_rate(min_rate: Bandwidth, topo: &Topology) -> Result<(), (String, String)> {
+    let slowest_nic = (0..topo.num_hosts).map(|h| topo.ports[topo.host_port(h) as usize].bandwidth).min();
+    match slowest_nic {
+        Some(nic) if min_rate > nic => Err(("cc.min_rate".into(), format!("{min_rate} is above the NIC speed {nic}"))),
+        _ => Ok(()),
+    }
 }
 
 /// Rare signals, one hook (as Linux's `cwnd_event`).
@@ -131,7 +189,7 @@ pub trait CongestionControl {
     /// Called once when the flow starts (arm timers here).
     fn on_start(&mut self, _cx: &mut CcContext) {}
     /// Every ACK (the hot path).
-    fn on_ack(&mut self, _ack: &AckInfo, _cx: &mut CcContext) {}
+    fn on_ack(&mut self, _ack: &AckInfo<'_>, _cx: &mut CcContext) {}
     /// Every data packet handed to the wire (byte counters).
     fn on_send(&mut self, _bytes: u64, _cx: &mut CcContext) {}
     /// CNP, NACK, timeout.
@@ -159,12 +217,27 @@ pub enum CcConfig {
     None(PfcOnlyConfig),
     /// DCQCN (Zhu et al., SIGCOMM 2015) with the HPCC ns-3 study's parameters.
     Dcqcn(DcqcnConfig),
+    /// DCTCP (Alizadeh et al., SIGCOMM 2010) on RoCE, as the HPCC study runs it.
+    Dctcp(DctcpConfig),
+    /// TIMELY (Mittal et al., SIGCOMM 2015).
+    Timely(TimelyConfig),
+    /// HPCC (Li et al., SIGCOMM 2019), with INT.
+    Hpcc(HpccConfig),
+    /// HPCC with PINT's 8-bit probabilistic feedback (Ben Basat et al., SIGCOMM 2020).
+    HpccPint(HpccPintConfig),
+    /// Swift (Kumar et al., SIGCOMM 2020).
+    Swift(SwiftConfig),
 }
 
 tagged_enum!(CcConfig, "algorithm", {
     "none" => None(PfcOnlyConfig),
     "pfc_only" => None(PfcOnlyConfig),
     "dcqcn" => Dcqcn(DcqcnConfig),
+    "dctcp" => Dctcp(DctcpConfig),
+    "timely" => Timely(TimelyConfig),
+    "hpcc" => Hpcc(HpccConfig),
+    "hpcc_pint" => HpccPint(HpccPintConfig),
+    "swift" => Swift(SwiftConfig),
 });
 
 impl Default for CcConfig {
@@ -178,12 +251,25 @@ impl CcConfig {
         match self {
             CcConfig::None(_) => "none",
             CcConfig::Dcqcn(_) => "dcqcn",
+            CcConfig::Dctcp(_) => "dctcp",
+            CcConfig::Timely(_) => "timely",
+            CcConfig::Hpcc(_) => "hpcc",
+            CcConfig::HpccPint(_) => "hpcc_pint",
+            CcConfig::Swift(_) => "swift",
         }
     }
 
     /// Every built-in algorithm with its default parameters (for `aiccsim algorithms`).
     pub fn all_defaults() -> Vec<CcConfig> {
-        vec![CcConfig::None(PfcOnlyConfig {}), CcConfig::Dcqcn(DcqcnConfig::default())]
+        vec![
+            CcConfig::None(PfcOnlyConfig {}),
+            CcConfig::Dcqcn(DcqcnConfig::default()),
+            CcConfig::Dctcp(DctcpConfig::default()),
+            CcConfig::Timely(TimelyConfig::default()),
+            CcConfig::Hpcc(HpccConfig::default()),
+            CcConfig::HpccPint(HpccPintConfig::default()),
+            CcConfig::Swift(SwiftConfig::default()),
+        ]
     }
 
     /// One-line description.
@@ -191,6 +277,20 @@ impl CcConfig {
         match self {
             CcConfig::None(_) => "PFC only: line rate, no end-to-end reaction (alias: pfc_only)",
             CcConfig::Dcqcn(_) => "DCQCN: ECN-marked packets make the receiver send CNPs; the sender cuts its rate by alpha/2 and recovers by timer and byte counter",
+            CcConfig::Dctcp(_) => "DCTCP: ACKs echo ECN marks; once per window the rate/window is cut by alpha/2, alpha the EWMA of the marked fraction (set switch.ecn to a step at K)",
+            CcConfig::Timely(_) => "TIMELY: RTT-gradient rate control; additive increase below T_low, multiplicative decrease above T_high, gradient-driven between",
+            CcConfig::Hpcc(_) => "HPCC: switches stamp INT (queue, bytes sent, time, link speed) on every packet; the sender sets its window from the bottleneck utilisation towards eta",
+            CcConfig::HpccPint(_) => "HPCC-PINT: HPCC driven by one byte of probabilistic telemetry (the path's encoded utilisation) on a fraction of packets",
+            CcConfig::Swift(_) => "Swift: delay-based window; additive increase below a target delay scaled by hops and window, multiplicative decrease above, paced below one packet",
+        }
+    }
+
+    /// What the fabric must stamp on this algorithm's packets.
+    pub fn telemetry(&self) -> Telemetry {
+        match self {
+            CcConfig::Hpcc(c) => c.telemetry(),
+            CcConfig::HpccPint(c) => c.telemetry(),
+            _ => Telemetry::None,
         }
     }
 
@@ -198,6 +298,25 @@ impl CcConfig {
         match self {
             CcConfig::None(_) => Ok(()),
             CcConfig::Dcqcn(c) => c.validate(topo),
+            CcConfig::Dctcp(c) => c.validate(topo),
+            CcConfig::Timely(c) => c.validate(topo),
+            CcConfig::Hpcc(c) => c.validate(topo),
+            CcConfig::HpccPint(c) => c.validate(topo),
+            CcConfig::Swift(c) => c.validate(topo),
+        }
+    }
+
+    /// The lowest rate the sender half may ever report (bits/s): its configured floor; 0 for
+    /// window algorithms that pace sub-packet windows ever more slowly.
+    pub fn rate_floor(&self, facts: &FlowFacts) -> f64 {
+        match self {
+            CcConfig::None(_) => facts.line_rate.as_f64(),
+            CcConfig::Dcqcn(c) => c.min_rate.as_f64(),
+            CcConfig::Dctcp(c) => c.min_rate.as_f64(),
+            CcConfig::Timely(c) => c.min_rate.as_f64(),
+            CcConfig::Hpcc(c) => c.min_rate.as_f64(),
+            CcConfig::HpccPint(c) => c.min_rate.as_f64(),
+            CcConfig::Swift(_) => 0.0,
         }
     }
 
@@ -206,14 +325,19 @@ impl CcConfig {
         match self {
             CcConfig::None(_) => Cc::None(PfcOnly::new(facts)),
             CcConfig::Dcqcn(c) => Cc::Dcqcn(Dcqcn::new(c, facts)),
+            CcConfig::Dctcp(c) => Cc::Dctcp(Dctcp::new(c, facts)),
+            CcConfig::Timely(c) => Cc::Timely(Timely::new(c, facts)),
+            CcConfig::Hpcc(c) => Cc::Hpcc(Hpcc::new(c, facts)),
+            CcConfig::HpccPint(c) => Cc::HpccPint(HpccPint::new(c, facts)),
+            CcConfig::Swift(c) => Cc::Swift(Swift::new(c, facts)),
         }
     }
 
     /// Builds the receiver half for one flow.
     pub fn receiver(&self) -> Receiver {
         match self {
-            CcConfig::None(_) => Receiver::Echo,
             CcConfig::Dcqcn(c) => Receiver::Dcqcn(DcqcnReceiver::new(c)),
+            _ => Receiver::Echo,
         }
     }
 }
@@ -222,6 +346,11 @@ impl CcConfig {
 pub enum Cc {
     None(PfcOnly),
     Dcqcn(Dcqcn),
+    Dctcp(Dctcp),
+    Timely(Timely),
+    Hpcc(Hpcc),
+    HpccPint(HpccPint),
+    Swift(Swift),
     /// A user-supplied algorithm (Rust API only).
     Custom(Box<dyn CongestionControl + Send>),
 }
@@ -231,6 +360,11 @@ macro_rules! dispatch {
         match $self {
             Cc::None($cc) => $e,
             Cc::Dcqcn($cc) => $e,
+            Cc::Dctcp($cc) => $e,
+            Cc::Timely($cc) => $e,
+            Cc::Hpcc($cc) => $e,
+            Cc::HpccPint($cc) => $e,
+            Cc::Swift($cc) => $e,
             Cc::Custom($cc) => $e,
         }
     };
@@ -241,7 +375,7 @@ impl CongestionControl for Cc {
         dispatch!(self, c => c.on_start(cx))
     }
     #[inline]
-    fn on_ack(&mut self, ack: &AckInfo, cx: &mut CcContext) {
+    fn on_ack(&mut self, ack: &AckInfo<'_>, cx: &mut CcContext) {
         dispatch!(self, c => c.on_ack(ack, cx))
     }
     #[inline]
@@ -301,16 +435,38 @@ pub(crate) mod tests {
         }
     }
 
+    /// A random INT stack: each hop's counters move forward by random amounts (sometimes not at
+    /// all, sometimes with a path change in the hop count).
+    fn random_int(rng: &mut rand_chacha::ChaCha8Rng, last: &mut Vec<IntHop>, now: SimTime) -> Vec<IntHop> {
+        let hops = if last.is_empty() || rng.random_bool(0.02) { rng.random_range(1..=5) } else { last.len() };
+        let stack: Vec<IntHop> = (0..hops)
+            .map(|i| {
+                let before = last.get(i).copied().unwrap_or_default();
+                IntHop {
+                    ts: now.max(before.ts),
+                    tx_bytes: before.tx_bytes + rng.random_range(0..2_000_000),
+                    qlen: if rng.random_bool(0.5) { 0 } else { rng.random_range(0..50_000_000) },
+                    rate: Bandwidth::from_gbps(*[25, 100, 400].get(rng.random_range(0..3)).unwrap()),
+                }
+            })
+            .collect();
+        *last = stack.clone();
+        stack
+    }
+
     #[test]
     fn random_event_sequences_keep_every_algorithm_sane() {
         for cfg in CcConfig::all_defaults() {
             let f = facts();
+            let floor = cfg.rate_floor(&f);
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
             for _trial in 0..50 {
                 let mut cc = cfg.sender(&f);
                 let mut now = SimTime::ZERO;
                 let mut timers: [Option<SimTime>; MAX_TIMERS] = [None; MAX_TIMERS];
                 let mut cx = CcContext::new(now);
+                let (mut una, mut nxt) = (0u64, 0u64);
+                let mut last_int = Vec::new();
                 cc.on_start(&mut cx);
                 for _step in 0..2000 {
                     for (slot, req) in cx.timer_requests() {
@@ -319,22 +475,41 @@ pub(crate) mod tests {
                         }
                         timers[slot] = req;
                     }
-                    now += SimTime(rng.random_range(0..5_000_000));
+                    // Mostly small steps, sometimes long idle gaps.
+                    now += SimTime(if rng.random_bool(0.05) {
+                        rng.random_range(0..50_000_000_000)
+                    } else {
+                        rng.random_range(0..5_000_000)
+                    });
                     cx = CcContext::new(now);
-                    match rng.random_range(0..6) {
-                        0 => cc.on_ack(
-                            &AckInfo {
-                                ack_seq: 0,
-                                newly_acked: 1000,
-                                ecn_echo: rng.random_bool(0.3),
-                                rtt: SimTime(rng.random_range(1..100_000_000)),
-                                in_flight: rng.random_range(0..1_000_000),
-                            },
+                    match rng.random_range(0..7) {
+                        0 | 1 => {
+                            let newly = rng.random_range(0..=(nxt - una).min(5000));
+                            una += newly;
+                            let int = random_int(&mut rng, &mut last_int, now);
+                            cc.on_ack(
+                                &AckInfo {
+                                    ack_seq: una,
+                                    newly_acked: newly,
+                                    ecn_echo: rng.random_bool(0.3),
+                                    rtt: SimTime(rng.random_range(0..100_000_000)),
+                                    in_flight: nxt - una,
+                                    snd_nxt: nxt,
+                                    int: &int,
+                                    pint: rng.random_range(0..=255),
+                                },
+                                &mut cx,
+                            )
+                        }
+                        2 => cc.on_event(
+                            if rng.random_bool(0.5) { CcEvent::Cnp } else { CcEvent::Nack { seq: una } },
                             &mut cx,
                         ),
-                        1 => cc.on_event(CcEvent::Cnp, &mut cx),
-                        2 => cc.on_event(CcEvent::Timeout, &mut cx),
-                        3 => cc.on_send(1048, &mut cx),
+                        3 => cc.on_event(CcEvent::Timeout, &mut cx),
+                        4 => {
+                            nxt += 1000;
+                            cc.on_send(1048, &mut cx)
+                        }
                         _ => {
                             // Fire every due timer.
                             for (slot, due) in timers.iter_mut().enumerate() {
@@ -346,13 +521,13 @@ pub(crate) mod tests {
                         }
                     }
                     let r = cc.rate();
-                    assert!(r.is_finite(), "{}: rate NaN", cfg.name());
-                    assert!(r <= f.line_rate.as_f64() + 1.0, "{}: rate {r} above line", cfg.name());
-                    let min = match &cfg {
-                        CcConfig::Dcqcn(c) => c.min_rate.as_f64(),
-                        _ => f.line_rate.as_f64(),
-                    };
-                    assert!(r >= min - 1.0, "{}: rate {r} below min {min}", cfg.name());
+                    let name = cfg.name();
+                    assert!(r.is_finite(), "{name}: rate NaN");
+                    assert!(r <= f.line_rate.as_f64() + 1.0, "{name}: rate {r} above line");
+                    assert!(r >= floor - 1.0 && r > 0.0, "{name}: rate {r} below the floor {floor}");
+                    if let Some(w) = cc.window() {
+                        assert!(w >= 1, "{name}: empty window");
+                    }
                 }
             }
         }

@@ -500,6 +500,10 @@ pub struct FlowSpec {
     pub start: SimTime,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collective: Option<CollectiveTag>,
+    /// Flows (by position in the list, earlier ones only) that must be delivered before this one
+    /// starts; it then starts at the later of `start` and their last delivery.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<u32>,
 }
 
 /// The traffic.
@@ -510,6 +514,7 @@ pub enum WorkloadConfig {
     Incast(IncastWorkload),
     AllToAll(AllToAllWorkload),
     Permutation(PermutationWorkload),
+    AllReduce(AllReduceWorkload),
 }
 
 tagged_enum!(WorkloadConfig, "kind", {
@@ -517,6 +522,7 @@ tagged_enum!(WorkloadConfig, "kind", {
     "incast" => Incast(IncastWorkload),
     "all_to_all" => AllToAll(AllToAllWorkload),
     "permutation" => Permutation(PermutationWorkload),
+    "all_reduce" => AllReduce(AllReduceWorkload),
 });
 
 /// An explicit list of flows.
@@ -560,6 +566,33 @@ pub struct PermutationWorkload {
     #[serde(default)]
     pub hosts: HostSet,
     pub size: ByteSize,
+    #[serde(default)]
+    pub start: SimTime,
+}
+
+/// How an all-reduce is broken into point-to-point sends.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AllReduceAlgorithm {
+    /// Reduce-scatter then all-gather around a ring: 2(n-1) steps of size/n to the next rank,
+    /// each step waiting for the chunk from the previous rank.
+    #[default]
+    Ring,
+    /// Reduce-scatter then all-gather, each rank exchanging size/n with every other rank at
+    /// once; a rank's all-gather waits for its reduce-scatter chunks.
+    Direct,
+}
+
+/// An all-reduce of `size` bytes per rank among `hosts`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllReduceWorkload {
+    #[serde(default)]
+    pub hosts: HostSet,
+    /// Bytes each rank contributes (the gradient buffer).
+    pub size: ByteSize,
+    #[serde(default)]
+    pub algorithm: AllReduceAlgorithm,
     #[serde(default)]
     pub start: SimTime,
 }

@@ -1,7 +1,10 @@
 //! Checks a parsed scenario for what its types cannot express. Each failure is
 //! (dotted key, message) and the message says what to write instead.
 
-use super::{AllToAllWorkload, FlowList, HostSet, IncastWorkload, PermutationWorkload, Scenario, WorkloadConfig};
+use super::{
+    AllReduceWorkload, AllToAllWorkload, FlowList, HostSet, IncastWorkload, PermutationWorkload, Scenario,
+    WorkloadConfig,
+};
 use crate::topology::Topology;
 
 type Check = Result<(), (String, String)>;
@@ -140,6 +143,12 @@ pub fn validate(s: &Scenario) -> Check {
                         );
                     }
                 }
+                if let Some(&bad) = f.after.iter().find(|&&d| d as usize >= i) {
+                    return fail(
+                        format!("workload.flows[{i}].after"),
+                        format!("flow {bad} is not listed before flow {i}; `after` names earlier flows only (which also rules out cycles)"),
+                    );
+                }
             }
         }
         WorkloadConfig::Incast(IncastWorkload { senders, receiver, size, flows_per_sender, collective, .. }) => {
@@ -164,10 +173,20 @@ pub fn validate(s: &Scenario) -> Check {
             }
         }
         WorkloadConfig::AllToAll(AllToAllWorkload { hosts: set, size, .. })
-        | WorkloadConfig::Permutation(PermutationWorkload { hosts: set, size, .. }) => {
+        | WorkloadConfig::Permutation(PermutationWorkload { hosts: set, size, .. })
+        | WorkloadConfig::AllReduce(AllReduceWorkload { hosts: set, size, .. }) => {
             set_ok("workload.hosts", set, 2)?;
             if size.0 == 0 {
                 return fail("workload.size", "a flow must carry at least 1 byte");
+            }
+            if let WorkloadConfig::AllReduce(_) = &s.workload {
+                let ranks = set.expand(hosts).len() as u64;
+                if size.0 < ranks {
+                    return fail(
+                        "workload.size",
+                        format!("{size} cannot be split into {ranks} chunks of at least 1 byte; raise the size"),
+                    );
+                }
             }
         }
     }

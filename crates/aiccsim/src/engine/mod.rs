@@ -15,12 +15,13 @@ mod timers;
 pub use queue::EventQueue;
 pub use timers::TimerSlot;
 
-use crate::cc::{CcConfig, CcContext, CongestionControl, FlowFacts, Receiver, MAX_TIMERS};
+use crate::cc::{CcConfig, CcContext, CongestionControl, FlowFacts, Receiver, Telemetry, MAX_TIMERS};
 use crate::config::{ConfigError, Routing, Scenario};
 use crate::metrics::{ideal_fct, Recorder, Results};
 use crate::net::packet::NUM_PRIORITIES;
 use crate::net::port::Port;
 use crate::net::switch::SwitchState;
+use crate::net::telemetry::{IntPool, PintCodec, PintPort, PintState};
 use crate::nic::host::HostState;
 use crate::nic::qp::Flow;
 use crate::rng::{self, SimRng};
@@ -47,6 +48,7 @@ pub enum Event {
 /// Derived per-run parameters the hot path reads.
 pub(crate) struct Params {
     pub mtu: u64,
+    /// Header bytes of a data packet, telemetry included.
     pub header: u64,
     pub ack_size: u32,
     pub cnp_size: u32,
@@ -67,6 +69,8 @@ pub(crate) struct Params {
     pub seed: u64,
     pub stop_time: SimTime,
     pub sample_interval: Option<SimTime>,
+    /// Feedback switches add to data packets (set by the algorithm).
+    pub telemetry: Telemetry,
 }
 
 /// Progress of a run, reported to an observer every so often.
@@ -118,6 +122,15 @@ pub struct Simulation {
     /// Per-switch random streams for ECN marking and for spraying.
     pub(crate) ecn_rng: Vec<SimRng>,
     pub(crate) spray_rng: Vec<SimRng>,
+    /// Flow dependencies: who waits for each flow's delivery, and how many deliveries each
+    /// flow still waits for.
+    pub(crate) dependents: Vec<Vec<u32>>,
+    pub(crate) waiting_on: Vec<u32>,
+    /// INT stacks of the packets that carry one.
+    pub(crate) int_pool: IntPool,
+    /// Switch-side PINT state and its per-switch random streams (HPCC-PINT runs only).
+    pub(crate) pint: Option<PintState>,
+    pub(crate) pint_rng: Vec<SimRng>,
     /// Prefetch for upcoming events: worth it only when the ports outgrow the caches.
     prefetching: bool,
     scenario: Scenario,
@@ -130,10 +143,11 @@ impl Simulation {
         let topo = Topology::build(&scenario.topology).map_err(as_err)?;
         let nic = &scenario.nic;
         let sw = &scenario.switch;
+        let telemetry = scenario.cc.telemetry();
         let params = Params {
             mtu: nic.mtu.0,
-            header: nic.header.0,
-            ack_size: nic.ack_size.0 as u32,
+            header: nic.header.0 + telemetry.header_bytes(),
+            ack_size: (nic.ack_size.0 + telemetry.header_bytes()) as u32,
             cnp_size: nic.cnp_size.0 as u32,
             pause_size: nic.pause_size.0 as u32,
             ack_every: nic.ack_every,
@@ -152,6 +166,11 @@ impl Simulation {
             seed: scenario.simulation.seed,
             stop_time: scenario.simulation.stop_time.unwrap_or(SimTime::MAX),
             sample_interval: scenario.output.sample_interval,
+            telemetry,
+        };
+        let int_pool = match telemetry {
+            Telemetry::Int { max_hops, .. } => IntPool::new(max_hops),
+            _ => IntPool::default(),
         };
         let max_packet = params.mtu + params.header;
         let ports: Vec<Port> = topo
@@ -177,12 +196,17 @@ impl Simulation {
         let mut flows = Vec::with_capacity(defs.len());
         let mut ccs = Vec::with_capacity(defs.len());
         let mut receivers = Vec::with_capacity(defs.len());
+        let mut dependents = vec![Vec::new(); defs.len()];
+        let mut waiting_on = vec![0u32; defs.len()];
+        let mut largest_base_rtt = SimTime::ZERO;
         for (id, d) in defs.iter().enumerate() {
             let key = routing::flow_key(params.seed, id as u32);
             let path = topo.path(d.src, d.dst, key);
             let back = topo.path(d.dst, d.src, key);
-            let ideal = ideal_fct(&topo, &path, d.size, params.mtu, params.header);
+            // The ideal is the same for every algorithm: telemetry headers count against it.
+            let ideal = ideal_fct(&topo, &path, d.size, params.mtu, nic.header.0);
             let base_rtt = topo.path_latency(&path, max_packet) + topo.path_latency(&back, params.ack_size as u64);
+            largest_base_rtt = largest_base_rtt.max(base_rtt);
             let facts = FlowFacts {
                 line_rate: topo.ports[topo.host_port(d.src) as usize].bandwidth,
                 base_rtt,
@@ -191,10 +215,27 @@ impl Simulation {
                 packet_bytes: max_packet,
                 collective: d.collective.map(|c| (c.kind, c.group_size)),
             };
+            for &before in &d.after {
+                dependents[before as usize].push(id as u32);
+            }
+            waiting_on[id] = d.after.len() as u32;
             flows.push(Flow::new(id as u32, d, key, ideal, params.data_priority));
             ccs.push(scenario.cc.sender(&facts));
             receivers.push(scenario.cc.receiver());
         }
+        let (pint, pint_rng) = match (telemetry, &scenario.cc) {
+            (Telemetry::Pint { log_base, .. }, CcConfig::HpccPint(c)) => {
+                let period = c.switch_period.unwrap_or(largest_base_rtt);
+                let state = PintState {
+                    codec: PintCodec::new(log_base),
+                    period,
+                    ports: vec![PintPort::default(); ports.len()],
+                };
+                let rngs = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch.pint", s as u64)).collect();
+                (Some(state), rngs)
+            }
+            _ => (None, Vec::new()),
+        };
         let recorder = Recorder::new(&scenario.output, &topo, flows.len());
         let mut sim = Simulation {
             now: SimTime::ZERO,
@@ -213,14 +254,21 @@ impl Simulation {
             flows_done: 0,
             ecn_rng,
             spray_rng,
+            dependents,
+            waiting_on,
+            int_pool,
+            pint,
+            pint_rng,
             prefetching: false,
             scenario: scenario.clone(),
         };
         // About 600 B per port: past ~1000 ports the port array alone overflows a 512 KiB L2.
         sim.prefetching = sim.ports.len() > 1024;
         for f in 0..sim.flows.len() {
-            let start = sim.flows[f].start;
-            sim.events.push(start, Event::FlowStart(f as u32));
+            if sim.waiting_on[f] == 0 {
+                let start = sim.flows[f].start;
+                sim.events.push(start, Event::FlowStart(f as u32));
+            }
         }
         if sim.params.sample_interval.is_some() {
             sim.events.push(SimTime::ZERO, Event::Sample);

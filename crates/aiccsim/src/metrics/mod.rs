@@ -186,6 +186,10 @@ pub struct Summary {
     /// Bytes the workload asked to move.
     pub bytes: u64,
     pub simulated_time_ns: f64,
+    /// When the last flow was delivered (the workload's completion time); absent if one never was.
+    pub completion_time_ns: Option<f64>,
+    /// Each collective's span: first flow start to last flow delivery.
+    pub collectives: Vec<CollectiveRecord>,
     /// True when flows were left unfinished: the stop time came first, or nothing could move any
     /// more (no event left while flows wait, as in a PFC deadlock).
     pub partial: bool,
@@ -213,6 +217,46 @@ pub struct Summary {
     pub slowdown: Distribution,
     /// Wall-clock figures: the only fields that differ between two runs of the same scenario.
     pub performance: Performance,
+}
+
+/// One collective instance (the flows sharing a collective tag).
+#[derive(Clone, Debug, Serialize)]
+pub struct CollectiveRecord {
+    /// `kind:id`, as in the `collective` column of `flows.csv`.
+    pub name: String,
+    pub ranks: u32,
+    pub flows: usize,
+    pub start_ns: f64,
+    /// Last delivery; absent if a flow never finished.
+    pub finish_ns: Option<f64>,
+    pub duration_ns: Option<f64>,
+}
+
+impl CollectiveRecord {
+    fn of(flows: &[Flow], records: &[FlowRecord]) -> Vec<CollectiveRecord> {
+        let mut by_name: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+        for (i, r) in records.iter().enumerate() {
+            if !r.collective.is_empty() {
+                by_name.entry(r.collective.as_str()).or_default().push(i);
+            }
+        }
+        by_name
+            .into_iter()
+            .map(|(name, members)| {
+                let start = members.iter().map(|&i| records[i].start).min().unwrap_or_default();
+                let finish = members.iter().map(|&i| records[i].finish).collect::<Option<Vec<_>>>();
+                let finish = finish.and_then(|f| f.into_iter().max());
+                CollectiveRecord {
+                    name: name.to_string(),
+                    ranks: flows[members[0]].collective.map(|c| c.group_size).unwrap_or(0),
+                    flows: members.len(),
+                    start_ns: start.as_ns_f64(),
+                    finish_ns: finish.map(|f| f.as_ns_f64()),
+                    duration_ns: finish.map(|f| (f - start).as_ns_f64()),
+                }
+            })
+            .collect()
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -330,6 +374,13 @@ pub(crate) fn collect(
         flows_finished: records.iter().filter(|r| r.finish.is_some()).count(),
         bytes: records.iter().map(|r| r.size_bytes).sum(),
         simulated_time_ns: now.as_ns_f64(),
+        completion_time_ns: records
+            .iter()
+            .map(|r| r.finish)
+            .collect::<Option<Vec<_>>>()
+            .and_then(|f| f.into_iter().max())
+            .map(|t| t.as_ns_f64()),
+        collectives: CollectiveRecord::of(&flows, &records),
         partial,
         events: counters.events,
         packet_hops: counters.packet_hops,

@@ -3,3 +3,4 @@
 pub mod packet;
 pub mod port;
 pub mod switch;
+pub mod telemetry;

@@ -5,6 +5,7 @@
 //! of living in a pool that every hop would reach into at random. Once the ring buffers have
 //! grown to the run's working size, the per-packet path allocates nothing.
 
+use crate::net::telemetry::NO_INT;
 use crate::time::SimTime;
 
 /// Priority of ACKs, NACKs and CNPs: served first at every port, never paused.
@@ -49,6 +50,12 @@ pub struct Packet {
     pub sent_at: SimTime,
     /// The ingress port it arrived on at the current switch (for PFC accounting).
     pub ingress: u32,
+    /// Slot of its INT stack in the telemetry pool (data, and the ACK that echoes it), or
+    /// [`NO_INT`].
+    pub int: u32,
+    /// HPCC-PINT: the encoded path utilisation the packet carries (data) or echoes (ACK);
+    /// 0 = no feedback.
+    pub pint: u8,
 }
 
 impl Packet {
@@ -68,6 +75,8 @@ impl Packet {
             seq: 0,
             sent_at: SimTime::ZERO,
             ingress: u32::MAX,
+            int: NO_INT,
+            pint: 0,
         }
     }
 }

@@ -6,6 +6,7 @@
 //! rises above XOFF the switch sends PAUSE upstream; when it falls to XOFF - xon_delta, RESUME.
 //! Each port keeps `headroom` in reserve for what the upstream still sends after its PAUSE.
 
+use crate::cc::Telemetry;
 use crate::config::{PfcConfig, Routing};
 use crate::engine::Simulation;
 use crate::net::packet::{Packet, PacketKind, CONTROL_PRIORITY};
@@ -78,6 +79,7 @@ impl Simulation {
             if pkt.kind == PacketKind::Data {
                 self.counters.data_bytes_dropped += size;
             }
+            self.int_pool.release(pkt.int);
             self.in_network -= 1;
             return;
         }
@@ -124,6 +126,9 @@ impl Simulation {
         }
         if self.params.ecn_enabled && self.params.ecn_at_dequeue && pkt.kind == PacketKind::Data {
             self.maybe_mark(p, sw, &mut pkt);
+        }
+        if self.params.telemetry != Telemetry::None && pkt.kind == PacketKind::Data {
+            self.stamp_telemetry(p, &mut pkt);
         }
         Some(pkt)
     }

@@ -4,7 +4,7 @@
 //! pairs, round-robin among those allowed to send: data left, window open, and the pacer's
 //! time reached. When none is allowed yet the port wakes at the earliest pacer time.
 
-use crate::cc::{CongestionControl, DataArrival, ReceiverCc};
+use crate::cc::{CongestionControl, DataArrival, ReceiverCc, Telemetry};
 use crate::engine::Simulation;
 use crate::net::packet::{Packet, PacketKind, CONTROL_PRIORITY};
 use crate::time::{pacing_gap, SimTime};
@@ -73,6 +73,18 @@ impl Simulation {
         pkt.payload = payload as u32;
         pkt.seq = flow.snd_nxt;
         pkt.sent_at = now;
+        match self.params.telemetry {
+            Telemetry::None => {}
+            Telemetry::Int { .. } => pkt.int = self.int_pool.alloc(),
+            Telemetry::Pint { fraction, .. } => {
+                // PINT's global hash: whether a packet carries the query depends only on the
+                // packet, so a retransmission carries it again.
+                let h = crate::topology::routing::mix64(flow.ecmp_key ^ pkt.seq.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                if ((h >> 11) as f64) < fraction * (1u64 << 53) as f64 {
+                    pkt.pint = 1; // code 0: the lowest utilisation; switches raise it
+                }
+            }
+        }
         if flow.snd_una == flow.snd_nxt {
             flow.last_progress = now; // nothing was outstanding: the timeout clock starts now
         }
@@ -118,14 +130,13 @@ impl Simulation {
             .min()
     }
 
-    /// A window below one packet still lets one packet out when nothing is in flight.
+    /// The window bounds the bytes in flight: a packet may leave while fewer than the window are
+    /// outstanding (the HPCC ns-3 model's rule), so a window below one packet still lets one
+    /// packet out when nothing is in flight.
     #[inline]
     fn window_open(&self, f: u32) -> bool {
         match self.ccs[f as usize].window() {
-            Some(w) => {
-                let flow = &self.flows[f as usize];
-                flow.in_flight() == 0 || flow.in_flight() + self.params.mtu <= w
-            }
+            Some(w) => self.flows[f as usize].in_flight() < w,
             None => true,
         }
     }
@@ -137,7 +148,7 @@ impl Simulation {
             PacketKind::Data => self.receive_data(p, &pkt),
             PacketKind::Ack => {
                 self.counters.acks += 1;
-                self.on_ack(pkt.flow, pkt.seq, pkt.ecn, pkt.sent_at)
+                self.on_ack(&pkt)
             }
             PacketKind::Nack => {
                 self.counters.nacks += 1;
@@ -165,22 +176,23 @@ impl Simulation {
         let ack_every = self.params.ack_every;
         let nack_interval = self.params.nack_interval;
         let flow = &mut self.flows[f as usize];
+        // The ACK this packet triggers, if any, as (cumulative seq, ECN echo).
+        let mut ack = None;
+        let mut newly_complete = false;
         if pkt.seq == flow.rcv_nxt {
             flow.rcv_nxt += pkt.payload as u64;
             flow.acks_pending += 1;
             flow.ecn_pending |= pkt.ecn;
             flow.last_nack = None;
             let complete = flow.rcv_nxt == flow.size;
-            if complete && flow.finish.is_none() {
+            newly_complete = complete && flow.finish.is_none();
+            if newly_complete {
                 flow.finish = Some(now);
             }
             if complete || flow.acks_pending >= ack_every {
-                let (seq, ecn) = (flow.rcv_nxt, flow.ecn_pending);
+                ack = Some((flow.rcv_nxt, flow.ecn_pending));
                 flow.acks_pending = 0;
                 flow.ecn_pending = false;
-                let mut ack = *pkt;
-                ack.ecn = ecn;
-                self.send_control(p, PacketKind::Ack, &ack, seq);
             }
         } else if pkt.seq > flow.rcv_nxt {
             // A gap: go-back-N discards this packet and asks for the missing byte, once per
@@ -201,11 +213,20 @@ impl Simulation {
             let last = pkt.seq + pkt.payload as u64 >= flow.size;
             if flow.acks_pending >= ack_every || last {
                 flow.acks_pending = 0;
-                let seq = flow.rcv_nxt;
-                let mut ack = *pkt;
-                ack.ecn = false;
-                self.send_control(p, PacketKind::Ack, &ack, seq);
+                ack = Some((flow.rcv_nxt, false));
             }
+        }
+        if newly_complete {
+            self.flow_delivered(f);
+        }
+        match ack {
+            Some((seq, ecn)) => {
+                // The ACK echoes the packet's timestamp and telemetry (its INT slot moves over).
+                let mut about = *pkt;
+                about.ecn = ecn;
+                self.send_control(p, PacketKind::Ack, &about, seq);
+            }
+            None => self.int_pool.release(pkt.int),
         }
     }
 
@@ -222,7 +243,11 @@ impl Simulation {
         c.dst = about.src;
         c.seq = seq;
         c.sent_at = about.sent_at;
-        c.ecn = kind == PacketKind::Ack && about.ecn;
+        if kind == PacketKind::Ack {
+            c.ecn = about.ecn;
+            c.int = about.int;
+            c.pint = about.pint;
+        }
         self.in_network += 1;
         self.ports[p as usize].enqueue(c);
         self.kick(p);

@@ -8,6 +8,7 @@
 use crate::cc::{AckInfo, CcContext, CcEvent, CongestionControl, MAX_TIMERS};
 use crate::config::CollectiveTag;
 use crate::engine::{Event, Simulation, TimerSlot};
+use crate::net::packet::Packet;
 use crate::time::SimTime;
 use crate::workload::FlowDef;
 
@@ -108,6 +109,7 @@ impl Simulation {
     pub(crate) fn flow_start(&mut self, f: u32) {
         let flow = &mut self.flows[f as usize];
         flow.started = true;
+        flow.start = self.now; // later than configured when it waited for other flows
         flow.next_send = self.now;
         flow.last_progress = self.now;
         let mut cx = CcContext::new(self.now);
@@ -130,6 +132,18 @@ impl Simulation {
         }
         let port = self.topo.host_port(host);
         self.kick(port);
+    }
+
+    /// Every byte of flow `f` has reached its receiver: start the flows that waited for it.
+    pub(crate) fn flow_delivered(&mut self, f: u32) {
+        for i in 0..self.dependents[f as usize].len() {
+            let d = self.dependents[f as usize][i] as usize;
+            self.waiting_on[d] -= 1;
+            if self.waiting_on[d] == 0 {
+                let at = self.flows[d].start.max(self.now);
+                self.events.push(at, Event::FlowStart(d as u32));
+            }
+        }
     }
 
     /// When the retransmission timeout is due: `rto` (times the backoff) after the last progress.
@@ -183,11 +197,13 @@ impl Simulation {
         self.arm_rto(f);
     }
 
-    /// An ACK for `ack_seq` reached the sender.
-    pub(crate) fn on_ack(&mut self, f: u32, ack_seq: u64, ecn_echo: bool, echoed_sent_at: SimTime) {
+    /// An ACK reached the sender.
+    pub(crate) fn on_ack(&mut self, pkt: &Packet) {
         let now = self.now;
+        let (f, ack_seq) = (pkt.flow, pkt.seq);
         let flow = &mut self.flows[f as usize];
         if flow.sender_done.is_some() {
+            self.int_pool.release(pkt.int);
             return;
         }
         let newly = ack_seq.saturating_sub(flow.snd_una);
@@ -204,13 +220,17 @@ impl Simulation {
         let ack = AckInfo {
             ack_seq,
             newly_acked: newly,
-            ecn_echo,
-            rtt: now.saturating_sub(echoed_sent_at),
+            ecn_echo: pkt.ecn,
+            rtt: now.saturating_sub(pkt.sent_at),
             in_flight: flow.in_flight(),
+            snd_nxt: flow.snd_nxt,
+            int: self.int_pool.hops(pkt.int),
+            pint: pkt.pint,
         };
         let done = flow.snd_una >= flow.size;
         let mut cx = CcContext::new(now);
         self.ccs[f as usize].on_ack(&ack, &mut cx);
+        self.int_pool.release(pkt.int);
         self.apply_cc(f, &cx);
         if done {
             self.flows[f as usize].sender_done = Some(now);

@@ -1,8 +1,10 @@
 //! Turns the `[workload]` section into the list of flows the engine starts.
 
+mod collective;
+
 use crate::config::{
-    AllToAllWorkload, CollectiveKind, CollectiveTag, FlowList, HostSet, IncastWorkload, PermutationWorkload,
-    WorkloadConfig,
+    AllReduceWorkload, AllToAllWorkload, CollectiveKind, CollectiveTag, FlowList, HostSet, IncastWorkload,
+    PermutationWorkload, WorkloadConfig,
 };
 use crate::rng;
 use crate::time::SimTime;
@@ -16,6 +18,8 @@ pub struct FlowDef {
     pub size: u64,
     pub start: SimTime,
     pub collective: Option<CollectiveTag>,
+    /// Flows that must be delivered before this one starts (earlier in the list).
+    pub after: Vec<u32>,
 }
 
 /// Expands a validated workload. `hosts` is the number of hosts in the topology.
@@ -23,7 +27,14 @@ pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
     match cfg {
         WorkloadConfig::Flows(FlowList { flows }) => flows
             .iter()
-            .map(|f| FlowDef { src: f.src, dst: f.dst, size: f.size.0, start: f.start, collective: f.collective })
+            .map(|f| FlowDef {
+                src: f.src,
+                dst: f.dst,
+                size: f.size.0,
+                start: f.start,
+                collective: f.collective,
+                after: f.after.clone(),
+            })
             .collect(),
         WorkloadConfig::Incast(IncastWorkload { senders, receiver, size, start, flows_per_sender, collective }) => {
             let senders = senders.expand(hosts);
@@ -36,6 +47,7 @@ pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
                         size: size.0,
                         start: *start,
                         collective: *collective,
+                        after: Vec::new(),
                     });
                 }
             }
@@ -56,8 +68,18 @@ pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
             members
                 .iter()
                 .zip(&target)
-                .map(|(&src, &dst)| FlowDef { src, dst, size: size.0, start: *start, collective: None })
+                .map(|(&src, &dst)| FlowDef {
+                    src,
+                    dst,
+                    size: size.0,
+                    start: *start,
+                    collective: None,
+                    after: Vec::new(),
+                })
                 .collect()
+        }
+        WorkloadConfig::AllReduce(AllReduceWorkload { hosts: set, size, algorithm, start }) => {
+            collective::all_reduce(&set.expand(hosts), size.0, *algorithm, *start)
         }
     }
 }
@@ -69,7 +91,7 @@ fn all_to_all(set: &HostSet, hosts: u32, size: u64, start: SimTime) -> Vec<FlowD
     for &src in &members {
         for &dst in &members {
             if src != dst {
-                flows.push(FlowDef { src, dst, size, start, collective: Some(tag) });
+                flows.push(FlowDef { src, dst, size, start, collective: Some(tag), after: Vec::new() });
             }
         }
     }

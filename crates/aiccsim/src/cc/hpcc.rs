@@ -1,0 +1,224 @@
+//! HPCC: Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019 (§3, Algorithm 1),
+//! checked against the authors' ns-3 model (`HandleAckHp` / `UpdateRateHp` in `rdma-hw.cc`).
+//!
+//! Every switch egress stamps an INT record on each data packet (time, bytes sent, queue length,
+//! link speed: `net/telemetry.rs`); the receiver echoes the stack in the ACK. Per ACK the sender
+//! (Algorithm 1):
+//! - for each hop, from this record and the previous one of the same hop: the link's
+//!   utilisation u_j = qlen_j / (B_j·T) + txRate_j / B_j, with qlen the smaller of the two
+//!   records' queues (§3.3, "min" filters a queue that is draining) and txRate the bytes sent
+//!   between them over their time difference (eq. 2);
+//! - U = max_j u_j, smoothed over one base RTT by the time the records span
+//!   (U = U·(T-τ)/T + u·τ/T, Algorithm 1 line 10);
+//! - window: if U/η >= 1 or `max_stage` additive steps have run, multiplicative
+//!   W = W_c / (U/η) + W_AI, else additive W = W_c + W_AI (eq. 4 and §3.3); the rate is W / T.
+//! - The reference W_c is committed once per round trip (the ACK of the first byte sent after
+//!   the last commit); the ACKs in between adjust from the same W_c ("fast reaction", §3.3).
+//!
+//! The state is kept as a rate (R = W/T, as in the ns-3 model); the window is R·T.
+
+use super::{check_min_rate, dctcp::window_for_rate, AckInfo, CcContext, CongestionControl, FlowFacts, Telemetry};
+use crate::net::telemetry::{IntHop, MAX_INT_HOPS};
+use crate::time::Bandwidth;
+use crate::topology::Topology;
+use serde::{Deserialize, Serialize};
+
+/// HPCC parameters. Defaults: the HPCC paper's, at the values of the authors' ns-3 runs.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct HpccConfig {
+    /// Target utilisation η (§3.3: 95%).
+    pub eta: f64,
+    /// Additive steps before a multiplicative increase (maxStage = 5, §3.3).
+    pub max_stage: u32,
+    /// Additive increase W_AI, as a rate. Absent: 10 Mb/s per 25 Gb/s of NIC speed (the ns-3
+    /// runs' `RATE_AI`), 40 Mb/s at 100 Gb/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub additive_increase: Option<Bandwidth>,
+    /// Floor of the rate (the study's `MIN_RATE` = 1000 Mb/s).
+    pub min_rate: Bandwidth,
+    /// React on every ACK from the committed reference, not only once per round trip (§3.3).
+    pub fast_react: bool,
+    /// INT records the header has room for (5: a three-tier fat tree's switch hops).
+    pub int_max_hops: usize,
+    /// INT header bytes per record (8: the 64-bit hop record of the ns-3 model).
+    pub int_bytes_per_hop: u64,
+    /// INT header bytes besides the records (2: the hop counter).
+    pub int_base_bytes: u64,
+}
+
+impl Default for HpccConfig {
+    fn default() -> Self {
+        HpccConfig {
+            eta: 0.95,
+            max_stage: 5,
+            additive_increase: None,
+            min_rate: Bandwidth(1_000_000_000),
+            fast_react: true,
+            int_max_hops: 5,
+            int_bytes_per_hop: 8,
+            int_base_bytes: 2,
+        }
+    }
+}
+
+impl HpccConfig {
+    pub fn validate(&self, topo: &Topology) -> Result<(), (String, String)> {
+        validate_eta(self.eta)?;
+        if self.int_max_hops == 0 || self.int_max_hops > MAX_INT_HOPS {
+            return Err(("cc.int_max_hops".into(), format!("must be 1 to {MAX_INT_HOPS}, got {}", self.int_max_hops)));
+        }
+        check_min_rate(self.min_rate, topo)
+    }
+
+    pub fn telemetry(&self) -> Telemetry {
+        Telemetry::Int {
+            max_hops: self.int_max_hops,
+            header_bytes: self.int_base_bytes + self.int_bytes_per_hop * self.int_max_hops as u64,
+        }
+    }
+}
+
+pub(crate) fn validate_eta(eta: f64) -> Result<(), (String, String)> {
+    if !(eta > 0.0 && eta <= 1.0) {
+        return Err(("cc.eta".into(), format!("the target utilisation must be in (0, 1], got {eta}")));
+    }
+    Ok(())
+}
+
+/// The window rule shared by HPCC and HPCC-PINT (Algorithm 1, ComputeWind): the new rate from
+/// the committed reference rate, the normalised utilisation and the additive stage.
+pub(crate) struct WindowRule {
+    pub eta: f64,
+    pub max_stage: u32,
+    pub additive: f64,
+    pub min_rate: f64,
+    pub line_rate: f64,
+}
+
+impl WindowRule {
+    /// Returns the new rate and the stage it leads to.
+    pub fn next(&self, reference: f64, stage: u32, utilisation: f64) -> (f64, u32) {
+        let k = utilisation / self.eta;
+        let (rate, stage) = if k >= 1.0 || stage >= self.max_stage {
+            (reference / k.max(1e-9) + self.additive, 0)
+        } else {
+            (reference + self.additive, stage + 1)
+        };
+        (rate.clamp(self.min_rate, self.line_rate), stage)
+    }
+}
+
+pub struct Hpcc {
+    rule: WindowRule,
+    fast_react: bool,
+    base_rtt_s: f64,
+    /// The rate in force now, and the reference committed once per round trip.
+    rate: f64,
+    reference: f64,
+    stage: u32,
+    /// Smoothed path utilisation U.
+    utilisation: f64,
+    /// The next commit happens on an ACK past this byte (`None` before the first ACK).
+    commit_after: Option<u64>,
+    /// The last INT record seen per hop.
+    last: [IntHop; MAX_INT_HOPS],
+    last_hops: usize,
+}
+
+impl Hpcc {
+    pub fn new(cfg: &HpccConfig, facts: &FlowFacts) -> Self {
+        let line = facts.line_rate.as_f64();
+        Hpcc {
+            rule: WindowRule {
+                eta: cfg.eta,
+                max_stage: cfg.max_stage,
+                additive: cfg.additive_increase.map(|b| b.as_f64()).unwrap_or(line / 2500.0),
+                min_rate: cfg.min_rate.as_f64(),
+                line_rate: line,
+            },
+            fast_react: cfg.fast_react,
+            base_rtt_s: facts.base_rtt.as_secs_f64(),
+            rate: line,
+            reference: line,
+            stage: 0,
+            utilisation: 1.0,
+            commit_after: None,
+            last: [IntHop::default(); MAX_INT_HOPS],
+            last_hops: 0,
+        }
+    }
+
+    pub fn utilisation(&self) -> f64 {
+        self.utilisation
+    }
+
+    /// MeasureInflight (Algorithm 1 lines 1-11): folds the ACK's records into U. Returns false
+    /// when the records cannot be compared with the previous ones (first ACK, changed path).
+    fn measure(&mut self, hops: &[IntHop]) -> bool {
+        let comparable = hops.len() == self.last_hops && !hops.is_empty();
+        let t = self.base_rtt_s;
+        let mut max_u = 0.0;
+        let mut max_tau = 0.0;
+        if comparable {
+            for (now, before) in hops.iter().zip(&self.last) {
+                let tau = now.ts.saturating_sub(before.ts).as_secs_f64();
+                if tau <= 0.0 {
+                    continue;
+                }
+                let b = now.rate.as_f64();
+                let tx_rate = now.tx_bytes.saturating_sub(before.tx_bytes) as f64 * 8.0 / tau;
+                let qlen = now.qlen.min(before.qlen) as f64 * 8.0;
+                let u = qlen / (b * t) + tx_rate / b;
+                if u > max_u {
+                    max_u = u;
+                    max_tau = tau;
+                }
+            }
+        }
+        self.last[..hops.len()].copy_from_slice(hops);
+        self.last_hops = hops.len();
+        if !comparable || max_tau == 0.0 {
+            return false;
+        }
+        let tau = max_tau.min(t);
+        self.utilisation = (self.utilisation * (t - tau) + max_u * tau) / t;
+        true
+    }
+}
+
+impl CongestionControl for Hpcc {
+    fn on_ack(&mut self, ack: &AckInfo<'_>, _cx: &mut CcContext) {
+        let Some(after) = self.commit_after else {
+            // The first ACK only gives the records to compare the next ones with.
+            self.measure(ack.int);
+            self.commit_after = Some(ack.snd_nxt);
+            return;
+        };
+        let commit = ack.ack_seq > after;
+        if !commit && !self.fast_react {
+            return; // without fast reaction, only the once-per-round-trip ACKs are read
+        }
+        if !self.measure(ack.int) {
+            if commit {
+                self.commit_after = Some(ack.snd_nxt);
+            }
+            return;
+        }
+        let (rate, stage) = self.rule.next(self.reference, self.stage, self.utilisation);
+        self.rate = rate;
+        if commit {
+            self.reference = rate;
+            self.stage = stage;
+            self.commit_after = Some(ack.snd_nxt);
+        }
+    }
+
+    fn rate(&self) -> f64 {
+        self.rate
+    }
+
+    fn window(&self) -> Option<u64> {
+        Some(window_for_rate(self.rate, self.base_rtt_s))
+    }
+}

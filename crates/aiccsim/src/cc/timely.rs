@@ -1,0 +1,171 @@
+//! TIMELY: Mittal et al., "TIMELY: RTT-based Congestion Control for the Datacenter",
+//! SIGCOMM 2015, as the HPCC study's ns-3 model runs it (`UpdateRateTimely` in `rdma-hw.cc`).
+//!
+//! Rate-based, driven by RTT samples (the ACK echoes the data packet's NIC transmit timestamp).
+//! Once per window of data (the paper updates per completion event of a 16-64 KB segment; the
+//! ns-3 model, whose behaviour the published comparisons show, once per round trip), with the
+//! newest RTT sample (paper Algorithm 1):
+//! - `rtt_diff` = EWMA of the change in RTT since the previous update, weight `alpha` on the new
+//!   change; `gradient` = `rtt_diff / min_rtt`;
+//! - RTT < T_low: additive increase by delta;
+//! - RTT > T_high: multiplicative decrease, rate *= 1 - beta·(1 - T_high/RTT);
+//! - otherwise, gradient <= 0: additive increase, by N·delta (N = 5, hyperactive increase, HAI)
+//!   once `hai_threshold` increases in a row have happened, else by delta;
+//! - gradient > 0: rate *= 1 - beta·gradient.
+//!
+//! As in the ns-3 model, HAI also counts the increases below T_low, and every decrease resets it.
+
+use super::{check_min_rate, AckInfo, CcContext, CongestionControl, FlowFacts};
+use crate::time::{Bandwidth, SimTime};
+use crate::topology::Topology;
+use serde::{Deserialize, Serialize};
+
+/// TIMELY parameters. Defaults: the TIMELY paper's (§5, as used by the HPCC study's ns-3 model).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TimelyConfig {
+    /// Below this RTT, always increase (T_low = 50 us).
+    pub t_low: SimTime,
+    /// Above this RTT, always decrease (T_high = 500 us).
+    pub t_high: SimTime,
+    /// Normalises the RTT gradient (minRTT = 20 us).
+    pub min_rtt: SimTime,
+    /// EWMA weight of the newest RTT difference (alpha = 0.875).
+    pub alpha: f64,
+    /// Multiplicative decrease factor (beta = 0.8).
+    pub beta: f64,
+    /// Additive increase step delta. Absent: 10 Mb/s per 10 Gb/s of NIC speed (the paper's
+    /// 10 Mb/s at 10 Gb/s, scaled with the link as the HPCC study does).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub additive_increase: Option<Bandwidth>,
+    /// Multiplier of delta in hyperactive increase (N = 5).
+    pub hai_factor: f64,
+    /// Consecutive increases before hyperactive increase starts (5).
+    pub hai_threshold: u32,
+    /// Floor of the rate (the HPCC study's `MIN_RATE` = 1000 Mb/s).
+    pub min_rate: Bandwidth,
+}
+
+impl Default for TimelyConfig {
+    fn default() -> Self {
+        TimelyConfig {
+            t_low: SimTime::from_us(50),
+            t_high: SimTime::from_us(500),
+            min_rtt: SimTime::from_us(20),
+            alpha: 0.875,
+            beta: 0.8,
+            additive_increase: None,
+            hai_factor: 5.0,
+            hai_threshold: 5,
+            min_rate: Bandwidth(1_000_000_000),
+        }
+    }
+}
+
+impl TimelyConfig {
+    pub fn validate(&self, topo: &Topology) -> Result<(), (String, String)> {
+        let key = |k: &str| format!("cc.{k}");
+        if self.t_high <= self.t_low {
+            return Err((key("t_high"), format!("must be above t_low ({})", self.t_low)));
+        }
+        if self.min_rtt.0 == 0 {
+            return Err((key("min_rtt"), "must be positive, e.g. \"20us\"".into()));
+        }
+        if !(self.alpha > 0.0 && self.alpha <= 1.0) {
+            return Err((key("alpha"), format!("must be in (0, 1], got {}", self.alpha)));
+        }
+        if !(self.beta > 0.0 && self.beta <= 1.0) {
+            return Err((key("beta"), format!("must be in (0, 1], got {}", self.beta)));
+        }
+        if self.hai_factor.is_nan() || self.hai_factor < 1.0 {
+            return Err((key("hai_factor"), format!("must be at least 1, got {}", self.hai_factor)));
+        }
+        check_min_rate(self.min_rate, topo)
+    }
+}
+
+pub struct Timely {
+    cfg: TimelyConfig,
+    line_rate: f64,
+    delta: f64,
+    rate: f64,
+    /// Updates happen when an ACK passes this byte (`None` before the first ACK).
+    next_update: Option<u64>,
+    prev_rtt: f64,
+    rtt_diff: f64,
+    /// Consecutive increases (HAI after `hai_threshold`).
+    increases: u32,
+}
+
+impl Timely {
+    pub fn new(cfg: &TimelyConfig, facts: &FlowFacts) -> Self {
+        let line = facts.line_rate.as_f64();
+        Timely {
+            cfg: cfg.clone(),
+            line_rate: line,
+            delta: cfg.additive_increase.map(|b| b.as_f64()).unwrap_or(line / 1000.0),
+            rate: line,
+            next_update: None,
+            prev_rtt: 0.0,
+            rtt_diff: 0.0,
+            increases: 0,
+        }
+    }
+
+    /// The current RTT-gradient estimate (normalised by min_rtt).
+    pub fn gradient(&self) -> f64 {
+        self.rtt_diff / self.cfg.min_rtt.as_secs_f64()
+    }
+
+    /// Algorithm 1 for one RTT sample (seconds).
+    fn update(&mut self, rtt: f64) {
+        let c = &self.cfg;
+        let diff = rtt - self.prev_rtt;
+        self.rtt_diff = (1.0 - c.alpha) * self.rtt_diff + c.alpha * diff;
+        let gradient = self.gradient();
+        let t_low = c.t_low.as_secs_f64();
+        let t_high = c.t_high.as_secs_f64();
+        let factor = if rtt < t_low {
+            None
+        } else if rtt > t_high {
+            Some(1.0 - c.beta * (1.0 - t_high / rtt))
+        } else if gradient <= 0.0 {
+            None
+        } else {
+            Some((1.0 - c.beta * gradient).max(0.0))
+        };
+        match factor {
+            None => {
+                let step = if self.increases >= c.hai_threshold { c.hai_factor * self.delta } else { self.delta };
+                self.rate = (self.rate + step).min(self.line_rate);
+                self.increases += 1;
+            }
+            Some(f) => {
+                self.rate = (self.rate * f).max(c.min_rate.as_f64());
+                self.increases = 0;
+            }
+        }
+    }
+}
+
+impl CongestionControl for Timely {
+    fn on_ack(&mut self, ack: &AckInfo<'_>, _cx: &mut CcContext) {
+        let due = match self.next_update {
+            None => true,
+            Some(at) => ack.ack_seq > at,
+        };
+        if !due {
+            return;
+        }
+        let rtt = ack.rtt.as_secs_f64();
+        if self.next_update.is_some() {
+            self.update(rtt);
+        }
+        self.prev_rtt = rtt;
+        self.next_update = Some(ack.snd_nxt);
+    }
+
+    fn rate(&self) -> f64 {
+        self.rate
+    }
+}

@@ -169,3 +169,84 @@ impl CongestionControl for Timely {
         self.rate
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::tests::facts;
+
+    /// Feeds one ACK that closes the current window (so TIMELY updates) with RTT `rtt_us`.
+    fn window_ack(t: &mut Timely, seq: &mut u64, rtt_us: u64) {
+        *seq += 100_000;
+        let ack = AckInfo {
+            ack_seq: *seq,
+            newly_acked: 1000,
+            ecn_echo: false,
+            rtt: SimTime::from_us(rtt_us),
+            in_flight: 50_000,
+            snd_nxt: *seq + 50_000,
+            int: &[],
+            pint: 0,
+        };
+        t.on_ack(&ack, &mut CcContext::new(SimTime::ZERO));
+    }
+
+    #[test]
+    fn timely_cuts_on_a_rising_rtt_and_recovers_with_hyperactive_increase() {
+        let cfg = TimelyConfig::default();
+        let mut t = Timely::new(&cfg, &facts());
+        let line = 100e9;
+        let mut seq = 0;
+        window_ack(&mut t, &mut seq, 60);
+        window_ack(&mut t, &mut seq, 60);
+        assert_eq!(t.rate(), line, "a flat RTT between the thresholds does not cut");
+        // A step from 60 to 80 us: gradient 0.875 x 20 / 20 = 0.875, cut to 1 - 0.8 x 0.875.
+        window_ack(&mut t, &mut seq, 80);
+        assert!((t.rate() / line - (1.0 - 0.8 * 0.875)).abs() < 1e-9, "rate {}", t.rate());
+        // Holding at 80 us, the gradient's EWMA fades and the rate all but stops falling; a
+        // falling RTT (negative gradient) brings increases back.
+        let mut rates = vec![t.rate()];
+        for _ in 0..4 {
+            window_ack(&mut t, &mut seq, 80);
+            rates.push(t.rate());
+        }
+        assert!(rates[4] / rates[3] > 0.999, "the gradient has faded: {rates:?}");
+        window_ack(&mut t, &mut seq, 70);
+        assert!(t.rate() > rates[4]);
+        // Below T_low: additive increase by delta = 100 Mb/s (10 Mb/s per 10 Gb/s); after five
+        // increases in a row, hyperactive steps of 5 delta.
+        let mut prev = t.rate();
+        let mut steps = Vec::new();
+        for _ in 0..12 {
+            window_ack(&mut t, &mut seq, 10);
+            steps.push(((t.rate() - prev) / 1e6).round());
+            prev = t.rate();
+        }
+        assert_eq!(steps[0], 100.0, "{steps:?}");
+        assert!(steps[8..].iter().all(|&s| s == 500.0), "{steps:?}");
+        // Above T_high the cut is 1 - beta (1 - T_high / RTT): at 1 ms, 0.6.
+        let before = t.rate();
+        window_ack(&mut t, &mut seq, 1000);
+        assert!((t.rate() / before - 0.6).abs() < 1e-9);
+    }
+
+    #[test]
+    fn acks_inside_a_window_do_not_update() {
+        let mut t = Timely::new(&TimelyConfig::default(), &facts());
+        let mut seq = 0;
+        window_ack(&mut t, &mut seq, 60);
+        // The same window: RTT jumps but no update until an ACK passes the window's end.
+        let ack = AckInfo {
+            ack_seq: seq + 10_000,
+            newly_acked: 1000,
+            ecn_echo: false,
+            rtt: SimTime::from_us(400),
+            in_flight: 0,
+            snd_nxt: seq + 60_000,
+            int: &[],
+            pint: 0,
+        };
+        t.on_ack(&ack, &mut CcContext::new(SimTime::ZERO));
+        assert_eq!(t.rate(), 100e9);
+    }
+}

@@ -92,6 +92,8 @@ pub struct Counters {
     pub data_bytes_received: u64,
     pub data_bytes_dropped: u64,
     pub data_packets_sent: u64,
+    /// Payload bytes of the data packets sent (retransmissions included).
+    pub data_payload_sent: u64,
     pub retransmitted_bytes: u64,
     pub packets_dropped: u64,
     pub ecn_marks: u64,
@@ -99,6 +101,8 @@ pub struct Counters {
     pub resume_frames: u64,
     pub cnps: u64,
     pub acks: u64,
+    /// ACKs that carried telemetry (INT records or PINT feedback).
+    pub feedback_acks: u64,
     pub nacks: u64,
     pub timeouts: u64,
 }
@@ -334,6 +338,11 @@ impl Simulation {
         // Flows left over without a stop time mean nothing could move any more (a PFC deadlock,
         // say): the results are partial either way.
         stopped_early |= self.flows_done < total;
+        debug_assert!(
+            self.in_network > 0 || self.int_pool.in_use() == 0,
+            "INT slots leaked: {} in use with no packet in the network",
+            self.int_pool.in_use()
+        );
         crate::metrics::collect(
             self.scenario,
             self.topo,

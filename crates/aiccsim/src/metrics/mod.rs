@@ -4,7 +4,7 @@ mod ideal;
 
 pub use ideal::ideal_fct;
 
-use crate::cc::{Cc, CongestionControl};
+use crate::cc::{Cc, CongestionControl, Telemetry};
 use crate::config::{OutputConfig, Scenario};
 use crate::engine::Counters;
 use crate::net::port::{Port, PortStats};
@@ -208,6 +208,8 @@ pub struct Summary {
     pub retransmitted_bytes: u64,
     /// Data bytes on the wire, headers included.
     pub data_bytes: ByteLedger,
+    /// Feedback the switches stamped for the algorithm, and its cost.
+    pub telemetry: TelemetrySummary,
     pub max_switch_queue_bytes: u64,
     /// Largest occupancy of any switch's shared buffer.
     pub max_switch_buffer_bytes: u64,
@@ -217,6 +219,18 @@ pub struct Summary {
     pub slowdown: Distribution,
     /// Wall-clock figures: the only fields that differ between two runs of the same scenario.
     pub performance: Performance,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TelemetrySummary {
+    /// `none`, `int` (HPCC) or `pint` (HPCC-PINT).
+    pub kind: &'static str,
+    /// Bytes it adds to every data packet and ACK.
+    pub header_bytes: u64,
+    /// ACKs that brought feedback back to the sender.
+    pub feedback_acks: u64,
+    /// Header bytes (telemetry included) over all data bytes on the wire.
+    pub header_overhead: f64,
 }
 
 /// One collective instance (the flows sharing a collective tag).
@@ -394,6 +408,20 @@ pub(crate) fn collect(
         nacks: counters.nacks,
         timeouts: counters.timeouts,
         retransmitted_bytes: counters.retransmitted_bytes,
+        telemetry: TelemetrySummary {
+            kind: match scenario.cc.telemetry() {
+                Telemetry::None => "none",
+                Telemetry::Int { .. } => "int",
+                Telemetry::Pint { .. } => "pint",
+            },
+            header_bytes: scenario.cc.telemetry().header_bytes(),
+            feedback_acks: counters.feedback_acks,
+            header_overhead: if counters.data_bytes_sent == 0 {
+                0.0
+            } else {
+                1.0 - counters.data_payload_sent as f64 / counters.data_bytes_sent as f64
+            },
+        },
         data_bytes: ByteLedger {
             sent: counters.data_bytes_sent,
             received: counters.data_bytes_received,

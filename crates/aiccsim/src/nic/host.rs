@@ -96,6 +96,7 @@ impl Simulation {
         let finished_sending = !flow.has_data_to_send();
         self.counters.data_packets_sent += 1;
         self.counters.data_bytes_sent += size;
+        self.counters.data_payload_sent += payload;
         if finished_sending {
             self.flows[f as usize].scheduled = false;
             let h = &mut self.hosts[host as usize];
@@ -148,6 +149,9 @@ impl Simulation {
             PacketKind::Data => self.receive_data(p, &pkt),
             PacketKind::Ack => {
                 self.counters.acks += 1;
+                if pkt.int != crate::net::telemetry::NO_INT || pkt.pint != 0 {
+                    self.counters.feedback_acks += 1;
+                }
                 self.on_ack(&pkt)
             }
             PacketKind::Nack => {

@@ -1,6 +1,7 @@
 //! `aiccsim`: run scenarios, validate them, reproduce published experiments, benchmark.
 
 mod bench;
+mod checks;
 mod plot;
 mod reproduce;
 

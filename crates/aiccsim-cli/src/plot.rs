@@ -8,7 +8,8 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
-const PALETTE: [RGBColor; 8] = [
+/// Twelve colours that stay apart on a white background (Tableau 10, then two darker ones).
+const PALETTE: [RGBColor; 12] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -17,6 +18,10 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(140, 86, 75),
     RGBColor(227, 119, 194),
     RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+    RGBColor(0, 0, 0),
+    RGBColor(0, 80, 60),
 ];
 
 /// One line per series on shared axes.
@@ -53,6 +58,50 @@ pub fn lines(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[S
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())
+}
+
+/// Horizontal bars, one per (name, value), top to bottom in the given order.
+pub fn bars(path: &Path, title: &str, x_label: &str, bars: &[(String, f64)]) -> Result<(), String> {
+    let n = bars.len().max(1);
+    let x_max = bars.iter().map(|b| b.1).fold(0.0f64, f64::max);
+    let x_max = if x_max > 0.0 { x_max * 1.08 } else { 1.0 };
+    let name_chars = bars.iter().map(|b| b.0.len()).max().unwrap_or(4) as u32;
+    let height = 90 + 26 * n as u32;
+    let root = SVGBackend::new(path, (900, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(20 + 7 * name_chars)
+        .build_cartesian_2d(0.0..x_max, (0..n).into_segmented())
+        .map_err(|e| e.to_string())?;
+    let names: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(n)
+        .y_label_formatter(&|v| match v {
+            // Row 0 at the top.
+            SegmentValue::CenterOf(i) => n.checked_sub(1 + i).and_then(|k| names.get(k)).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .x_desc(x_label)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    chart
+        .draw_series(bars.iter().enumerate().map(|(i, (_, v))| {
+            let row = n - 1 - i;
+            let color = PALETTE[i % PALETTE.len()];
+            let mut r = Rectangle::new(
+                [(0.0, SegmentValue::Exact(row)), (*v, SegmentValue::Exact(row + 1))],
+                color.mix(0.8).filled(),
+            );
+            r.set_margin(3, 3, 0, 0);
+            r
+        }))
         .map_err(|e| e.to_string())?;
     root.present().map_err(|e| e.to_string())
 }

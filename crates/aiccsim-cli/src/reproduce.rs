@@ -3,15 +3,19 @@
 //! An experiment is a folder `experiments/ID/` holding `experiment.toml`:
 //! ```toml
 //! title = "16-to-1 incast"
+//! base = "incast.toml"    # optional: the scenario runs share
 //! [[run]]
 //! name = "DCQCN"
-//! scenario = "dcqcn.toml"
+//! scenario = "dcqcn.toml" # a scenario of its own, or:
+//! set = { cc = { algorithm = "dcqcn" } }   # keys replaced in `base`
 //! [plot]
-//! kind = "queue"      # queue of one switch port over time, one line per run
+//! kind = "queue"          # queue of one switch port over time, one line per run
 //! switch = 0
 //! port = 0
+//! [[check]]               # claims checked on the table: see checks.rs
 //! ```
 
+use crate::checks::{self, Check, Measured};
 use crate::plot::{self, Series};
 use crate::{load, run_with_progress, CliError};
 use aiccsim::metrics::jain_index;
@@ -23,15 +27,20 @@ use std::path::{Path, PathBuf};
 #[serde(deny_unknown_fields)]
 struct Experiment {
     title: String,
+    base: Option<PathBuf>,
     run: Vec<RunSpec>,
     plot: PlotSpec,
+    #[serde(default)]
+    check: Vec<Check>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RunSpec {
     name: String,
-    scenario: PathBuf,
+    scenario: Option<PathBuf>,
+    /// Keys replaced in the scenario (a nested table, merged key by key).
+    set: Option<toml::Table>,
 }
 
 #[derive(Deserialize)]
@@ -41,6 +50,8 @@ enum PlotSpec {
     Queue { switch: u32, port: u32 },
     /// CDF of flow completion times.
     FctCdf,
+    /// One horizontal bar per run of a table column.
+    Bars { metric: String },
 }
 
 fn experiments_dir(given: Option<PathBuf>) -> PathBuf {
@@ -82,10 +93,26 @@ pub fn run(id: &str, out: Option<PathBuf>, experiments: Option<PathBuf>) -> Resu
     let out = out.unwrap_or_else(|| PathBuf::from("out").join(id));
     std::fs::create_dir_all(&out).map_err(|e| CliError::io(&out.display().to_string(), e))?;
 
+    let names: Vec<String> = spec.run.iter().map(|r| r.name.clone()).collect();
+    for c in &spec.check {
+        checks::validate(c, &names, &HEADER).map_err(|e| CliError::input(format!("{}: {e}", spec_path.display())))?;
+    }
+    if let PlotSpec::Bars { metric } = &spec.plot {
+        if !HEADER.contains(&metric.as_str()) {
+            return Err(CliError::input(format!(
+                "{}: plot.metric: no table column '{metric}' (columns: {})",
+                spec_path.display(),
+                HEADER.join(", ")
+            )));
+        }
+    }
+    // Load every scenario before running any, so a typo in the last one fails at once.
+    let scenarios: Vec<aiccsim::Scenario> =
+        spec.run.iter().map(|r| scenario_of(&dir, &spec, r)).collect::<Result<_, CliError>>()?;
+
     println!("{}", spec.title);
     let mut rows: Vec<(String, Results)> = Vec::new();
-    for r in &spec.run {
-        let scenario = load(&dir.join(&r.scenario))?;
+    for (r, scenario) in spec.run.iter().zip(scenarios) {
         let results = run_with_progress(&scenario, &r.name, false)?;
         let run_dir = out.join(slug(&r.name));
         results.write_dir(&run_dir).map_err(|e| CliError::io(&run_dir.display().to_string(), e))?;
@@ -106,7 +133,7 @@ pub fn run(id: &str, out: Option<PathBuf>, experiments: Option<PathBuf>) -> Resu
             "time (us)",
             format!("queue at switch {switch} port {port} (KB)"),
         ),
-        PlotSpec::FctCdf => (
+        PlotSpec::FctCdf | PlotSpec::Bars { .. } => (
             rows.iter()
                 .map(|(name, r)| {
                     let mut f: Vec<f64> = r.flows.iter().filter_map(|f| f.fct()).map(|t| t.as_us_f64()).collect();
@@ -122,9 +149,73 @@ pub fn run(id: &str, out: Option<PathBuf>, experiments: Option<PathBuf>) -> Resu
             "CDF".to_string(),
         ),
     };
-    plot::lines(&plot_path, &spec.title, x, &y, &series).map_err(|e| CliError::io("plotting", e))?;
+    match &spec.plot {
+        PlotSpec::Bars { metric } => {
+            let col = HEADER.iter().position(|h| h == metric).expect("validated above");
+            let bars: Vec<(String, f64)> =
+                table.rows.iter().map(|r| (r[0].clone(), r[col].parse().unwrap_or(0.0))).collect();
+            plot::bars(&plot_path, &spec.title, metric, &bars)
+        }
+        _ => plot::lines(&plot_path, &spec.title, x, &y, &series),
+    }
+    .map_err(|e| CliError::io("plotting", e))?;
     println!("table: {}\nplot:  {}", table_path.display(), plot_path.display());
+
+    if spec.check.is_empty() {
+        return Ok(());
+    }
+    let measured = Measured { header: &table.header, rows: &table.rows };
+    let verdicts: Vec<checks::Verdict> = spec.check.iter().map(|c| checks::evaluate(c, &measured)).collect();
+    let mut csv = String::from("claim,pass,detail\n");
+    println!("\nchecks:");
+    for v in &verdicts {
+        println!("  {} {}\n       {}", if v.pass { "PASS" } else { "FAIL" }, v.claim, v.detail);
+        csv.push_str(&format!("\"{}\",{},\"{}\"\n", v.claim.replace('"', "'"), v.pass, v.detail.replace('"', "'")));
+    }
+    let checks_path = out.join("checks.csv");
+    std::fs::write(&checks_path, csv).map_err(|e| CliError::io(&checks_path.display().to_string(), e))?;
+    let failed = verdicts.iter().filter(|v| !v.pass).count();
+    if failed > 0 {
+        return Err(CliError {
+            message: format!("{failed} of {} checks failed (see {})", verdicts.len(), checks_path.display()),
+            code: 3,
+        });
+    }
+    println!("all {} checks pass", verdicts.len());
     Ok(())
+}
+
+/// The scenario of one run: its own file, or the experiment's base with the run's `set` keys.
+fn scenario_of(dir: &Path, spec: &Experiment, r: &RunSpec) -> Result<aiccsim::Scenario, CliError> {
+    let file = match (&r.scenario, &spec.base) {
+        (Some(f), _) | (None, Some(f)) => dir.join(f),
+        (None, None) => {
+            return Err(CliError::input(format!(
+                "{}: run '{}' names no scenario: give it `scenario = \"FILE\"` or the experiment a `base`",
+                dir.join("experiment.toml").display(),
+                r.name
+            )))
+        }
+    };
+    let Some(set) = &r.set else { return load(&file) };
+    let text = std::fs::read_to_string(&file).map_err(|e| CliError::io(&file.display().to_string(), e))?;
+    let mut doc: toml::Table =
+        toml::from_str(&text).map_err(|e| CliError::input(format!("{}: {}", file.display(), e.message())))?;
+    merge(&mut doc, set);
+    let merged = toml::to_string(&doc).map_err(|e| CliError::input(format!("run '{}': {e}", r.name)))?;
+    Ok(aiccsim::Scenario::from_toml(&merged, &format!("{} with run '{}' settings", file.display(), r.name))?)
+}
+
+/// Replaces `over`'s keys in `base`, descending into tables present in both.
+fn merge(base: &mut toml::Table, over: &toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            _ => {
+                base.insert(k.clone(), v.clone());
+            }
+        }
+    }
 }
 
 /// The queue of one port at every sample time of the run as (us, KB): `queues.csv` leaves out
@@ -151,23 +242,28 @@ struct Table {
     rows: Vec<Vec<String>>,
 }
 
+/// The table's columns (the names `[[check]]` and bar plots refer to).
+const HEADER: [&str; 16] = [
+    "scheme",
+    "flows",
+    "finished",
+    "completion_us",
+    "max_fct_us",
+    "mean_fct_us",
+    "p99_fct_us",
+    "max_slowdown",
+    "pause_frames",
+    "drops",
+    "ecn_marks",
+    "cnps",
+    "max_queue_kb",
+    "mean_queue_kb",
+    "header_overhead_pct",
+    "jain_steady",
+];
+
 fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
-    let header = vec![
-        "scheme",
-        "flows",
-        "finished",
-        "max_fct_us",
-        "mean_fct_us",
-        "p99_fct_us",
-        "max_slowdown",
-        "pause_frames",
-        "drops",
-        "ecn_marks",
-        "cnps",
-        "max_queue_kb",
-        "mean_queue_kb",
-        "jain_steady",
-    ];
+    let header = HEADER.to_vec();
     let rows = rows
         .iter()
         .map(|(name, r)| {
@@ -181,13 +277,14 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
                         format!("{:.1}", pts.iter().map(|p| p.1).sum::<f64>() / pts.len() as f64)
                     }
                 }
-                PlotSpec::FctCdf => String::new(),
+                PlotSpec::FctCdf | PlotSpec::Bars { .. } => String::new(),
             };
             let jain = r.steady_throughputs().map(|t| format!("{:.4}", jain_index(&t))).unwrap_or_default();
             vec![
                 name.clone(),
                 s.flows.to_string(),
                 s.flows_finished.to_string(),
+                s.completion_time_ns.map(|t| format!("{:.1}", t / 1e3)).unwrap_or_default(),
                 format!("{:.1}", s.fct_ns.max / 1e3),
                 format!("{:.1}", s.fct_ns.mean / 1e3),
                 format!("{:.1}", s.fct_ns.p99 / 1e3),
@@ -198,6 +295,7 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
                 s.cnps.to_string(),
                 format!("{:.1}", s.max_switch_queue_bytes as f64 / 1e3),
                 mean_queue,
+                format!("{:.2}", s.telemetry.header_overhead * 100.0),
                 jain,
             ]
         })

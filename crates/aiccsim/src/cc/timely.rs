@@ -2,9 +2,10 @@
 //! SIGCOMM 2015, as the HPCC study's ns-3 model runs it (`UpdateRateTimely` in `rdma-hw.cc`).
 //!
 //! Rate-based, driven by RTT samples (the ACK echoes the data packet's NIC transmit timestamp).
-//! Once per window of data (the paper updates per completion event of a 16-64 KB segment; the
-//! ns-3 model, whose behaviour the published comparisons show, once per round trip), with the
-//! newest RTT sample (paper Algorithm 1):
+//! Once per completion event, as in the paper (§4.1, §5: the NIC reports one per 64 KB segment):
+//! here, once per `segment` bytes acknowledged. With `per_window`, once per window of data
+//! instead, as the HPCC study's ns-3 model does (at the first ACK past the `snd_nxt` of the
+//! previous update). With the newest RTT sample (Algorithm 1):
 //! - `rtt_diff` = EWMA of the change in RTT since the previous update, weight `alpha` on the new
 //!   change; `gradient` = `rtt_diff / min_rtt`;
 //! - RTT < T_low: additive increase by delta;
@@ -16,6 +17,7 @@
 //! As in the ns-3 model, HAI also counts the increases below T_low, and every decrease resets it.
 
 use super::{check_min_rate, AckInfo, CcContext, CongestionControl, FlowFacts};
+use crate::config::ByteSize;
 use crate::time::{Bandwidth, SimTime};
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
@@ -44,6 +46,10 @@ pub struct TimelyConfig {
     pub hai_threshold: u32,
     /// Floor of the rate (the HPCC study's `MIN_RATE` = 1000 Mb/s).
     pub min_rate: Bandwidth,
+    /// Bytes acknowledged per completion event, one rate update each (64 KB, §5).
+    pub segment: ByteSize,
+    /// Update once per window of data instead, as the HPCC study's ns-3 model (false).
+    pub per_window: bool,
 }
 
 impl Default for TimelyConfig {
@@ -58,6 +64,8 @@ impl Default for TimelyConfig {
             hai_factor: 5.0,
             hai_threshold: 5,
             min_rate: Bandwidth(1_000_000_000),
+            segment: ByteSize(64_000),
+            per_window: false,
         }
     }
 }
@@ -70,6 +78,9 @@ impl TimelyConfig {
         }
         if self.min_rtt.0 == 0 {
             return Err((key("min_rtt"), "must be positive, e.g. \"20us\"".into()));
+        }
+        if self.segment.0 == 0 {
+            return Err((key("segment"), "must be positive, e.g. \"64KB\"".into()));
         }
         if !(self.alpha > 0.0 && self.alpha <= 1.0) {
             return Err((key("alpha"), format!("must be in (0, 1], got {}", self.alpha)));
@@ -162,7 +173,7 @@ impl CongestionControl for Timely {
             self.update(rtt);
         }
         self.prev_rtt = rtt;
-        self.next_update = Some(ack.snd_nxt);
+        self.next_update = Some(if self.cfg.per_window { ack.snd_nxt } else { ack.ack_seq + self.cfg.segment.0 - 1 });
     }
 
     fn rate(&self) -> f64 {

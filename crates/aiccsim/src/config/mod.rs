@@ -547,7 +547,7 @@ pub struct IncastWorkload {
     pub collective: Option<CollectiveTag>,
 }
 
-/// Every host of `hosts` sends `size` to every other (direct all-to-all, all at once).
+/// Every host of `hosts` sends `size` to every other.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct AllToAllWorkload {
@@ -555,7 +555,23 @@ pub struct AllToAllWorkload {
     pub hosts: HostSet,
     pub size: ByteSize,
     #[serde(default)]
+    pub algorithm: AllToAllAlgorithm,
+    #[serde(default)]
     pub start: SimTime,
+}
+
+/// How an all-to-all is scheduled.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AllToAllAlgorithm {
+    /// Every send posted at once (as NCCL's grouped sends): each NIC shares its rate among
+    /// n - 1 queue pairs and each receiver hears from n - 1 senders.
+    #[default]
+    Direct,
+    /// n - 1 rounds; in round k rank i sends to rank i + k, and a rank starts a round once its
+    /// send and its receive of the previous round are done (pairwise exchange): every round is
+    /// a permutation.
+    Pairwise,
 }
 
 /// Each host of `hosts` sends one flow of `size` to a distinct other host, chosen by a seeded

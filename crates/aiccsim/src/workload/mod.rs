@@ -3,8 +3,7 @@
 mod collective;
 
 use crate::config::{
-    AllReduceWorkload, AllToAllWorkload, CollectiveKind, CollectiveTag, FlowList, HostSet, IncastWorkload,
-    PermutationWorkload, WorkloadConfig,
+    AllReduceWorkload, AllToAllWorkload, CollectiveTag, FlowList, IncastWorkload, PermutationWorkload, WorkloadConfig,
 };
 use crate::rng;
 use crate::time::SimTime;
@@ -53,8 +52,8 @@ pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
             }
             flows
         }
-        WorkloadConfig::AllToAll(AllToAllWorkload { hosts: set, size, start }) => {
-            all_to_all(set, hosts, size.0, *start)
+        WorkloadConfig::AllToAll(AllToAllWorkload { hosts: set, size, algorithm, start }) => {
+            collective::all_to_all(&set.expand(hosts), size.0, *algorithm, *start)
         }
         WorkloadConfig::Permutation(PermutationWorkload { hosts: set, size, start }) => {
             let members = set.expand(hosts);
@@ -84,24 +83,10 @@ pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
     }
 }
 
-fn all_to_all(set: &HostSet, hosts: u32, size: u64, start: SimTime) -> Vec<FlowDef> {
-    let members = set.expand(hosts);
-    let tag = CollectiveTag { kind: CollectiveKind::AllToAll, group_size: members.len() as u32, id: 0 };
-    let mut flows = Vec::with_capacity(members.len() * members.len());
-    for &src in &members {
-        for &dst in &members {
-            if src != dst {
-                flows.push(FlowDef { src, dst, size, start, collective: Some(tag), after: Vec::new() });
-            }
-        }
-    }
-    flows
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ByteSize;
+    use crate::config::{ByteSize, HostSet};
 
     #[test]
     fn permutation_has_no_fixed_points_and_covers_everyone() {
@@ -125,6 +110,7 @@ mod tests {
         let cfg = WorkloadConfig::AllToAll(AllToAllWorkload {
             hosts: HostSet::All,
             size: ByteSize(1000),
+            algorithm: Default::default(),
             start: SimTime::ZERO,
         });
         let flows = expand(&cfg, 8, 1);

@@ -201,6 +201,9 @@ fn print_algorithms() {
         for (k, v) in table.iter().filter(|(k, _)| k.as_str() != "algorithm") {
             println!("    {k} = {v}");
         }
+        for (k, rule) in cfg.optional_parameters() {
+            println!("    {k} = (unset: {rule})");
+        }
         println!();
     }
 }

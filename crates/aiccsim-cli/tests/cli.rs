@@ -137,8 +137,20 @@ fn reproduce_writes_table_and_plot() {
 fn algorithms_lists_parameters_with_defaults() {
     let o = aiccsim(&["algorithms"]);
     let text = String::from_utf8(o.stdout).unwrap();
-    assert!(text.contains("none") && text.contains("dcqcn"));
-    assert!(text.contains("rate_increase_interval = \"300us\""), "{text}");
+    for name in ["none", "dcqcn", "dctcp", "timely", "hpcc", "hpcc_pint", "swift"] {
+        assert!(text.lines().any(|l| l == name), "{name} missing from\n{text}");
+    }
+    for line in [
+        "rate_increase_interval = \"300us\"",
+        "t_high = \"500us\"",
+        "eta = 0.95",
+        "feedback_fraction = 0.0625",
+        "max_mdf = 0.5",
+        "g = 0.0625",
+        "additive_increase = (unset: 10 Mb/s per 10 Gb/s of NIC speed)",
+    ] {
+        assert!(text.contains(line), "{line} missing from\n{text}");
+    }
 }
 
 #[test]

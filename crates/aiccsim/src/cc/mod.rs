@@ -285,6 +285,20 @@ impl CcConfig {
         }
     }
 
+    /// Parameters whose default depends on the run (unset in the listing above), with the rule.
+    pub fn optional_parameters(&self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            CcConfig::Dcqcn(_) => &[("byte_counter", "off; the DCQCN paper uses \"10MB\"")],
+            CcConfig::Timely(_) => &[("additive_increase", "10 Mb/s per 10 Gb/s of NIC speed")],
+            CcConfig::Hpcc(_) => &[("additive_increase", "10 Mb/s per 25 Gb/s of NIC speed")],
+            CcConfig::HpccPint(_) => &[
+                ("additive_increase", "10 Mb/s per 25 Gb/s of NIC speed"),
+                ("switch_period", "the largest base RTT of the run's flows"),
+            ],
+            _ => &[],
+        }
+    }
+
     /// What the fabric must stamp on this algorithm's packets.
     pub fn telemetry(&self) -> Telemetry {
         match self {

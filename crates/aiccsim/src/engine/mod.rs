@@ -403,7 +403,7 @@ impl Simulation {
                         return;
                     }
                     let prio = 7 - port.nonempty.leading_zeros() as usize;
-                    match port.queues[prio].front() {
+                    match port.prio[prio].packets.front() {
                         Some(head) => head as *const Packet as *const i8,
                         None => return,
                     }

@@ -369,7 +369,7 @@ pub(crate) fn collect(
     let max_queue = ports.iter().filter(|p| !p.is_host).map(|p| p.max_queued).max().unwrap_or(0);
     let mut port_records = Vec::with_capacity(ports.len());
     for p in &ports {
-        let mut stats = p.stats;
+        let mut stats = p.final_stats();
         if let Some(since) = stats.paused_since.take() {
             stats.paused_time += now - since;
         }

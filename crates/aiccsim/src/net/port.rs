@@ -18,16 +18,19 @@ use crate::time::{Bandwidth, SimTime};
 use crate::topology::PortInfo;
 use std::collections::VecDeque;
 
-/// Fields are laid out by how often the event loop touches them (`repr(C)` keeps the order):
-/// the first cache line holds what every arrival and wake-up reads, the second what every
-/// transmission reads; statistics come last.
-#[repr(C)]
+/// Fields are laid out by how often the event loop touches them (`repr(C)` keeps the order,
+/// `align(64)` puts every port on its own cache lines): the first line holds what every arrival
+/// and wake-up reads, the second what every transmission reads, and each priority's queue with
+/// its byte counters has a line of its own, so that a packet through a switch touches three
+/// lines of its egress port (first, second, its priority's) and one of its ingress port.
+/// Statistics and PFC frames come last.
+#[repr(C, align(64))]
 pub struct Port {
     // First cache line.
     /// End of the current serialisation; the port is idle from then on.
     pub busy_until: SimTime,
-    /// Time and generation of the pending `PortWake`, if any.
-    pub wake_at: Option<SimTime>,
+    /// Time of the pending `PortWake` (`SimTime::MAX`: none), and its generation.
+    pub wake_at: SimTime,
     pub wake_gen: u32,
     pub node: u32,
     pub peer: u32,
@@ -38,34 +41,45 @@ pub struct Port {
     /// Bit p set: we have paused the peer for priority p (ingress role).
     pub pausing_peer: u8,
     pub is_host: bool,
-    pub bandwidth: Bandwidth,
-    pub delay: SimTime,
-    /// Egress backlog in bytes over all priorities.
+    /// Frames waiting in `pfc_out` (so that the common case, none, reads no further).
+    pub pfc_frames: u32,
+    /// Position among the node's ports (the port number in outputs).
+    pub local: u32,
+    /// Egress backlog in bytes over all priorities, and the largest seen.
     pub queued: u64,
+    pub max_queued: u64,
+    pub bandwidth: Bandwidth,
 
     // Second cache line.
     /// Packets on the wire with their arrival time at the peer.
     pub wire: VecDeque<(SimTime, Packet)>,
-    /// Largest `queued` seen.
-    pub max_queued: u64,
+    pub delay: SimTime,
     /// ECN thresholds in bytes for this port's speed.
-    pub kmin: u64,
-    pub kmax: u64,
-    /// Position among the node's ports (the port number in outputs).
-    pub local: u32,
-    /// Frames waiting in `pfc_out` (so that the common case, none, reads no further).
-    pub pfc_frames: u32,
+    pub kmin: u32,
+    pub kmax: u32,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
 
-    pub queue_bytes: [u64; NUM_PRIORITIES],
-    /// Bytes buffered at this switch that arrived through this port, per priority (for PFC).
-    pub ingress_bytes: [u64; NUM_PRIORITIES],
+    /// One cache line per priority.
+    pub prio: [PrioQueue; NUM_PRIORITIES],
     /// PFC frames waiting to go out ahead of everything else.
     pub pfc_out: VecDeque<Packet>,
-    pub queues: [VecDeque<Packet>; NUM_PRIORITIES],
-
     pub stats: PortStats,
 }
 
+/// One priority of a port: its egress FIFO and the PFC ingress count of the same priority.
+#[repr(C, align(64))]
+#[derive(Default)]
+pub struct PrioQueue {
+    pub packets: VecDeque<Packet>,
+    /// Bytes in `packets`.
+    pub bytes: u64,
+    /// Bytes buffered at this switch that arrived through this port at this priority (PFC).
+    pub ingress_bytes: u64,
+}
+
+/// Counters for `ports.csv` (the transmit counters live in the port's hot lines and are copied
+/// here when the run ends).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PortStats {
     pub tx_packets: u64,
@@ -81,30 +95,33 @@ pub struct PortStats {
 
 impl Port {
     pub fn new(info: &PortInfo, local: u32, is_host: bool, ecn: &EcnConfig) -> Port {
-        let scale = |k: u64| (k as u128 * info.bandwidth.0 as u128 / ecn.reference_bandwidth.0 as u128) as u64;
+        let scale = |k: u64| {
+            let bytes = k as u128 * info.bandwidth.0 as u128 / ecn.reference_bandwidth.0 as u128;
+            bytes.min(u32::MAX as u128) as u32
+        };
         Port {
+            busy_until: SimTime::ZERO,
+            wake_at: SimTime::MAX,
+            wake_gen: 0,
             node: info.node,
             peer: info.peer,
-            local,
+            nonempty: 0,
+            paused: 0,
+            pausing_peer: 0,
             is_host,
+            pfc_frames: 0,
+            local,
+            queued: 0,
+            max_queued: 0,
             bandwidth: info.bandwidth,
+            wire: VecDeque::new(),
             delay: info.delay,
             kmin: scale(ecn.kmin.0),
             kmax: scale(ecn.kmax.0),
-            queued: 0,
-            max_queued: 0,
-            queues: Default::default(),
-            queue_bytes: [0; NUM_PRIORITIES],
-            nonempty: 0,
+            tx_packets: 0,
+            tx_bytes: 0,
+            prio: Default::default(),
             pfc_out: VecDeque::new(),
-            pfc_frames: 0,
-            paused: 0,
-            busy_until: SimTime::ZERO,
-            wake_at: None,
-            wake_gen: 0,
-            wire: VecDeque::new(),
-            ingress_bytes: [0; NUM_PRIORITIES],
-            pausing_peer: 0,
             stats: PortStats::default(),
         }
     }
@@ -118,11 +135,12 @@ impl Port {
     #[inline]
     pub fn enqueue(&mut self, pkt: Packet) {
         let prio = pkt.priority;
-        self.queue_bytes[prio as usize] += pkt.size as u64;
         self.queued += pkt.size as u64;
         self.max_queued = self.max_queued.max(self.queued);
-        self.queues[prio as usize].push_back(pkt);
         self.nonempty |= 1 << prio;
+        let q = &mut self.prio[prio as usize];
+        q.bytes += pkt.size as u64;
+        q.packets.push_back(pkt);
     }
 
     /// Removes the head of the highest-priority queue that is not paused.
@@ -133,14 +151,19 @@ impl Port {
             return None;
         }
         let prio = 7 - eligible.leading_zeros() as u8;
-        let q = &mut self.queues[prio as usize];
-        let pkt = q.pop_front().expect("nonempty bit set on an empty queue");
-        if q.is_empty() {
+        let q = &mut self.prio[prio as usize];
+        let pkt = q.packets.pop_front().expect("nonempty bit set on an empty queue");
+        q.bytes -= pkt.size as u64;
+        if q.packets.is_empty() {
             self.nonempty &= !(1 << prio);
         }
-        self.queue_bytes[prio as usize] -= pkt.size as u64;
         self.queued -= pkt.size as u64;
         Some(pkt)
+    }
+
+    /// The port's statistics with the transmit counters filled in.
+    pub fn final_stats(&self) -> PortStats {
+        PortStats { tx_packets: self.tx_packets, tx_bytes: self.tx_bytes, ..self.stats }
     }
 }
 
@@ -170,8 +193,8 @@ impl Simulation {
         debug_assert!(now >= port.busy_until, "port {p} started two packets at once");
         let done = now + port.bandwidth.tx_time(size);
         port.busy_until = done;
-        port.stats.tx_packets += 1;
-        port.stats.tx_bytes += size;
+        port.tx_packets += 1;
+        port.tx_bytes += size;
         self.counters.packet_hops += 1;
         let arrival = done + port.delay;
         port.wire.push_back((arrival, pkt));
@@ -193,9 +216,9 @@ impl Simulation {
     #[inline]
     pub(crate) fn wake_port(&mut self, p: u32, t: SimTime) {
         let port = &mut self.ports[p as usize];
-        if port.wake_at.is_none_or(|w| t < w) {
+        if t < port.wake_at {
             port.wake_gen = port.wake_gen.wrapping_add(1);
-            port.wake_at = Some(t);
+            port.wake_at = t;
             self.events.push(t, Event::PortWake(p, port.wake_gen));
         }
     }
@@ -203,7 +226,7 @@ impl Simulation {
     pub(crate) fn port_woken(&mut self, p: u32, gen: u32) {
         let port = &mut self.ports[p as usize];
         if port.wake_gen == gen {
-            port.wake_at = None;
+            port.wake_at = SimTime::MAX;
             self.kick(p);
         }
     }
@@ -269,3 +292,7 @@ impl Simulation {
         self.kick(p);
     }
 }
+
+const _: () = assert!(std::mem::size_of::<PrioQueue>() == 64);
+const _: () = assert!(std::mem::offset_of!(Port, wire) == 64, "the first line holds 64 bytes");
+const _: () = assert!(std::mem::offset_of!(Port, prio) == 128, "the second line holds 64 bytes");

@@ -88,7 +88,7 @@ impl Simulation {
         s.max_used = s.max_used.max(s.used);
         let prio = pkt.priority;
         if prio != CONTROL_PRIORITY {
-            self.ports[in_port as usize].ingress_bytes[prio as usize] += size;
+            self.ports[in_port as usize].prio[prio as usize].ingress_bytes += size;
         }
         if self.params.ecn_enabled && !self.params.ecn_at_dequeue && pkt.kind == PacketKind::Data {
             self.maybe_mark(out, sw, &mut pkt);
@@ -98,7 +98,7 @@ impl Simulation {
 
         if self.params.pfc_enabled && prio != CONTROL_PRIORITY {
             let port = &self.ports[in_port as usize];
-            if port.pausing_peer & (1 << prio) == 0 && port.ingress_bytes[prio as usize] > self.xoff(sw) {
+            if port.pausing_peer & (1 << prio) == 0 && port.prio[prio as usize].ingress_bytes > self.xoff(sw) {
                 self.ports[in_port as usize].pausing_peer |= 1 << prio;
                 self.send_pfc(in_port, prio, true);
             }
@@ -115,9 +115,9 @@ impl Simulation {
         self.switches[sw].used -= size;
         if prio != CONTROL_PRIORITY {
             let ing = pkt.ingress as usize;
-            self.ports[ing].ingress_bytes[prio as usize] -= size;
+            self.ports[ing].prio[prio as usize].ingress_bytes -= size;
             if self.params.pfc_enabled && self.ports[ing].pausing_peer & (1 << prio) != 0 {
-                let left = self.ports[ing].ingress_bytes[prio as usize];
+                let left = self.ports[ing].prio[prio as usize].ingress_bytes;
                 if left == 0 || left <= self.xoff(sw).saturating_sub(self.params.xon_delta) {
                     self.ports[ing].pausing_peer &= !(1 << prio);
                     self.send_pfc(ing as u32, prio, false);
@@ -137,13 +137,14 @@ impl Simulation {
     /// judged on the egress queue of the packet's priority.
     fn maybe_mark(&mut self, port: u32, sw: usize, pkt: &mut Packet) {
         let pt = &self.ports[port as usize];
-        let q = pt.queue_bytes[pkt.priority as usize];
-        let mark = if q <= pt.kmin {
+        let q = pt.prio[pkt.priority as usize].bytes;
+        let (kmin, kmax) = (pt.kmin as u64, pt.kmax as u64);
+        let mark = if q <= kmin {
             false
-        } else if q > pt.kmax {
+        } else if q > kmax {
             true
         } else {
-            let p = self.params.ecn_pmax * (q - pt.kmin) as f64 / (pt.kmax - pt.kmin).max(1) as f64;
+            let p = self.params.ecn_pmax * (q - kmin) as f64 / (kmax - kmin).max(1) as f64;
             self.ecn_rng[sw].random::<f64>() < p
         };
         if mark && !pkt.ecn {

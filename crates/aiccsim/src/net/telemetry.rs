@@ -177,7 +177,7 @@ impl Simulation {
                     let port = &self.ports[p as usize];
                     let hop = IntHop {
                         ts: self.now,
-                        tx_bytes: port.stats.tx_bytes + pkt.size as u64,
+                        tx_bytes: port.tx_bytes + pkt.size as u64,
                         qlen: port.queued,
                         rate: port.bandwidth,
                     };

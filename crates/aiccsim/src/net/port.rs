@@ -187,7 +187,16 @@ impl Simulation {
         } else {
             self.switch_dequeue(p)
         };
-        let Some(pkt) = next else { return };
+        if let Some(pkt) = next {
+            self.start_tx(p, pkt);
+        }
+    }
+
+    /// Serialises `pkt` onto idle port `p`'s link and schedules what follows: its arrival at the
+    /// peer and the port's next wake-up.
+    #[inline]
+    pub(crate) fn start_tx(&mut self, p: u32, pkt: Packet) {
+        let now = self.now;
         let size = pkt.size as u64;
         let port = &mut self.ports[p as usize];
         debug_assert!(now >= port.busy_until, "port {p} started two packets at once");

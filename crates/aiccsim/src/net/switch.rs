@@ -94,7 +94,6 @@ impl Simulation {
             self.maybe_mark(out, sw, &mut pkt);
         }
         pkt.ingress = in_port;
-        self.ports[out as usize].enqueue(pkt);
 
         if self.params.pfc_enabled && prio != CONTROL_PRIORITY {
             let port = &self.ports[in_port as usize];
@@ -103,12 +102,32 @@ impl Simulation {
                 self.send_pfc(in_port, prio, true);
             }
         }
-        self.kick(out);
+        let port = &mut self.ports[out as usize];
+        let paused = port.paused & !(1 << CONTROL_PRIORITY) & (1 << prio) != 0;
+        if self.now >= port.busy_until && port.nonempty == 0 && port.pfc_frames == 0 && !paused {
+            // The egress port is idle with nothing queued: the packet would be dequeued at once,
+            // so it goes straight to the wire (the same accounting, without a trip through the
+            // queue's memory).
+            port.max_queued = port.max_queued.max(size);
+            self.leave_buffer(out, &mut pkt);
+            self.start_tx(out, pkt);
+        } else {
+            port.enqueue(pkt);
+            self.kick(out);
+        }
     }
 
     /// Picks the next packet for switch port `p` and releases its buffer.
     pub(crate) fn switch_dequeue(&mut self, p: u32) -> Option<Packet> {
         let mut pkt = self.ports[p as usize].dequeue()?;
+        self.leave_buffer(p, &mut pkt);
+        Some(pkt)
+    }
+
+    /// A packet leaves the buffer through egress port `p`: its bytes are released (maybe
+    /// resuming the upstream), and it is marked and stamped as it goes.
+    #[inline]
+    fn leave_buffer(&mut self, p: u32, pkt: &mut Packet) {
         let prio = pkt.priority;
         let size = pkt.size as u64;
         let sw = self.switch_index(self.ports[p as usize].node);
@@ -125,12 +144,11 @@ impl Simulation {
             }
         }
         if self.params.ecn_enabled && self.params.ecn_at_dequeue && pkt.kind == PacketKind::Data {
-            self.maybe_mark(p, sw, &mut pkt);
+            self.maybe_mark(p, sw, pkt);
         }
         if self.params.telemetry != Telemetry::None && pkt.kind == PacketKind::Data {
-            self.stamp_telemetry(p, &mut pkt);
+            self.stamp_telemetry(p, pkt);
         }
-        Some(pkt)
     }
 
     /// RED: mark with probability 0 below Kmin, rising linearly to Pmax at Kmax, 1 above Kmax,

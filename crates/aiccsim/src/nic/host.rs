@@ -253,7 +253,15 @@ impl Simulation {
             c.pint = about.pint;
         }
         self.in_network += 1;
-        self.ports[p as usize].enqueue(c);
-        self.kick(p);
+        let port = &mut self.ports[p as usize];
+        if self.now >= port.busy_until && port.pfc_frames == 0 && port.nonempty & (1 << CONTROL_PRIORITY) == 0 {
+            // The NIC is idle and no other control packet waits: this one would be picked at
+            // once, so it goes straight to the wire.
+            port.max_queued = port.max_queued.max(c.size as u64 + port.queued);
+            self.start_tx(p, c);
+        } else {
+            port.enqueue(c);
+            self.kick(p);
+        }
     }
 }

@@ -141,7 +141,13 @@ pub fn evaluate(c: &Check, t: &Measured) -> Verdict {
             Rule::Within => {
                 let lo = vals.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
                 let hi = vals.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max);
-                let spread = if lo > 0.0 { hi / lo - 1.0 } else { f64::INFINITY };
+                let spread = if hi == lo {
+                    0.0
+                } else if lo > 0.0 {
+                    hi / lo - 1.0
+                } else {
+                    f64::INFINITY
+                };
                 let limit = c.value.unwrap_or(0.0);
                 (
                     spread <= limit,
@@ -200,6 +206,9 @@ mod tests {
         let mut c = check(Rule::Within, &["A", "C"]);
         c.value = Some(0.05);
         assert!(!evaluate(&c, &t).pass);
+        let mut c = check(Rule::Within, &["B", "B"]);
+        c.value = Some(0.0);
+        assert!(evaluate(&c, &t).pass, "equal zeros are within any spread");
         let c = check(Rule::Max, &["Z"]);
         assert!(!evaluate(&c, &t).pass, "an unknown run fails, never passes");
     }

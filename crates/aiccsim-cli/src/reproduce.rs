@@ -49,7 +49,7 @@ enum PlotSpec {
     /// Egress queue of one switch port over time.
     Queue { switch: u32, port: u32 },
     /// CDF of flow completion times.
-    FctCdf,
+    FctCdf {},
     /// One horizontal bar per run of a table column.
     Bars { metric: String },
 }
@@ -133,7 +133,7 @@ pub fn run(id: &str, out: Option<PathBuf>, experiments: Option<PathBuf>) -> Resu
             "time (us)",
             format!("queue at switch {switch} port {port} (KB)"),
         ),
-        PlotSpec::FctCdf | PlotSpec::Bars { .. } => (
+        PlotSpec::FctCdf {} | PlotSpec::Bars { .. } => (
             rows.iter()
                 .map(|(name, r)| {
                     let mut f: Vec<f64> = r.flows.iter().filter_map(|f| f.fct()).map(|t| t.as_us_f64()).collect();
@@ -277,7 +277,7 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
                         format!("{:.1}", pts.iter().map(|p| p.1).sum::<f64>() / pts.len() as f64)
                     }
                 }
-                PlotSpec::FctCdf | PlotSpec::Bars { .. } => String::new(),
+                PlotSpec::FctCdf {} | PlotSpec::Bars { .. } => String::new(),
             };
             let jain = r.steady_throughputs().map(|t| format!("{:.4}", jain_index(&t))).unwrap_or_default();
             vec![

@@ -98,7 +98,10 @@ impl Dctcp {
 
 impl CongestionControl for Dctcp {
     fn on_ack(&mut self, ack: &AckInfo<'_>, _cx: &mut CcContext) {
-        self.marked += u64::from(ack.ecn_echo);
+        if ack.ecn_echo {
+            // The echo covers every packet this ACK acknowledges (several with ACK coalescing).
+            self.marked += ack.newly_acked.div_ceil(self.mtu).max(1);
+        }
         let mut new_window = false;
         match self.window_end {
             None => {

@@ -68,6 +68,11 @@ impl HpccConfig {
         if self.int_max_hops == 0 || self.int_max_hops > MAX_INT_HOPS {
             return Err(("cc.int_max_hops".into(), format!("must be 1 to {MAX_INT_HOPS}, got {}", self.int_max_hops)));
         }
+        for (k, v) in [("int_base_bytes", self.int_base_bytes), ("int_bytes_per_hop", self.int_bytes_per_hop)] {
+            if v > 256 {
+                return Err((format!("cc.{k}"), format!("must be at most 256 bytes, got {v}")));
+            }
+        }
         check_min_rate(self.min_rate, topo)
     }
 

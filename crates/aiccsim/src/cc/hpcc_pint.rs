@@ -70,7 +70,16 @@ impl HpccPintConfig {
         if !(self.log_base > 1.0 && PintCodec::new(self.log_base).max_utilisation() >= 16.0) {
             return Err((
                 "cc.log_base".into(),
-                format!("{} cannot encode utilisations up to 16 in 8 bits; use at least 1.04", self.log_base),
+                format!(
+                    "{} cannot encode utilisations up to 16 in 8 bits; it must be about 1.037 or more (1.05 is PINT's 8-bit setting)",
+                    self.log_base
+                ),
+            ));
+        }
+        if self.header_bytes == 0 || self.header_bytes > 64 {
+            return Err((
+                "cc.header_bytes".into(),
+                format!("the feedback field needs 1 to 64 bytes, got {}", self.header_bytes),
             ));
         }
         if self.switch_period == Some(SimTime::ZERO) {

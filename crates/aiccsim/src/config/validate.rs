@@ -49,9 +49,12 @@ pub fn validate(s: &Scenario) -> Check {
         );
     }
 
+    // The algorithm first: its telemetry header is part of every data packet.
+    s.cc.validate(&topo)?;
+
     // Switch buffer, PFC, ECN.
     let sw = &s.switch;
-    let max_packet = nic.mtu.0 + nic.header.0;
+    let max_packet = nic.mtu.0 + nic.header.0 + s.cc.telemetry().header_bytes();
     if sw.buffer.0 < max_packet {
         return fail("switch.buffer", format!("{} is smaller than one packet ({max_packet} B)", sw.buffer));
     }
@@ -94,8 +97,6 @@ pub fn validate(s: &Scenario) -> Check {
     if !(0.0..=1.0).contains(&sw.ecn.pmax) {
         return fail("switch.ecn.pmax", format!("a probability must be in [0, 1], got {}", sw.ecn.pmax));
     }
-
-    s.cc.validate(&topo)?;
 
     // Workload.
     let host_ok = |key: &str, h: u32| -> Check {

@@ -50,7 +50,10 @@ pub(crate) struct Params {
     pub mtu: u64,
     /// Header bytes of a data packet, telemetry included.
     pub header: u64,
+    /// ACK bytes, telemetry echo included.
     pub ack_size: u32,
+    /// NACK bytes (no telemetry).
+    pub nack_size: u32,
     pub cnp_size: u32,
     pub pause_size: u32,
     pub ack_every: u32,
@@ -152,6 +155,7 @@ impl Simulation {
             mtu: nic.mtu.0,
             header: nic.header.0 + telemetry.header_bytes(),
             ack_size: (nic.ack_size.0 + telemetry.header_bytes()) as u32,
+            nack_size: nic.ack_size.0 as u32,
             cnp_size: nic.cnp_size.0 as u32,
             pause_size: nic.pause_size.0 as u32,
             ack_every: nic.ack_every,

@@ -238,6 +238,7 @@ impl Simulation {
     fn send_control(&mut self, p: u32, kind: PacketKind, about: &Packet, seq: u64) {
         let size = match kind {
             PacketKind::Cnp => self.params.cnp_size,
+            PacketKind::Nack => self.params.nack_size,
             _ => self.params.ack_size,
         };
         let mut c = Packet::new(kind, CONTROL_PRIORITY, size);

@@ -330,7 +330,7 @@ impl ReceiverCc for DcqcnReceiver {
         if due {
             self.last_cnp = Some(pkt.now);
         }
-        ReceiverAction { send_cnp: due }
+        ReceiverAction { send_cnp: due, ..Default::default() }
     }
 }
 

@@ -17,6 +17,7 @@ pub mod dcqcn;
 pub mod dctcp;
 pub mod hpcc;
 pub mod hpcc_pint;
+pub mod pc4;
 pub mod pfc_only;
 pub mod swift;
 pub mod timely;
@@ -31,6 +32,7 @@ pub use dcqcn::{Dcqcn, DcqcnConfig, DcqcnReceiver};
 pub use dctcp::{Dctcp, DctcpConfig};
 pub use hpcc::{Hpcc, HpccConfig};
 pub use hpcc_pint::{HpccPint, HpccPintConfig};
+pub use pc4::{Pc4, Pc4Config, Pc4Receiver};
 pub use pfc_only::{PfcOnly, PfcOnlyConfig};
 pub use swift::{Swift, SwiftConfig};
 pub use timely::{Timely, TimelyConfig};
@@ -48,6 +50,11 @@ pub struct FlowFacts {
     pub base_rtt: SimTime,
     /// Switch hops on the path.
     pub hops: u32,
+    /// One-way time of a full data packet on the idle path (propagation and serialisation at
+    /// every hop): the baseline a one-way delay is measured against.
+    pub one_way_baseline: SimTime,
+    /// Speed of the receiver's NIC.
+    pub receiver_line_rate: Bandwidth,
     /// Payload bytes per full packet.
     pub mtu: u64,
     /// Wire bytes of a full data packet (payload + headers).
@@ -62,8 +69,17 @@ pub struct DataArrival {
     pub ecn_ce: bool,
     /// Wire bytes of the packet.
     pub bytes: u64,
-    /// Sender's transmit timestamp carried in the packet.
+    /// Sender's transmit timestamp carried in the packet (true time).
     pub sent_at: SimTime,
+    /// The receiver's clock at arrival minus the sender's timestamp, picoseconds: the true
+    /// forward delay plus both clocks' errors (`[clocks]`); may be negative.
+    pub measured_delay: i64,
+    /// Flows into this receiver that have started and are not yet delivered, as a central
+    /// controller that knows the job's traffic counts them (this one included).
+    pub incoming_flows: u32,
+    /// Flows into this receiver it has seen a packet of and not yet received whole (this one
+    /// included): what the receiver can count on its own.
+    pub incoming_seen: u32,
 }
 
 /// What the receiver half asks for in response to one data packet.
@@ -71,6 +87,8 @@ pub struct DataArrival {
 pub struct ReceiverAction {
     /// Send a congestion notification packet to the sender now.
     pub send_cnp: bool,
+    /// Carried back by the next ACK of this flow (the algorithm's own encoding).
+    pub feedback: [u32; 2],
 }
 
 /// Feedback an ACK carries back to the sender half.
@@ -94,6 +112,8 @@ pub struct AckInfo<'a> {
     pub int: &'a [IntHop],
     /// PINT feedback echoed from the acknowledged packet (0 = none).
     pub pint: u8,
+    /// What the receiver half put in this ACK ([`ReceiverAction::feedback`]).
+    pub feedback: [u32; 2],
 }
 
 /// Feedback the fabric must add to an algorithm's data packets, and what it costs on the wire.
@@ -227,6 +247,8 @@ pub enum CcConfig {
     HpccPint(HpccPintConfig),
     /// Swift (Kumar et al., SIGCOMM 2020).
     Swift(SwiftConfig),
+    /// PC4 (paper 000): receiver base rate per collective, one-way delay against a target.
+    Pc4(Pc4Config),
 }
 
 tagged_enum!(CcConfig, "algorithm", {
@@ -238,6 +260,7 @@ tagged_enum!(CcConfig, "algorithm", {
     "hpcc" => Hpcc(HpccConfig),
     "hpcc_pint" => HpccPint(HpccPintConfig),
     "swift" => Swift(SwiftConfig),
+    "pc4" => Pc4(Pc4Config),
 });
 
 impl Default for CcConfig {
@@ -256,6 +279,7 @@ impl CcConfig {
             CcConfig::Hpcc(_) => "hpcc",
             CcConfig::HpccPint(_) => "hpcc_pint",
             CcConfig::Swift(_) => "swift",
+            CcConfig::Pc4(_) => "pc4",
         }
     }
 
@@ -269,6 +293,7 @@ impl CcConfig {
             CcConfig::Hpcc(HpccConfig::default()),
             CcConfig::HpccPint(HpccPintConfig::default()),
             CcConfig::Swift(SwiftConfig::default()),
+            CcConfig::Pc4(Pc4Config::default()),
         ]
     }
 
@@ -282,6 +307,7 @@ impl CcConfig {
             CcConfig::Hpcc(_) => "HPCC: switches stamp INT (queue, bytes sent, time, link speed) on every packet; the sender sets its window from the bottleneck utilisation towards eta",
             CcConfig::HpccPint(_) => "HPCC-PINT: HPCC driven by one byte of probabilistic telemetry (the path's encoded utilisation) on a fraction of packets",
             CcConfig::Swift(_) => "Swift: delay-based window; additive increase below a target delay scaled by hops and window, multiplicative decrease above, paced below one packet",
+            CcConfig::Pc4(_) => "PC4: the receiver sends each flow its share of the line (base rate, from the incoming flows and the collective) and the one-way delay; the sender jumps to the share and fine-tunes around a target queuing time",
         }
     }
 
@@ -296,6 +322,18 @@ impl CcConfig {
                 ("switch_period", "the largest base RTT of the run's flows"),
             ],
             _ => &[],
+        }
+    }
+
+    /// Header bytes the algorithm adds to each data packet and to each ACK (telemetry, or its
+    /// own fields).
+    pub fn extra_header_bytes(&self) -> (u64, u64) {
+        match self {
+            CcConfig::Pc4(c) => (c.data_header_bytes, c.ack_header_bytes),
+            _ => {
+                let t = self.telemetry().header_bytes();
+                (t, t)
+            }
         }
     }
 
@@ -317,6 +355,7 @@ impl CcConfig {
             CcConfig::Hpcc(c) => c.validate(topo),
             CcConfig::HpccPint(c) => c.validate(topo),
             CcConfig::Swift(c) => c.validate(topo),
+            CcConfig::Pc4(c) => c.validate(topo),
         }
     }
 
@@ -330,7 +369,7 @@ impl CcConfig {
             CcConfig::Timely(c) => c.min_rate.as_f64(),
             CcConfig::Hpcc(c) => c.min_rate.as_f64(),
             CcConfig::HpccPint(c) => c.min_rate.as_f64(),
-            CcConfig::Swift(_) => 0.0,
+            CcConfig::Swift(_) | CcConfig::Pc4(_) => 0.0,
         }
     }
 
@@ -344,13 +383,15 @@ impl CcConfig {
             CcConfig::Hpcc(c) => Cc::Hpcc(Hpcc::new(c, facts)),
             CcConfig::HpccPint(c) => Cc::HpccPint(HpccPint::new(c, facts)),
             CcConfig::Swift(c) => Cc::Swift(Swift::new(c, facts)),
+            CcConfig::Pc4(c) => Cc::Pc4(Pc4::new(c, facts)),
         }
     }
 
     /// Builds the receiver half for one flow.
-    pub fn receiver(&self) -> Receiver {
+    pub fn receiver(&self, facts: &FlowFacts) -> Receiver {
         match self {
             CcConfig::Dcqcn(c) => Receiver::Dcqcn(DcqcnReceiver::new(c)),
+            CcConfig::Pc4(c) => Receiver::Pc4(Pc4Receiver::new(c, facts)),
             _ => Receiver::Echo,
         }
     }
@@ -365,6 +406,7 @@ pub enum Cc {
     Hpcc(Hpcc),
     HpccPint(HpccPint),
     Swift(Swift),
+    Pc4(Pc4),
     /// A user-supplied algorithm (Rust API only).
     Custom(Box<dyn CongestionControl + Send>),
 }
@@ -379,6 +421,7 @@ macro_rules! dispatch {
             Cc::Hpcc($cc) => $e,
             Cc::HpccPint($cc) => $e,
             Cc::Swift($cc) => $e,
+            Cc::Pc4($cc) => $e,
             Cc::Custom($cc) => $e,
         }
     };
@@ -417,6 +460,7 @@ pub enum Receiver {
     /// ACKs only (with the ECN echo and timestamp every ACK carries).
     Echo,
     Dcqcn(DcqcnReceiver),
+    Pc4(Pc4Receiver),
     Custom(Box<dyn ReceiverCc + Send>),
 }
 
@@ -426,6 +470,7 @@ impl ReceiverCc for Receiver {
         match self {
             Receiver::Echo => ReceiverAction::default(),
             Receiver::Dcqcn(r) => r.on_data(pkt),
+            Receiver::Pc4(r) => r.on_data(pkt),
             Receiver::Custom(r) => r.on_data(pkt),
         }
     }
@@ -443,6 +488,8 @@ pub(crate) mod tests {
             line_rate: Bandwidth::from_gbps(100),
             base_rtt: SimTime::from_us(8),
             hops: 1,
+            one_way_baseline: SimTime::from_ns(2180),
+            receiver_line_rate: Bandwidth::from_gbps(100),
             mtu: 1000,
             packet_bytes: 1048,
             collective: None,
@@ -511,6 +558,7 @@ pub(crate) mod tests {
                                     snd_nxt: nxt,
                                     int: &int,
                                     pint: rng.random_range(0..=255),
+                                    feedback: [rng.random(), rng.random()],
                                 },
                                 &mut cx,
                             )

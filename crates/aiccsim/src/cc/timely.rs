@@ -198,6 +198,7 @@ mod tests {
             snd_nxt: *seq + 50_000,
             int: &[],
             pint: 0,
+            feedback: [0; 2],
         };
         t.on_ack(&ack, &mut CcContext::new(SimTime::ZERO));
     }
@@ -256,6 +257,7 @@ mod tests {
             snd_nxt: seq + 60_000,
             int: &[],
             pint: 0,
+            feedback: [0; 2],
         };
         t.on_ack(&ack, &mut CcContext::new(SimTime::ZERO));
         assert_eq!(t.rate(), 100e9);

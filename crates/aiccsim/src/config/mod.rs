@@ -30,6 +30,8 @@ pub struct Scenario {
     pub nic: NicConfig,
     #[serde(default)]
     pub cc: CcConfig,
+    #[serde(default)]
+    pub clocks: crate::nic::clock::ClocksConfig,
     pub workload: WorkloadConfig,
     #[serde(default)]
     pub output: OutputConfig,

@@ -49,12 +49,18 @@ pub fn validate(s: &Scenario) -> Check {
         );
     }
 
+    for (key, v) in [("clocks.offset", s.clocks.offset), ("clocks.noise", s.clocks.noise)] {
+        if v > crate::time::SimTime::from_ms(1000) {
+            return fail(key, format!("{v} is more than a second; clock errors are nanoseconds to microseconds"));
+        }
+    }
+
     // The algorithm first: its telemetry header is part of every data packet.
     s.cc.validate(&topo)?;
 
     // Switch buffer, PFC, ECN.
     let sw = &s.switch;
-    let max_packet = nic.mtu.0 + nic.header.0 + s.cc.telemetry().header_bytes();
+    let max_packet = nic.mtu.0 + nic.header.0 + s.cc.extra_header_bytes().0;
     if sw.buffer.0 < max_packet {
         return fail("switch.buffer", format!("{} is smaller than one packet ({max_packet} B)", sw.buffer));
     }

@@ -22,6 +22,7 @@ use crate::net::packet::NUM_PRIORITIES;
 use crate::net::port::Port;
 use crate::net::switch::SwitchState;
 use crate::net::telemetry::{IntPool, PintCodec, PintPort, PintState};
+use crate::nic::clock::HostClocks;
 use crate::nic::host::HostState;
 use crate::nic::qp::Flow;
 use crate::rng::{self, SimRng};
@@ -133,6 +134,12 @@ pub struct Simulation {
     /// flow still waits for.
     pub(crate) dependents: Vec<Vec<u32>>,
     pub(crate) waiting_on: Vec<u32>,
+    /// Per host: flows into it that have started and are not delivered (a controller's view),
+    /// and those of them it has seen a packet of (its own view).
+    pub(crate) incoming_flows: Vec<u32>,
+    pub(crate) incoming_seen: Vec<u32>,
+    /// The hosts' clocks (one-way delay measurement).
+    pub(crate) clocks: HostClocks,
     /// INT stacks of the packets that carry one.
     pub(crate) int_pool: IntPool,
     /// Switch-side PINT state and its per-switch random streams (HPCC-PINT runs only).
@@ -151,10 +158,11 @@ impl Simulation {
         let nic = &scenario.nic;
         let sw = &scenario.switch;
         let telemetry = scenario.cc.telemetry();
+        let (data_extra, ack_extra) = scenario.cc.extra_header_bytes();
         let params = Params {
             mtu: nic.mtu.0,
-            header: nic.header.0 + telemetry.header_bytes(),
-            ack_size: (nic.ack_size.0 + telemetry.header_bytes()) as u32,
+            header: nic.header.0 + data_extra,
+            ack_size: (nic.ack_size.0 + ack_extra) as u32,
             nack_size: nic.ack_size.0 as u32,
             cnp_size: nic.cnp_size.0 as u32,
             pause_size: nic.pause_size.0 as u32,
@@ -215,10 +223,13 @@ impl Simulation {
             let ideal = ideal_fct(&topo, &path, d.size, params.mtu, nic.header.0);
             let base_rtt = topo.path_latency(&path, max_packet) + topo.path_latency(&back, params.ack_size as u64);
             largest_base_rtt = largest_base_rtt.max(base_rtt);
+            let one_way_baseline = topo.path_latency(&path, max_packet);
             let facts = FlowFacts {
                 line_rate: topo.ports[topo.host_port(d.src) as usize].bandwidth,
                 base_rtt,
                 hops: path.len() as u32 - 1,
+                one_way_baseline,
+                receiver_line_rate: topo.ports[topo.host_port(d.dst) as usize].bandwidth,
                 mtu: params.mtu,
                 packet_bytes: max_packet,
                 collective: d.collective.map(|c| (c.kind, c.group_size)),
@@ -227,9 +238,11 @@ impl Simulation {
                 dependents[before as usize].push(id as u32);
             }
             waiting_on[id] = d.after.len() as u32;
-            flows.push(Flow::new(id as u32, d, key, ideal, params.data_priority));
+            let mut flow = Flow::new(id as u32, d, key, ideal, params.data_priority);
+            flow.one_way_baseline = one_way_baseline;
+            flows.push(flow);
             ccs.push(scenario.cc.sender(&facts));
-            receivers.push(scenario.cc.receiver());
+            receivers.push(scenario.cc.receiver(&facts));
         }
         let (pint, pint_rng) = match (telemetry, &scenario.cc) {
             (Telemetry::Pint { log_base, .. }, CcConfig::HpccPint(c)) => {
@@ -245,6 +258,8 @@ impl Simulation {
             _ => (None, Vec::new()),
         };
         let recorder = Recorder::new(&scenario.output, &topo, flows.len());
+        let topo_hosts = topo.num_hosts;
+        let clocks = HostClocks::new(&scenario.clocks, topo_hosts, params.seed);
         let mut sim = Simulation {
             now: SimTime::ZERO,
             events: EventQueue::with_capacity(1024 + flows.len()),
@@ -264,6 +279,9 @@ impl Simulation {
             spray_rng,
             dependents,
             waiting_on,
+            incoming_flows: vec![0; topo_hosts as usize],
+            incoming_seen: vec![0; topo_hosts as usize],
+            clocks,
             int_pool,
             pint,
             pint_rng,

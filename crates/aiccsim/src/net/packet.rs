@@ -36,13 +36,11 @@ pub struct Packet {
     /// The flow's ECMP hash input (its 5-tuple, in a real switch), carried so switches need not
     /// look the flow up.
     pub ecmp_key: u64,
-    /// Source and destination hosts (unused for PFC frames, which go one hop).
-    pub src: u32,
+    /// Destination host (unused for PFC frames, which go one hop). The source is the flow's.
     pub dst: u32,
-    /// Bytes on the wire, headers included.
+    /// Bytes on the wire, headers included (a data packet's payload is `size` minus the run's
+    /// data header).
     pub size: u32,
-    /// Payload bytes (data only).
-    pub payload: u32,
     /// Data: offset of the first payload byte. ACK: cumulative bytes received in order.
     /// NACK: the first byte the receiver is missing.
     pub seq: u64,
@@ -56,6 +54,9 @@ pub struct Packet {
     /// HPCC-PINT: the encoded path utilisation the packet carries (data) or echoes (ACK);
     /// 0 = no feedback.
     pub pint: u8,
+    /// ACK: what the receiver half of the algorithm sends back (its meaning is the algorithm's,
+    /// e.g. PC4's base rate and one-way delay).
+    pub feedback: [u32; 2],
 }
 
 impl Packet {
@@ -68,15 +69,16 @@ impl Packet {
             pfc_class: 0,
             flow: 0,
             ecmp_key: 0,
-            src: 0,
             dst: 0,
             size,
-            payload: 0,
             seq: 0,
             sent_at: SimTime::ZERO,
             ingress: u32::MAX,
             int: NO_INT,
             pint: 0,
+            feedback: [0; 2],
         }
     }
 }
+
+const _: () = assert!(std::mem::size_of::<Packet>() == 64, "a packet fills one cache line");

@@ -68,9 +68,7 @@ impl Simulation {
         let mut pkt = Packet::new(PacketKind::Data, flow.priority, size as u32);
         pkt.flow = f;
         pkt.ecmp_key = flow.ecmp_key;
-        pkt.src = flow.src;
         pkt.dst = flow.dst;
-        pkt.payload = payload as u32;
         pkt.seq = flow.snd_nxt;
         pkt.sent_at = now;
         match self.params.telemetry {
@@ -167,24 +165,34 @@ impl Simulation {
         let now = self.now;
         let f = pkt.flow;
         self.counters.data_bytes_received += pkt.size as u64;
+        let (src, dst) = (self.flows[f as usize].src, pkt.dst);
+        if !self.flows[f as usize].seen {
+            self.flows[f as usize].seen = true;
+            self.incoming_seen[dst as usize] += 1;
+        }
         let action = self.receivers[f as usize].on_data(&DataArrival {
             now,
             ecn_ce: pkt.ecn,
             bytes: pkt.size as u64,
             sent_at: pkt.sent_at,
+            measured_delay: self.clocks.measured_delay(src, dst, pkt.sent_at, now),
+            incoming_flows: self.incoming_flows[dst as usize],
+            incoming_seen: self.incoming_seen[dst as usize],
         });
+        self.flows[f as usize].ack_feedback = action.feedback;
         if action.send_cnp {
             self.counters.cnps += 1;
             self.send_control(p, PacketKind::Cnp, pkt, 0);
         }
         let ack_every = self.params.ack_every;
         let nack_interval = self.params.nack_interval;
+        let payload = pkt.size as u64 - self.params.header;
         let flow = &mut self.flows[f as usize];
         // The ACK this packet triggers, if any, as (cumulative seq, ECN echo).
         let mut ack = None;
         let mut newly_complete = false;
         if pkt.seq == flow.rcv_nxt {
-            flow.rcv_nxt += pkt.payload as u64;
+            flow.rcv_nxt += payload;
             flow.acks_pending += 1;
             flow.ecn_pending |= pkt.ecn;
             flow.last_nack = None;
@@ -214,7 +222,7 @@ impl Simulation {
             // A duplicate from a go-back: re-acknowledge so the sender catches up (always for the
             // flow's last packet, whose ACK may be what the sender lost).
             flow.acks_pending += 1;
-            let last = pkt.seq + pkt.payload as u64 >= flow.size;
+            let last = pkt.seq + payload >= flow.size;
             if flow.acks_pending >= ack_every || last {
                 flow.acks_pending = 0;
                 ack = Some((flow.rcv_nxt, false));
@@ -244,11 +252,11 @@ impl Simulation {
         let mut c = Packet::new(kind, CONTROL_PRIORITY, size);
         c.flow = about.flow;
         c.ecmp_key = about.ecmp_key;
-        c.src = about.dst;
-        c.dst = about.src;
+        c.dst = self.flows[about.flow as usize].src;
         c.seq = seq;
         c.sent_at = about.sent_at;
         if kind == PacketKind::Ack {
+            c.feedback = self.flows[about.flow as usize].ack_feedback;
             c.ecn = about.ecn;
             c.int = about.int;
             c.pint = about.pint;

@@ -56,6 +56,12 @@ pub struct Flow {
     pub last_nack: Option<(u64, SimTime)>,
     /// When the last byte arrived at the receiver.
     pub finish: Option<SimTime>,
+    /// The receiver has seen a packet of this flow (for its own count of incoming flows).
+    pub seen: bool,
+    /// What the receiver half asked the next ACK to carry.
+    pub ack_feedback: [u32; 2],
+    /// Forward-path baseline: the one-way time of a full packet on the idle path.
+    pub one_way_baseline: SimTime,
     /// Receiver bytes at the previous timeline sample (throughput).
     pub sampled_bytes: u64,
 }
@@ -92,6 +98,9 @@ impl Flow {
             ecn_pending: false,
             last_nack: None,
             finish: None,
+            seen: false,
+            ack_feedback: [0; 2],
+            one_way_baseline: SimTime::ZERO,
             sampled_bytes: 0,
         }
     }
@@ -110,6 +119,8 @@ impl Simulation {
         let flow = &mut self.flows[f as usize];
         flow.started = true;
         flow.start = self.now; // later than configured when it waited for other flows
+        let dst = flow.dst;
+        self.incoming_flows[dst as usize] += 1;
         flow.next_send = self.now;
         flow.last_progress = self.now;
         let mut cx = CcContext::new(self.now);
@@ -136,6 +147,9 @@ impl Simulation {
 
     /// Every byte of flow `f` has reached its receiver: start the flows that waited for it.
     pub(crate) fn flow_delivered(&mut self, f: u32) {
+        let dst = self.flows[f as usize].dst as usize;
+        self.incoming_flows[dst] -= 1;
+        self.incoming_seen[dst] -= 1;
         for i in 0..self.dependents[f as usize].len() {
             let d = self.dependents[f as usize][i] as usize;
             self.waiting_on[d] -= 1;
@@ -226,6 +240,7 @@ impl Simulation {
             snd_nxt: flow.snd_nxt,
             int: self.int_pool.hops(pkt.int),
             pint: pkt.pint,
+            feedback: pkt.feedback,
         };
         let done = flow.snd_una >= flow.size;
         let mut cx = CcContext::new(now);

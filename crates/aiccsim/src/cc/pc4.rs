@@ -1,0 +1,322 @@
+//! PC4: "Precision Collective Communication Congestion Control for AI Cluster" (paper 000 in
+//! `shared/papers`). The receiver knows how many flows are coming in and for which collective,
+//! and tells each sender its share (the base rate); the sender jumps to a new share at once and
+//! fine-tunes around it on the one-way delay, against a target queuing time.
+//!
+//! - **Receiver** (Algorithm 1, Table I), per data packet: base rate = receiver line rate / n for
+//!   all-reduce and for traffic without a collective tag, line rate / (n - 1) for all-to-all and
+//!   all-gather, n the flows coming in (a central controller's count by default, or the flows
+//!   the receiver has seen itself); one-way delay = receive time - send timestamp - baseline
+//!   (§III-B), on the hosts' clocks. Both go back in the ACK.
+//! - **Sender** (Algorithm 2): when the ACK's base rate differs from the recorded one, the rate
+//!   becomes the base rate at once (lines 4-7); otherwise, at most once per adjust interval
+//!   (lines 9-11, §III-C "at least one RTT"), zero delay -> hyper additive increase, delay below
+//!   target -> additive increase, else multiplicative decrease by
+//!   max(1 - max_mdf, 1 - beta (delay - target) / (delay + baseline)) (lines 20-27). The window
+//!   is rate x RTT (line 12), allowed down to `min_cwnd` packets; below one packet the sender
+//!   paces one packet every RTT / cwnd (lines 13-16, §III-C).
+//! - **ACK timeout** (lines 17-19, §III-D): cut by max_mdf and forget the base rate.
+//! - **Target queuing time** (§III-C): scaled by the path's baseline and, O(1/N), by the number
+//!   of competing flows; the paper gives no formula, ours is in `docs/cc/pc4.md`.
+//!
+//! What the paper leaves open and we chose is documented per field and in `docs/cc/pc4.md`.
+
+use super::{AckInfo, CcContext, CcEvent, CongestionControl, DataArrival, FlowFacts, ReceiverAction, ReceiverCc};
+use crate::config::CollectiveKind;
+use crate::time::SimTime;
+use crate::topology::Topology;
+use serde::{Deserialize, Serialize};
+
+/// Where the receiver's count of incoming flows comes from.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowCount {
+    /// The job's central controller (§II-A): every flow into the receiver from the moment it
+    /// starts until it is delivered, even before its first packet arrives.
+    #[default]
+    Controller,
+    /// What the receiver counts itself: flows it has received a packet of and not yet received
+    /// whole. It learns of a new flow one one-way delay later than the controller.
+    Observed,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Pc4Config {
+    /// Use the receiver's base rate (Algorithm 2 lines 4-7); off for the paper's ablations.
+    pub base_rate: bool,
+    /// Fine-tune on the one-way delay (lines 9-11, 20-27); off for the paper's ablations.
+    pub adjust_rate: bool,
+    pub flow_count: FlowCount,
+    /// Target queuing time for a path with the reference baseline and one flow.
+    pub target_qtime: SimTime,
+    /// Scale the target by the path's baseline / `reference_baseline` (§III-C: longer paths
+    /// get proportionally more room, for fairness across path lengths).
+    pub scale_target_by_baseline: bool,
+    /// The baseline at which the target is `target_qtime` (2 us: one switch, 1 us links).
+    pub reference_baseline: SimTime,
+    /// Divide the target by the number of competing flows N (§III-C: O(1/N)); N is the
+    /// receiver's count as the base rate tells it (line rate / base rate).
+    pub scale_target_by_flows: bool,
+    /// Additive increase per adjustment, as a fraction of the flow's share (its base rate, or
+    /// the line rate before it has one): N flows together then add the same total whatever N.
+    pub additive_increase: f64,
+    /// Hyper additive increase (zero delay), same unit.
+    pub hyper_increase: f64,
+    /// Multiplicative decrease gain beta.
+    pub beta: f64,
+    /// Largest cut per adjustment (and per ACK timeout).
+    pub max_mdf: f64,
+    /// Least time between two adjustments. Absent: the latest RTT sample (so always at least
+    /// one RTT, as §III-C asks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adjust_interval: Option<SimTime>,
+    /// Smallest window, packets (§III-C: 0.0001).
+    pub min_cwnd: f64,
+    /// Bytes PC4 adds to a data packet: the send timestamp (8) and the baseline (4).
+    pub data_header_bytes: u64,
+    /// Bytes PC4 adds to an ACK: the base rate (4) and the one-way delay (4).
+    pub ack_header_bytes: u64,
+}
+
+impl Default for Pc4Config {
+    fn default() -> Self {
+        Pc4Config {
+            base_rate: true,
+            adjust_rate: true,
+            flow_count: FlowCount::Controller,
+            target_qtime: SimTime::from_us(4),
+            scale_target_by_baseline: true,
+            reference_baseline: SimTime::from_us(2),
+            scale_target_by_flows: true,
+            additive_increase: 0.01,
+            hyper_increase: 0.05,
+            beta: 0.8,
+            max_mdf: 0.5,
+            adjust_interval: None,
+            min_cwnd: 0.0001,
+            data_header_bytes: 12,
+            ack_header_bytes: 8,
+        }
+    }
+}
+
+impl Pc4Config {
+    pub fn validate(&self, _topo: &Topology) -> Result<(), (String, String)> {
+        let key = |k: &str| format!("cc.{k}");
+        for (k, v) in [("additive_increase", self.additive_increase), ("hyper_increase", self.hyper_increase)] {
+            if !(v > 0.0 && v <= 1.0) {
+                return Err((key(k), format!("a fraction of the flow's share in (0, 1], got {v}")));
+            }
+        }
+        for (k, v) in [("beta", self.beta), ("max_mdf", self.max_mdf)] {
+            if !(v > 0.0 && v < 1.0) {
+                return Err((key(k), format!("must be in (0, 1), got {v}")));
+            }
+        }
+        if !(self.min_cwnd > 0.0 && self.min_cwnd <= 1.0) {
+            return Err((key("min_cwnd"), format!("must be in (0, 1] packets, got {}", self.min_cwnd)));
+        }
+        if self.reference_baseline.0 == 0 {
+            return Err((key("reference_baseline"), "must be positive, e.g. \"2us\"".into()));
+        }
+        if self.adjust_interval == Some(SimTime::ZERO) {
+            return Err((key("adjust_interval"), "must be positive (omit it to adjust once per RTT)".into()));
+        }
+        for (k, v) in [("data_header_bytes", self.data_header_bytes), ("ack_header_bytes", self.ack_header_bytes)] {
+            if v > 256 {
+                return Err((key(k), format!("must be at most 256 bytes, got {v}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The ACK's two feedback words: base rate in kb/s, one-way delay in ns (two's complement).
+fn encode(base_rate_bps: f64, one_way_delay_ps: i64) -> [u32; 2] {
+    let rate = (base_rate_bps / 1e3).round().clamp(1.0, u32::MAX as f64) as u32;
+    let delay = (one_way_delay_ps as f64 / 1e3).round().clamp(i32::MIN as f64, i32::MAX as f64) as i32;
+    [rate, delay as u32]
+}
+
+fn decode(feedback: [u32; 2]) -> (u32, f64) {
+    (feedback[0], feedback[1] as i32 as f64 * 1e-9)
+}
+
+/// Algorithm 1: the receiver half.
+pub struct Pc4Receiver {
+    line_rate: f64,
+    /// Table I: all-to-all and all-gather divide by n - 1.
+    minus_one: bool,
+    baseline_ps: i64,
+    flow_count: FlowCount,
+}
+
+impl Pc4Receiver {
+    pub fn new(cfg: &Pc4Config, facts: &FlowFacts) -> Self {
+        let minus_one = matches!(facts.collective, Some((CollectiveKind::AllToAll | CollectiveKind::AllGather, _)));
+        Pc4Receiver {
+            line_rate: facts.receiver_line_rate.as_f64(),
+            minus_one,
+            baseline_ps: facts.one_way_baseline.0 as i64,
+            flow_count: cfg.flow_count,
+        }
+    }
+}
+
+impl ReceiverCc for Pc4Receiver {
+    fn on_data(&mut self, pkt: &DataArrival) -> ReceiverAction {
+        let n = match self.flow_count {
+            FlowCount::Controller => pkt.incoming_flows,
+            FlowCount::Observed => pkt.incoming_seen,
+        };
+        let divisor = if self.minus_one { n.saturating_sub(1) } else { n }.max(1);
+        let base_rate = self.line_rate / divisor as f64;
+        let one_way_delay = pkt.measured_delay - self.baseline_ps;
+        ReceiverAction { send_cnp: false, feedback: encode(base_rate, one_way_delay) }
+    }
+}
+
+/// Algorithm 2: the sender half.
+pub struct Pc4 {
+    cfg: Pc4Config,
+    line_rate: f64,
+    packet_bits: f64,
+    mtu: f64,
+    baseline: f64,
+    /// Target before the flow-count term (seconds).
+    path_target: f64,
+    /// tx_rate, bits/s.
+    rate: f64,
+    /// The base rate last taken from an ACK, kb/s (0: none).
+    base_recorded: u32,
+    last_adjust: SimTime,
+    /// Latest RTT sample, seconds.
+    rtt: f64,
+    /// Window, packets.
+    cwnd: f64,
+}
+
+impl Pc4 {
+    pub fn new(cfg: &Pc4Config, facts: &FlowFacts) -> Self {
+        let line = facts.line_rate.as_f64();
+        let baseline = facts.one_way_baseline.as_secs_f64();
+        let mut path_target = cfg.target_qtime.as_secs_f64();
+        if cfg.scale_target_by_baseline {
+            path_target *= baseline / cfg.reference_baseline.as_secs_f64();
+        }
+        let packet_bits = facts.packet_bytes as f64 * 8.0;
+        let rtt = facts.base_rtt.as_secs_f64();
+        Pc4 {
+            line_rate: line,
+            packet_bits,
+            mtu: facts.mtu as f64,
+            baseline,
+            path_target,
+            rate: line,
+            base_recorded: 0,
+            last_adjust: SimTime::ZERO,
+            rtt,
+            cwnd: line * rtt / packet_bits,
+            cfg: cfg.clone(),
+        }
+    }
+
+    /// tx_rate, bits/s.
+    pub fn tx_rate(&self) -> f64 {
+        self.rate
+    }
+
+    /// Window, packets.
+    pub fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+
+    /// The target queuing time now (seconds).
+    pub fn target_qtime(&self) -> f64 {
+        if self.cfg.scale_target_by_flows && self.base_recorded > 0 {
+            let flows = (self.line_rate / (self.base_recorded as f64 * 1e3)).round().max(1.0);
+            self.path_target / flows
+        } else {
+            self.path_target
+        }
+    }
+
+    /// The flow's share: the recorded base rate, or the line rate before it has one.
+    fn share(&self) -> f64 {
+        if self.base_recorded > 0 {
+            self.base_recorded as f64 * 1e3
+        } else {
+            self.line_rate
+        }
+    }
+
+    /// COMPUTE RATE (lines 20-27).
+    fn adjusted(&self, one_way_delay: f64) -> f64 {
+        let target = self.target_qtime();
+        if one_way_delay <= 0.0 {
+            // Zero (or, with clock noise, negative) delay: no queue on the path.
+            self.rate + self.cfg.hyper_increase * self.share()
+        } else if one_way_delay < target {
+            self.rate + self.cfg.additive_increase * self.share()
+        } else {
+            let cut = 1.0 - self.cfg.beta * (one_way_delay - target) / (one_way_delay + self.baseline);
+            self.rate * cut.max(1.0 - self.cfg.max_mdf)
+        }
+    }
+
+    /// Line 12: the window follows the rate, within [min_cwnd, line rate x RTT].
+    fn set_rate(&mut self, rate: f64) {
+        let min_rate = self.cfg.min_cwnd * self.packet_bits / self.rtt;
+        self.rate = rate.clamp(min_rate, self.line_rate);
+        self.cwnd = (self.rate * self.rtt / self.packet_bits).max(self.cfg.min_cwnd);
+    }
+}
+
+impl CongestionControl for Pc4 {
+    fn on_ack(&mut self, ack: &AckInfo<'_>, cx: &mut CcContext) {
+        let now = cx.now();
+        if ack.rtt.0 > 0 {
+            self.rtt = ack.rtt.as_secs_f64();
+        }
+        let (base, one_way_delay) = decode(ack.feedback);
+        if self.cfg.base_rate && base != 0 && base != self.base_recorded {
+            self.base_recorded = base;
+            self.last_adjust = now;
+            self.set_rate(base as f64 * 1e3);
+            return;
+        }
+        let interval = self.cfg.adjust_interval.map(|t| t.as_secs_f64()).unwrap_or(self.rtt);
+        if self.cfg.adjust_rate && (now - self.last_adjust).as_secs_f64() >= interval {
+            self.last_adjust = now;
+            let rate = self.adjusted(one_way_delay);
+            self.set_rate(rate);
+        } else {
+            let rate = self.rate;
+            self.set_rate(rate); // the RTT moved: the window follows
+        }
+    }
+
+    fn on_event(&mut self, ev: CcEvent, _cx: &mut CcContext) {
+        if ev == CcEvent::Timeout {
+            // Lines 17-19.
+            let rate = self.rate * (1.0 - self.cfg.max_mdf);
+            self.set_rate(rate);
+            self.base_recorded = 0;
+        }
+    }
+
+    /// Line rate with a window of a packet or more; below it, one packet per RTT / cwnd.
+    fn rate(&self) -> f64 {
+        if self.cwnd >= 1.0 {
+            self.line_rate
+        } else {
+            (self.packet_bits * self.cwnd / self.rtt).min(self.line_rate)
+        }
+    }
+
+    fn window(&self) -> Option<u64> {
+        Some(((self.cwnd * self.mtu) as u64).max(1))
+    }
+}
+

@@ -433,7 +433,15 @@ mod tests {
     #[test]
     fn receiver_paces_cnps() {
         let mut np = DcqcnReceiver::new(&DcqcnConfig::default());
-        let at = |ns, ce| DataArrival { now: SimTime::from_ns(ns), ecn_ce: ce, bytes: 1048, sent_at: SimTime::ZERO };
+        let at = |ns, ce| DataArrival {
+            now: SimTime::from_ns(ns),
+            ecn_ce: ce,
+            bytes: 1048,
+            sent_at: SimTime::ZERO,
+            measured_delay: 0,
+            incoming_flows: 1,
+            incoming_seen: 1,
+        };
         assert!(np.on_data(&at(0, true)).send_cnp);
         assert!(!np.on_data(&at(1000, true)).send_cnp);
         assert!(!np.on_data(&at(5000, false)).send_cnp);

@@ -243,7 +243,7 @@ struct Table {
 }
 
 /// The table's columns (the names `[[check]]` and bar plots refer to).
-const HEADER: [&str; 16] = [
+const HEADER: [&str; 18] = [
     "scheme",
     "flows",
     "finished",
@@ -259,6 +259,8 @@ const HEADER: [&str; 16] = [
     "max_queue_kb",
     "mean_queue_kb",
     "header_overhead_pct",
+    "mean_rtt_us",
+    "p99_queuing_us",
     "jain_steady",
 ];
 
@@ -296,6 +298,8 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
                 format!("{:.1}", s.max_switch_queue_bytes as f64 / 1e3),
                 mean_queue,
                 format!("{:.2}", s.telemetry.header_overhead * 100.0),
+                format!("{:.2}", s.rtt_ns.mean / 1e3),
+                format!("{:.2}", s.queuing_delay_ns.p99 / 1e3),
                 jain,
             ]
         })

@@ -320,3 +320,130 @@ impl CongestionControl for Pc4 {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::tests::facts;
+    use crate::time::pacing_gap;
+
+    fn ack(base_kbps: u32, delay_ns: i32, rtt: SimTime) -> AckInfo<'static> {
+        AckInfo {
+            ack_seq: 0,
+            newly_acked: 1000,
+            ecn_echo: false,
+            rtt,
+            in_flight: 0,
+            snd_nxt: 0,
+            int: &[],
+            pint: 0,
+            feedback: [base_kbps, delay_ns as u32],
+        }
+    }
+
+    #[test]
+    fn a_window_of_a_hundredth_of_a_packet_sends_one_packet_every_hundred_rtts() {
+        let f = facts();
+        let mut pc4 = Pc4::new(&Pc4Config::default(), &f);
+        let rtt = SimTime::from_us(8);
+        // The base rate for which rate x RTT is 0.01 packets of 1048 bytes.
+        let base_bps = 0.01 * 1048.0 * 8.0 / rtt.as_secs_f64();
+        pc4.on_ack(&ack((base_bps / 1e3) as u32, 0, rtt), &mut CcContext::new(SimTime::from_us(10)));
+        assert!((pc4.cwnd() - 0.01).abs() < 1e-4, "cwnd {}", pc4.cwnd());
+        let gap = pacing_gap(1048, pc4.rate());
+        assert!((gap.as_secs_f64() / (100.0 * rtt.as_secs_f64()) - 1.0).abs() < 0.01, "gap {gap:?}");
+        assert!(pc4.window().unwrap() < 1000, "below one packet");
+    }
+
+    #[test]
+    fn algorithm_2_jumps_to_a_new_base_rate_and_adjusts_once_per_interval() {
+        let f = facts();
+        let cfg = Pc4Config { adjust_interval: Some(SimTime::from_us(10)), ..Default::default() };
+        let mut pc4 = Pc4::new(&cfg, &f);
+        let rtt = SimTime::from_us(8);
+        let at = |us| CcContext::new(SimTime::from_us(us));
+        // A base rate of 25 Gb/s: taken at once.
+        pc4.on_ack(&ack(25_000_000, 0, rtt), &mut at(1));
+        assert_eq!(pc4.tx_rate(), 25e9);
+        // Same base, zero delay, within the interval: nothing moves.
+        pc4.on_ack(&ack(25_000_000, 0, rtt), &mut at(5));
+        assert_eq!(pc4.tx_rate(), 25e9);
+        // After the interval: hyper increase by 5% of the share.
+        pc4.on_ack(&ack(25_000_000, 0, rtt), &mut at(11));
+        assert!((pc4.tx_rate() - 25e9 * 1.05).abs() < 1.0);
+        // Delay below the target (4 us x 2.18/2 / 4 flows ~ 1.09 us): additive, 1%.
+        let before = pc4.tx_rate();
+        pc4.on_ack(&ack(25_000_000, 500, rtt), &mut at(21));
+        assert!((pc4.tx_rate() - before - 0.01 * 25e9).abs() < 1.0);
+        // Far above it: multiplicative decrease, bounded by max_mdf.
+        let before = pc4.tx_rate();
+        pc4.on_ack(&ack(25_000_000, 100_000, rtt), &mut at(31));
+        assert!((pc4.tx_rate() / before - 0.5).abs() < 1e-9, "cut bounded at 1 - max_mdf");
+        // A little above: 1 - beta (d - target) / (d + baseline).
+        let before = pc4.tx_rate();
+        pc4.on_ack(&ack(25_000_000, 2000, rtt), &mut at(41));
+        let target = pc4.target_qtime();
+        let want = 1.0 - 0.8 * (2e-6 - target) / (2e-6 + f.one_way_baseline.as_secs_f64());
+        assert!((pc4.tx_rate() / before - want).abs() < 1e-9);
+        // An ACK timeout cuts by max_mdf and forgets the base rate: the next ACK's base is new.
+        let before = pc4.tx_rate();
+        pc4.on_event(CcEvent::Timeout, &mut at(50));
+        assert!((pc4.tx_rate() / before - 0.5).abs() < 1e-9);
+        pc4.on_ack(&ack(25_000_000, 0, rtt), &mut at(51));
+        assert_eq!(pc4.tx_rate(), 25e9);
+    }
+
+    #[test]
+    fn the_target_scales_with_baseline_and_flows_and_each_term_switches_off() {
+        let f = facts(); // baseline 2.18 us
+        let rtt = SimTime::from_us(8);
+        let mut pc4 = Pc4::new(&Pc4Config::default(), &f);
+        assert!((pc4.target_qtime() - 4e-6 * 2.18 / 2.0).abs() < 1e-12);
+        pc4.on_ack(&ack(12_500_000, 0, rtt), &mut CcContext::new(SimTime::from_us(1)));
+        assert!((pc4.target_qtime() - 4e-6 * 2.18 / 2.0 / 8.0).abs() < 1e-12, "8 flows share the line");
+        let plain = Pc4Config { scale_target_by_baseline: false, scale_target_by_flows: false, ..Default::default() };
+        let mut pc4 = Pc4::new(&plain, &f);
+        pc4.on_ack(&ack(12_500_000, 0, rtt), &mut CcContext::new(SimTime::from_us(1)));
+        assert_eq!(pc4.target_qtime(), 4e-6);
+    }
+
+    #[test]
+    fn ablations_ignore_the_base_rate_or_the_delay() {
+        let f = facts();
+        let rtt = SimTime::from_us(8);
+        let no_base = Pc4Config { base_rate: false, adjust_interval: Some(SimTime::from_us(1)), ..Default::default() };
+        let mut pc4 = Pc4::new(&no_base, &f);
+        pc4.on_ack(&ack(25_000_000, 100_000, rtt), &mut CcContext::new(SimTime::from_us(5)));
+        assert!((pc4.tx_rate() - 50e9).abs() < 1.0, "no jump to 25 Gb/s; the large delay halves line rate");
+        let no_adjust = Pc4Config { adjust_rate: false, ..Default::default() };
+        let mut pc4 = Pc4::new(&no_adjust, &f);
+        pc4.on_ack(&ack(25_000_000, 0, rtt), &mut CcContext::new(SimTime::from_us(1)));
+        pc4.on_ack(&ack(25_000_000, 100_000, rtt), &mut CcContext::new(SimTime::from_us(100)));
+        assert_eq!(pc4.tx_rate(), 25e9, "only the base rate moves it");
+    }
+
+    #[test]
+    fn the_receiver_divides_the_line_by_the_collective_rule() {
+        let mut f = facts();
+        let arrival = |n| DataArrival {
+            now: SimTime::from_us(10),
+            ecn_ce: false,
+            bytes: 1048,
+            sent_at: SimTime::from_us(5),
+            measured_delay: 5_000_000,
+            incoming_flows: n,
+            incoming_seen: 1,
+        };
+        let cfg = Pc4Config::default();
+        let mut rx = Pc4Receiver::new(&cfg, &f);
+        let a = rx.on_data(&arrival(4));
+        assert_eq!(a.feedback[0], 25_000_000, "no tag: line / n");
+        assert_eq!(a.feedback[1] as i32, 5000 - 2180, "one-way delay minus the baseline, ns");
+        f.collective = Some((CollectiveKind::AllToAll, 8));
+        let mut rx = Pc4Receiver::new(&cfg, &f);
+        assert_eq!(rx.on_data(&arrival(8)).feedback[0], 100_000_000 / 7, "all-to-all: line / (n - 1)");
+        assert_eq!(rx.on_data(&arrival(1)).feedback[0], 100_000_000, "never above line rate");
+        let observed = Pc4Config { flow_count: FlowCount::Observed, ..Default::default() };
+        let mut rx = Pc4Receiver::new(&observed, &facts());
+        assert_eq!(rx.on_data(&arrival(4)).feedback[0], 100_000_000, "counts what it has seen: 1");
+    }
+}

@@ -17,7 +17,7 @@ pub use timers::TimerSlot;
 
 use crate::cc::{CcConfig, CcContext, CongestionControl, FlowFacts, Receiver, Telemetry, MAX_TIMERS};
 use crate::config::{ConfigError, Routing, Scenario};
-use crate::metrics::{ideal_fct, Recorder, Results};
+use crate::metrics::{ideal_fct, DurationHistogram, Recorder, Results};
 use crate::net::packet::NUM_PRIORITIES;
 use crate::net::port::Port;
 use crate::net::switch::SwitchState;
@@ -122,6 +122,8 @@ pub struct Simulation {
     pub(crate) flows: Vec<Flow>,
     pub(crate) ccs: Vec<crate::cc::Cc>,
     pub(crate) receivers: Vec<Receiver>,
+    /// What each flow's algorithm was told about its path.
+    facts: Vec<FlowFacts>,
     /// Packets created and not yet consumed or dropped (queued, being sent, or on a wire).
     pub(crate) in_network: u64,
     pub(crate) counters: Counters,
@@ -140,6 +142,9 @@ pub struct Simulation {
     pub(crate) incoming_seen: Vec<u32>,
     /// The hosts' clocks (one-way delay measurement).
     pub(crate) clocks: HostClocks,
+    /// Every ACK's RTT and every full data packet's one-way queuing delay.
+    pub(crate) rtts: DurationHistogram,
+    pub(crate) queuing: DurationHistogram,
     /// INT stacks of the packets that carry one.
     pub(crate) int_pool: IntPool,
     /// Switch-side PINT state and its per-switch random streams (HPCC-PINT runs only).
@@ -212,6 +217,7 @@ impl Simulation {
         let mut flows = Vec::with_capacity(defs.len());
         let mut ccs = Vec::with_capacity(defs.len());
         let mut receivers = Vec::with_capacity(defs.len());
+        let mut all_facts = Vec::with_capacity(defs.len());
         let mut dependents = vec![Vec::new(); defs.len()];
         let mut waiting_on = vec![0u32; defs.len()];
         let mut largest_base_rtt = SimTime::ZERO;
@@ -243,6 +249,7 @@ impl Simulation {
             flows.push(flow);
             ccs.push(scenario.cc.sender(&facts));
             receivers.push(scenario.cc.receiver(&facts));
+            all_facts.push(facts);
         }
         let (pint, pint_rng) = match (telemetry, &scenario.cc) {
             (Telemetry::Pint { log_base, .. }, CcConfig::HpccPint(c)) => {
@@ -271,6 +278,7 @@ impl Simulation {
             flows,
             ccs,
             receivers,
+            facts: all_facts,
             in_network: 0,
             counters: Counters::default(),
             recorder,
@@ -282,6 +290,8 @@ impl Simulation {
             incoming_flows: vec![0; topo_hosts as usize],
             incoming_seen: vec![0; topo_hosts as usize],
             clocks,
+            rtts: DurationHistogram::default(),
+            queuing: DurationHistogram::default(),
             int_pool,
             pint,
             pint_rng,
@@ -312,6 +322,20 @@ impl Simulation {
 
     pub fn algorithm(&self) -> &CcConfig {
         &self.scenario.cc
+    }
+
+    /// What flow `f`'s algorithm knows about its path (to build a custom algorithm for it).
+    pub fn flow_facts(&self, f: u32) -> FlowFacts {
+        self.facts[f as usize]
+    }
+
+    /// Replaces flow `f`'s algorithm, both halves, before the run (Rust API: plug in an algorithm
+    /// of your own through [`crate::cc::Cc::Custom`] and [`Receiver::Custom`]). Extra header bytes
+    /// stay those of the scenario's `[cc]`.
+    pub fn set_flow_algorithm(&mut self, f: u32, sender: crate::cc::Cc, receiver: Receiver) {
+        assert!(self.now == SimTime::ZERO && self.counters.events == 0, "algorithms are set before the run");
+        self.ccs[f as usize] = sender;
+        self.receivers[f as usize] = receiver;
     }
 
     /// Runs to completion: every flow delivered and acknowledged and every packet drained from
@@ -377,6 +401,7 @@ impl Simulation {
             self.in_network,
             self.switches.iter().map(|s| s.max_used).max().unwrap_or(0),
             self.events.max_len,
+            (self.rtts, self.queuing),
             wall_seconds,
         )
     }

@@ -1,6 +1,9 @@
 //! What a run measures: per-flow completion, run-wide counters, and opt-in sampled timelines.
 
+mod histogram;
 mod ideal;
+
+pub use histogram::DurationHistogram;
 
 pub use ideal::ideal_fct;
 
@@ -217,6 +220,11 @@ pub struct Summary {
     pub max_pending_events: usize,
     pub fct_ns: Distribution,
     pub slowdown: Distribution,
+    /// Round-trip time of every ACK (data sent to ACK received, on the sender's clock).
+    pub rtt_ns: Distribution,
+    /// One-way queuing delay of every full-size data packet: its trip from the sending NIC to
+    /// the receiver minus the same trip on the idle path (true time, whatever the clocks).
+    pub queuing_delay_ns: Distribution,
     /// Wall-clock figures: the only fields that differ between two runs of the same scenario.
     pub performance: Performance,
 }
@@ -345,6 +353,7 @@ pub(crate) fn collect(
     live_packets: u64,
     max_switch_buffer_bytes: u64,
     max_pending_events: usize,
+    delays: (DurationHistogram, DurationHistogram),
     wall_seconds: f64,
 ) -> Results {
     let records: Vec<FlowRecord> = flows
@@ -433,6 +442,8 @@ pub(crate) fn collect(
         max_pending_events,
         fct_ns: Distribution::of(&fcts),
         slowdown: Distribution::of(&slowdowns),
+        rtt_ns: delays.0.summary_ns(),
+        queuing_delay_ns: delays.1.summary_ns(),
         performance: Performance {
             wall_seconds,
             events_per_second: counters.events as f64 / secs,

@@ -166,6 +166,10 @@ impl Simulation {
         let f = pkt.flow;
         self.counters.data_bytes_received += pkt.size as u64;
         let (src, dst) = (self.flows[f as usize].src, pkt.dst);
+        if pkt.size as u64 == self.params.mtu + self.params.header {
+            let idle_path = self.flows[f as usize].one_way_baseline;
+            self.queuing.record((now - pkt.sent_at).saturating_sub(idle_path).0);
+        }
         if !self.flows[f as usize].seen {
             self.flows[f as usize].seen = true;
             self.incoming_seen[dst as usize] += 1;

@@ -231,11 +231,13 @@ impl Simulation {
                 flow.snd_nxt = flow.snd_una; // an ACK overtook a go-back
             }
         }
+        let rtt = now.saturating_sub(pkt.sent_at);
+        self.rtts.record(rtt.0);
         let ack = AckInfo {
             ack_seq,
             newly_acked: newly,
             ecn_echo: pkt.ecn,
-            rtt: now.saturating_sub(pkt.sent_at),
+            rtt,
             in_flight: flow.in_flight(),
             snd_nxt: flow.snd_nxt,
             int: self.int_pool.hops(pkt.int),

@@ -1,0 +1,182 @@
+//! PC4's mechanisms on the network: the base rate follows the incoming flows within a packet,
+//! the sender within a round trip, and the one-way delay the receiver measures is the queuing
+//! delay, exactly, when the clocks are perfect.
+
+mod common;
+
+use aiccsim::cc::{
+    AckInfo, Cc, CcContext, CcEvent, CongestionControl, DataArrival, Pc4, Pc4Config, Pc4Receiver, Receiver,
+    ReceiverAction, ReceiverCc,
+};
+use aiccsim::time::SimTime;
+use aiccsim::Simulation;
+use std::sync::{Arc, Mutex};
+
+type Log<T> = Arc<Mutex<Vec<T>>>;
+
+/// PC4's receiver half, logging (arrival time, base rate in kb/s) of every data packet.
+struct LoggedReceiver(Pc4Receiver, Log<(SimTime, u32)>);
+
+impl ReceiverCc for LoggedReceiver {
+    fn on_data(&mut self, pkt: &DataArrival) -> ReceiverAction {
+        let action = self.0.on_data(pkt);
+        self.1.lock().unwrap().push((pkt.now, action.feedback[0]));
+        action
+    }
+}
+
+/// PC4's sender half, logging (ACK time, tx rate) after every ACK.
+struct LoggedSender(Pc4, Log<(SimTime, f64)>);
+
+impl CongestionControl for LoggedSender {
+    fn on_ack(&mut self, ack: &AckInfo<'_>, cx: &mut CcContext) {
+        self.0.on_ack(ack, cx);
+        self.1.lock().unwrap().push((cx.now(), self.0.tx_rate()));
+    }
+    fn on_event(&mut self, ev: CcEvent, cx: &mut CcContext) {
+        self.0.on_event(ev, cx)
+    }
+    fn rate(&self) -> f64 {
+        self.0.rate()
+    }
+    fn window(&self) -> Option<u64> {
+        self.0.window()
+    }
+}
+
+#[test]
+fn a_new_flow_changes_the_base_rate_within_a_packet_and_the_sender_within_a_round_trip() {
+    // Flow 0 (1 -> 0) alone; flow 1 (2 -> 0) joins at 200 us.
+    let toml = r#"
+[topology]
+kind = "star"
+hosts = 3
+link = { bandwidth = "100Gbps", delay = "1us" }
+[cc]
+algorithm = "pc4"
+[workload]
+kind = "flows"
+flows = [{ src = 1, dst = 0, size = "5MB" }, { src = 2, dst = 0, size = "1MB", start = "200us" }]
+"#;
+    let scenario = common::scenario(toml);
+    let mut sim = Simulation::new(&scenario).unwrap();
+    let facts = sim.flow_facts(0);
+    let rx_log: Log<(SimTime, u32)> = Default::default();
+    let tx_log: Log<(SimTime, f64)> = Default::default();
+    let cfg = Pc4Config::default();
+    sim.set_flow_algorithm(
+        0,
+        Cc::Custom(Box::new(LoggedSender(Pc4::new(&cfg, &facts), tx_log.clone()))),
+        Receiver::Custom(Box::new(LoggedReceiver(Pc4Receiver::new(&cfg, &facts), rx_log.clone()))),
+    );
+    let r = sim.run(&mut |_| {});
+    common::assert_conserved(&r);
+
+    let join = SimTime::from_us(200);
+    let rx = rx_log.lock().unwrap();
+    // Before the join every packet says line rate; the first packet after it says half.
+    assert!(rx.iter().filter(|(t, _)| *t < join).all(|&(_, b)| b == 100_000_000));
+    let first_after = rx.iter().find(|(t, _)| *t >= join).unwrap();
+    assert_eq!(first_after.1, 50_000_000, "the first packet after the join carries line/2");
+    // And back to line rate within a packet of flow 1's delivery.
+    let done = r.flows[1].finish.unwrap();
+    let first_after_done = rx.iter().find(|(t, _)| *t > done).unwrap();
+    assert_eq!(first_after_done.1, 100_000_000);
+
+    // The sender takes the new share within one base RTT (plus the packet in flight).
+    let tx = tx_log.lock().unwrap();
+    let rtt = facts.base_rtt + SimTime::from_ns(100);
+    let halved = tx.iter().find(|(t, r)| *t >= join && (*r - 50e9).abs() < 1.0).expect("the sender halves");
+    assert!(halved.0 <= join + rtt, "the sender took the share at {:?}, join at {join:?}", halved.0);
+}
+
+/// Logs the one-way delay the receiver measures minus the flow's idle-path time.
+struct DelayLog(i64, Log<i64>);
+
+impl ReceiverCc for DelayLog {
+    fn on_data(&mut self, pkt: &DataArrival) -> ReceiverAction {
+        self.1.lock().unwrap().push(pkt.measured_delay - self.0);
+        ReceiverAction::default()
+    }
+}
+
+#[test]
+fn with_perfect_clocks_the_measured_one_way_delay_is_exactly_the_queuing_delay() {
+    // A 100 Gbps sender into a 10 Gbps bottleneck at a constant line rate (no end-to-end
+    // control): packet k waits k x (T10 - T100) at the bottleneck, T = 1048 B serialisation
+    // (838.4 ns at 10 Gbps, 83.84 ns at 100 Gbps), and nowhere else.
+    let toml = r#"
+[topology]
+kind = "dumbbell"
+left = 1
+right = 1
+link = { bandwidth = "100Gbps", delay = "1us" }
+bottleneck = { bandwidth = "10Gbps", delay = "1us" }
+[cc]
+algorithm = "none"
+[workload]
+kind = "flows"
+flows = [{ src = 0, dst = 1, size = "100KB" }]
+"#;
+    let mut sim = Simulation::new(&common::scenario(toml)).unwrap();
+    let facts = sim.flow_facts(0);
+    let log: Log<i64> = Default::default();
+    sim.set_flow_algorithm(
+        0,
+        aiccsim::cc::CcConfig::None(Default::default()).sender(&facts),
+        Receiver::Custom(Box::new(DelayLog(facts.one_way_baseline.ps() as i64, log.clone()))),
+    );
+    let r = sim.run(&mut |_| {});
+    common::assert_conserved(&r);
+    assert_eq!(r.summary.pause_frames, 0);
+    let delays = log.lock().unwrap();
+    assert_eq!(delays.len(), 100);
+    for (k, &d) in delays.iter().enumerate() {
+        assert_eq!(d, k as i64 * (838_400 - 83_840), "packet {k}");
+    }
+    // The run's queuing-delay distribution sees the same delays.
+    let max_ns = 99.0 * (838_400.0 - 83_840.0) / 1e3;
+    assert!((r.summary.queuing_delay_ns.max - max_ns).abs() < 1e-6);
+}
+
+#[test]
+fn clock_noise_spreads_the_measured_delay_but_not_the_true_queuing_delay() {
+    let toml = |noise: &str| {
+        format!(
+            r#"
+[topology]
+kind = "star"
+hosts = 2
+link = {{ bandwidth = "100Gbps", delay = "1us" }}
+[cc]
+algorithm = "pc4"
+[clocks]
+noise = "{noise}"
+[workload]
+kind = "flows"
+flows = [{{ src = 1, dst = 0, size = "1MB" }}]
+"#
+        )
+    };
+    for noise in ["0ns", "500ns"] {
+        let mut sim = Simulation::new(&common::scenario(&toml(noise))).unwrap();
+        let facts = sim.flow_facts(0);
+        let log: Log<i64> = Default::default();
+        let cfg = Pc4Config::default();
+        sim.set_flow_algorithm(
+            0,
+            Cc::Pc4(Pc4::new(&cfg, &facts)),
+            Receiver::Custom(Box::new(DelayLog(facts.one_way_baseline.ps() as i64, log.clone()))),
+        );
+        let r = sim.run(&mut |_| {});
+        let delays = log.lock().unwrap();
+        let spread = delays.iter().max().unwrap() - delays.iter().min().unwrap();
+        if noise == "0ns" {
+            // A lone flow never queues: every full packet measures exactly zero.
+            assert!(delays[..delays.len() - 1].iter().all(|&d| d == 0), "{:?}", &delays[..5]);
+        } else {
+            assert!(spread > 500_000 && spread <= 1_000_000, "spread {spread} ps with +-500 ns noise");
+        }
+        assert_eq!(r.summary.queuing_delay_ns.max, 0.0, "the true queuing delay is zero either way");
+    }
+}

@@ -29,6 +29,9 @@ impl ReceiverCc for LoggedReceiver {
 struct LoggedSender(Pc4, Log<(SimTime, f64)>);
 
 impl CongestionControl for LoggedSender {
+    fn on_start(&mut self, cx: &mut CcContext) {
+        self.0.on_start(cx)
+    }
     fn on_ack(&mut self, ack: &AckInfo<'_>, cx: &mut CcContext) {
         self.0.on_ack(ack, cx);
         self.1.lock().unwrap().push((cx.now(), self.0.tx_rate()));
@@ -179,4 +182,63 @@ flows = [{{ src = 1, dst = 0, size = "1MB" }}]
         }
         assert_eq!(r.summary.queuing_delay_ns.max, 0.0, "the true queuing delay is zero either way");
     }
+}
+
+/// Logs what a controller told each flow at its start.
+struct StartLog(Log<u32>);
+
+impl CongestionControl for StartLog {
+    fn on_start(&mut self, cx: &mut CcContext) {
+        self.0.lock().unwrap().push(cx.incoming_at_start());
+    }
+    fn rate(&self) -> f64 {
+        100e9
+    }
+}
+
+#[test]
+fn flows_that_start_together_know_each_other_from_the_start() {
+    // Four flows to host 0 at t = 0, one more at 50 us, one to host 1 at t = 0.
+    let toml = r#"
+[topology]
+kind = "star"
+hosts = 6
+link = { bandwidth = "100Gbps", delay = "1us" }
+[cc]
+algorithm = "pc4"
+[workload]
+kind = "flows"
+flows = [
+  { src = 1, dst = 0, size = "1MB" }, { src = 2, dst = 0, size = "1MB" },
+  { src = 3, dst = 0, size = "1MB" }, { src = 4, dst = 0, size = "1MB" },
+  { src = 5, dst = 0, size = "100KB", start = "50us" }, { src = 2, dst = 1, size = "100KB" },
+]
+"#;
+    let mut sim = Simulation::new(&common::scenario(toml)).unwrap();
+    let log: Log<u32> = Default::default();
+    for f in 0..6 {
+        sim.set_flow_algorithm(f, Cc::Custom(Box::new(StartLog(log.clone()))), Receiver::Echo);
+    }
+    let r = sim.run(&mut |_| {});
+    common::assert_conserved(&r);
+    let mut seen = log.lock().unwrap().clone();
+    seen.sort_unstable();
+    // The five flows to host 0 were all under way at 50 us (1 MB takes 80 us at line rate).
+    assert_eq!(seen, vec![1, 4, 4, 4, 4, 5]);
+
+    // PC4 itself then starts each of the four at a quarter of the line.
+    let mut sim = Simulation::new(&common::scenario(toml)).unwrap();
+    let facts = sim.flow_facts(0);
+    let tx: Log<(SimTime, f64)> = Default::default();
+    let cfg = Pc4Config::default();
+    sim.set_flow_algorithm(
+        0,
+        Cc::Custom(Box::new(LoggedSender(Pc4::new(&cfg, &facts), tx.clone()))),
+        Receiver::Pc4(Pc4Receiver::new(&cfg, &facts)),
+    );
+    sim.run(&mut |_| {});
+    let first = tx.lock().unwrap()[0];
+    // The first ACK, a round trip after the start, confirms the share (no jump) and, the path
+    // being empty, brings the first adjustment: a hyper increase of 5% of the share.
+    assert!((first.1 - 25e9 * 1.05).abs() < 1.0, "{}", first.1);
 }

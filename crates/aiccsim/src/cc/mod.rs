@@ -178,14 +178,25 @@ enum TimerOp {
 pub struct CcContext {
     now: SimTime,
     ops: [TimerOp; MAX_TIMERS],
+    incoming_at_start: u32,
 }
 
 impl CcContext {
     pub fn new(now: SimTime) -> Self {
-        CcContext { now, ops: [TimerOp::Keep; MAX_TIMERS] }
+        CcContext { now, ops: [TimerOp::Keep; MAX_TIMERS], incoming_at_start: 0 }
+    }
+    /// The context of `on_start`, with the number of flows a central controller knows are
+    /// heading to the flow's receiver as it starts (this one and those starting with it
+    /// included).
+    pub fn at_start(now: SimTime, incoming: u32) -> Self {
+        CcContext { incoming_at_start: incoming, ..CcContext::new(now) }
     }
     pub fn now(&self) -> SimTime {
         self.now
+    }
+    /// In `on_start`: flows heading to the receiver (0 elsewhere).
+    pub fn incoming_at_start(&self) -> u32 {
+        self.incoming_at_start
     }
     /// Fire timer `slot` at `at` (replacing any pending one). A time in the past fires now.
     pub fn set_timer(&mut self, slot: usize, at: SimTime) {

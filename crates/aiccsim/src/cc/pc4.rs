@@ -48,6 +48,10 @@ pub struct Pc4Config {
     /// Fine-tune on the one-way delay (lines 9-11, 20-27); off for the paper's ablations.
     pub adjust_rate: bool,
     pub flow_count: FlowCount,
+    /// Start at the share the controller knows at the flow's start (line rate / the flows heading
+    /// to the receiver, by Table I) instead of at line rate until the first ACK. Needs
+    /// `base_rate`; applies with either `flow_count`, since the sender's controller is the same.
+    pub start_at_share: bool,
     /// Target queuing time for a path with the reference baseline and one flow.
     pub target_qtime: SimTime,
     /// Scale the target by the path's baseline / `reference_baseline` (§III-C: longer paths
@@ -85,6 +89,7 @@ impl Default for Pc4Config {
             base_rate: true,
             adjust_rate: true,
             flow_count: FlowCount::Controller,
+            start_at_share: true,
             target_qtime: SimTime::from_us(4),
             scale_target_by_baseline: true,
             reference_baseline: SimTime::from_us(2),
@@ -191,8 +196,12 @@ pub struct Pc4 {
     /// The base rate last taken from an ACK, kb/s (0: none).
     base_recorded: u32,
     last_adjust: SimTime,
-    /// Latest RTT sample, seconds.
+    /// Latest RTT sample, seconds (the adjust interval).
     rtt: f64,
+    /// The idle path's round trip, seconds: window = rate x this.
+    base_rtt: f64,
+    /// Table I for this flow: divide by n - 1 (all-to-all, all-gather).
+    minus_one: bool,
     /// Window, packets.
     cwnd: f64,
 }
@@ -217,6 +226,8 @@ impl Pc4 {
             base_recorded: 0,
             last_adjust: SimTime::ZERO,
             rtt,
+            base_rtt: rtt,
+            minus_one: matches!(facts.collective, Some((CollectiveKind::AllToAll | CollectiveKind::AllGather, _))),
             cwnd: line * rtt / packet_bits,
             cfg: cfg.clone(),
         }
@@ -265,15 +276,28 @@ impl Pc4 {
         }
     }
 
-    /// Line 12: the window follows the rate, within [min_cwnd, line rate x RTT].
+    /// Line 12: the window follows the rate over the idle path's round trip (as HPCC's W = R T;
+    /// over the measured RTT a queue would widen the window that built it), at least `min_cwnd`.
     fn set_rate(&mut self, rate: f64) {
-        let min_rate = self.cfg.min_cwnd * self.packet_bits / self.rtt;
+        let min_rate = self.cfg.min_cwnd * self.packet_bits / self.base_rtt;
         self.rate = rate.clamp(min_rate, self.line_rate);
-        self.cwnd = (self.rate * self.rtt / self.packet_bits).max(self.cfg.min_cwnd);
+        self.cwnd = (self.rate * self.base_rtt / self.packet_bits).max(self.cfg.min_cwnd);
     }
 }
 
 impl CongestionControl for Pc4 {
+    fn on_start(&mut self, cx: &mut CcContext) {
+        let n = cx.incoming_at_start();
+        if self.cfg.base_rate && self.cfg.start_at_share && n > 0 {
+            let divisor = if self.minus_one { n.saturating_sub(1) } else { n }.max(1);
+            // As the receiver will encode it, so the first ACK does not count as a change.
+            let base = encode(self.line_rate / divisor as f64, 0)[0];
+            self.base_recorded = base;
+            self.last_adjust = cx.now();
+            self.set_rate(base as f64 * 1e3);
+        }
+    }
+
     fn on_ack(&mut self, ack: &AckInfo<'_>, cx: &mut CcContext) {
         let now = cx.now();
         if ack.rtt.0 > 0 {
@@ -311,7 +335,7 @@ impl CongestionControl for Pc4 {
         if self.cwnd >= 1.0 {
             self.line_rate
         } else {
-            (self.packet_bits * self.cwnd / self.rtt).min(self.line_rate)
+            (self.packet_bits * self.cwnd / self.base_rtt).min(self.line_rate)
         }
     }
 

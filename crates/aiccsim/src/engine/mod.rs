@@ -140,6 +140,10 @@ pub struct Simulation {
     /// and those of them it has seen a packet of (its own view).
     pub(crate) incoming_flows: Vec<u32>,
     pub(crate) incoming_seen: Vec<u32>,
+    /// Flows that start together towards the same receiver (no dependencies, same start time)
+    /// form a group; a controller knows the whole group when its first member starts.
+    pub(crate) start_group: Vec<u32>,
+    pub(crate) group_unstarted: Vec<u32>,
     /// The hosts' clocks (one-way delay measurement).
     pub(crate) clocks: HostClocks,
     /// Every ACK's RTT and every full data packet's one-way queuing delay.
@@ -218,6 +222,20 @@ impl Simulation {
         let mut ccs = Vec::with_capacity(defs.len());
         let mut receivers = Vec::with_capacity(defs.len());
         let mut all_facts = Vec::with_capacity(defs.len());
+        let mut groups: std::collections::BTreeMap<(u32, SimTime), u32> = Default::default();
+        let mut start_group = vec![u32::MAX; defs.len()];
+        let mut group_unstarted = Vec::new();
+        for (id, d) in defs.iter().enumerate() {
+            if d.after.is_empty() {
+                let next = groups.len() as u32;
+                let g = *groups.entry((d.dst, d.start)).or_insert(next);
+                if g == next {
+                    group_unstarted.push(0);
+                }
+                group_unstarted[g as usize] += 1;
+                start_group[id] = g;
+            }
+        }
         let mut dependents = vec![Vec::new(); defs.len()];
         let mut waiting_on = vec![0u32; defs.len()];
         let mut largest_base_rtt = SimTime::ZERO;
@@ -288,6 +306,8 @@ impl Simulation {
             dependents,
             waiting_on,
             incoming_flows: vec![0; topo_hosts as usize],
+            start_group,
+            group_unstarted,
             incoming_seen: vec![0; topo_hosts as usize],
             clocks,
             rtts: DurationHistogram::default(),

@@ -123,7 +123,14 @@ impl Simulation {
         self.incoming_flows[dst as usize] += 1;
         flow.next_send = self.now;
         flow.last_progress = self.now;
-        let mut cx = CcContext::new(self.now);
+        // The controller's count: the flows already on their way, plus the rest of the group
+        // this one starts with.
+        let mut incoming = self.incoming_flows[dst as usize];
+        if let Some(left) = self.group_unstarted.get_mut(self.start_group[f as usize] as usize) {
+            *left -= 1;
+            incoming += *left;
+        }
+        let mut cx = CcContext::at_start(self.now, incoming);
         self.ccs[f as usize].on_start(&mut cx);
         self.apply_cc(f, &cx);
         self.schedule_qp(f);

@@ -52,6 +52,12 @@ enum PlotSpec {
     FctCdf {},
     /// One horizontal bar per run of a table column.
     Bars { metric: String },
+    /// Throughput of some flows over time, one line per run and flow. With `recovery_of`, the
+    /// table's `recovery_us` is the time that flow takes, once the others it shared the
+    /// bottleneck with have finished, to carry 95% of what it carried alone before they started
+    /// (its line-rate goodput), averaged over five samples so that packet granularity does not
+    /// decide it.
+    Throughput { flows: Vec<u32>, recovery_of: Option<u32> },
 }
 
 fn experiments_dir(given: Option<PathBuf>) -> PathBuf {
@@ -132,6 +138,29 @@ pub fn run(id: &str, out: Option<PathBuf>, experiments: Option<PathBuf>) -> Resu
                 .collect::<Vec<_>>(),
             "time (us)",
             format!("queue at switch {switch} port {port} (KB)"),
+        ),
+        PlotSpec::Throughput { ref flows, .. } => (
+            rows.iter()
+                .flat_map(|(name, r)| {
+                    flows.iter().map(move |&f| {
+                        // Averaged over ten samples: one sample holds a whole number of packets,
+                        // which makes a line-rate flow flicker between two values.
+                        let samples: Vec<(f64, f64)> = r
+                            .rates
+                            .iter()
+                            .filter(|s| s.flow == f)
+                            .map(|s| (s.time.as_us_f64(), s.throughput_bps / 1e9))
+                            .collect();
+                        let points = samples
+                            .chunks(10)
+                            .map(|c| (c[c.len() - 1].0, c.iter().map(|p| p.1).sum::<f64>() / c.len() as f64))
+                            .collect();
+                        Series { name: format!("{name}: flow {f}"), points }
+                    })
+                })
+                .collect(),
+            "time (us)",
+            "throughput (Gbps)".to_string(),
         ),
         PlotSpec::FctCdf {} | PlotSpec::Bars { .. } => (
             rows.iter()
@@ -233,6 +262,41 @@ fn queue_series(r: &Results, switch: u32, port: u32) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// Microseconds from the moment flow `f` is alone again (the last of the flows that finished
+/// before it) until a five-sample window of its throughput first averages 95% of what it carried
+/// alone before any other flow started: infinite if it never does before it ends, `None` if it
+/// never was alone or never shared.
+fn recovery_time(r: &Results, f: u32) -> Option<f64> {
+    const WINDOW: usize = 5;
+    let iv = r.scenario.output.sample_interval?;
+    let flow = r.flows.get(f as usize)?;
+    let own_finish = flow.finish?;
+    let others = || r.flows.iter().filter(|o| o.flow_id != f);
+    let first_other_start = others().map(|o| o.start).min()?;
+    let alone_from = others().filter_map(|o| o.finish).filter(|&t| t < own_finish).max()?;
+    let own = |from: aiccsim::time::SimTime, to: aiccsim::time::SimTime| -> Vec<(aiccsim::time::SimTime, f64)> {
+        r.rates
+            .iter()
+            .filter(|s| s.flow == f && s.time > from && s.time <= to)
+            .map(|s| (s.time, s.throughput_bps))
+            .collect()
+    };
+    // Alone at first: skip the first fifth (start-up) of that phase.
+    let before = own(flow.start, first_other_start);
+    let steady = &before[before.len() / 5..];
+    if steady.len() < WINDOW {
+        return None;
+    }
+    let alone_rate = steady.iter().map(|s| s.1).sum::<f64>() / steady.len() as f64;
+    let after = own(alone_from, own_finish);
+    let found = after.windows(WINDOW).find(|w| w.iter().map(|s| s.1).sum::<f64>() / WINDOW as f64 >= 0.95 * alone_rate);
+    Some(match found {
+        // The window's first sample covers the interval before its time.
+        Some(w) => (w[0].0.saturating_sub(iv).max(alone_from) - alone_from).as_us_f64(),
+        None => f64::INFINITY,
+    })
+}
+
 fn slug(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect()
 }
@@ -243,7 +307,7 @@ struct Table {
 }
 
 /// The table's columns (the names `[[check]]` and bar plots refer to).
-const HEADER: [&str; 18] = [
+const HEADER: [&str; 19] = [
     "scheme",
     "flows",
     "finished",
@@ -261,6 +325,7 @@ const HEADER: [&str; 18] = [
     "header_overhead_pct",
     "mean_rtt_us",
     "p99_queuing_us",
+    "recovery_us",
     "jain_steady",
 ];
 
@@ -279,7 +344,13 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
                         format!("{:.1}", pts.iter().map(|p| p.1).sum::<f64>() / pts.len() as f64)
                     }
                 }
-                PlotSpec::FctCdf {} | PlotSpec::Bars { .. } => String::new(),
+                _ => String::new(),
+            };
+            let recovery = match plot {
+                PlotSpec::Throughput { recovery_of: Some(f), .. } => {
+                    recovery_time(r, *f).map(|t| format!("{t:.2}")).unwrap_or_default()
+                }
+                _ => String::new(),
             };
             let jain = r.steady_throughputs().map(|t| format!("{:.4}", jain_index(&t))).unwrap_or_default();
             vec![
@@ -300,6 +371,7 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
                 format!("{:.2}", s.telemetry.header_overhead * 100.0),
                 format!("{:.2}", s.rtt_ns.mean / 1e3),
                 format!("{:.2}", s.queuing_delay_ns.p99 / 1e3),
+                recovery,
                 jain,
             ]
         })

@@ -60,7 +60,9 @@ pub struct Pc4Config {
     /// The baseline at which the target is `target_qtime` (2 us: one switch, 1 us links).
     pub reference_baseline: SimTime,
     /// Divide the target by the number of competing flows N (§III-C: O(1/N)); N is the
-    /// receiver's count as the base rate tells it (line rate / base rate).
+    /// receiver's count as the base rate tells it (line rate / base rate). Off by default: past
+    /// N of about 50 the target falls below one packet's serialisation and every queued packet
+    /// triggers a decrease (see `docs/cc/pc4.md`).
     pub scale_target_by_flows: bool,
     /// Additive increase per adjustment, as a fraction of the flow's share (its base rate, or
     /// the line rate before it has one): N flows together then add the same total whatever N.
@@ -90,10 +92,10 @@ impl Default for Pc4Config {
             adjust_rate: true,
             flow_count: FlowCount::Controller,
             start_at_share: true,
-            target_qtime: SimTime::from_us(4),
+            target_qtime: SimTime::from_us(1),
             scale_target_by_baseline: true,
             reference_baseline: SimTime::from_us(2),
-            scale_target_by_flows: true,
+            scale_target_by_flows: false,
             additive_increase: 0.01,
             hyper_increase: 0.05,
             beta: 0.8,
@@ -394,7 +396,7 @@ mod tests {
         // After the interval: hyper increase by 5% of the share.
         pc4.on_ack(&ack(25_000_000, 0, rtt), &mut at(11));
         assert!((pc4.tx_rate() - 25e9 * 1.05).abs() < 1.0);
-        // Delay below the target (4 us x 2.18/2 / 4 flows ~ 1.09 us): additive, 1%.
+        // Delay below the target (1 us x 2.18/2 = 1.09 us): additive, 1%.
         let before = pc4.tx_rate();
         pc4.on_ack(&ack(25_000_000, 500, rtt), &mut at(21));
         assert!((pc4.tx_rate() - before - 0.01 * 25e9).abs() < 1.0);
@@ -420,14 +422,15 @@ mod tests {
     fn the_target_scales_with_baseline_and_flows_and_each_term_switches_off() {
         let f = facts(); // baseline 2.18 us
         let rtt = SimTime::from_us(8);
-        let mut pc4 = Pc4::new(&Pc4Config::default(), &f);
-        assert!((pc4.target_qtime() - 4e-6 * 2.18 / 2.0).abs() < 1e-12);
+        let flows_on = Pc4Config { scale_target_by_flows: true, ..Default::default() };
+        let mut pc4 = Pc4::new(&flows_on, &f);
+        assert!((pc4.target_qtime() - 1e-6 * 2.18 / 2.0).abs() < 1e-12);
         pc4.on_ack(&ack(12_500_000, 0, rtt), &mut CcContext::new(SimTime::from_us(1)));
-        assert!((pc4.target_qtime() - 4e-6 * 2.18 / 2.0 / 8.0).abs() < 1e-12, "8 flows share the line");
+        assert!((pc4.target_qtime() - 1e-6 * 2.18 / 2.0 / 8.0).abs() < 1e-12, "8 flows share the line");
         let plain = Pc4Config { scale_target_by_baseline: false, scale_target_by_flows: false, ..Default::default() };
         let mut pc4 = Pc4::new(&plain, &f);
         pc4.on_ack(&ack(12_500_000, 0, rtt), &mut CcContext::new(SimTime::from_us(1)));
-        assert_eq!(pc4.target_qtime(), 4e-6);
+        assert_eq!(pc4.target_qtime(), 1e-6);
     }
 
     #[test]

@@ -558,6 +558,9 @@ pub struct AllToAllWorkload {
     pub size: ByteSize,
     #[serde(default)]
     pub algorithm: AllToAllAlgorithm,
+    /// Parallel flows (tasks) per ordered pair, each of `size` (direct only).
+    #[serde(default = "one")]
+    pub flows_per_pair: u32,
     #[serde(default)]
     pub start: SimTime,
 }

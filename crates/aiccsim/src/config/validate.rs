@@ -186,6 +186,17 @@ pub fn validate(s: &Scenario) -> Check {
             if size.0 == 0 {
                 return fail("workload.size", "a flow must carry at least 1 byte");
             }
+            if let WorkloadConfig::AllToAll(a) = &s.workload {
+                if a.flows_per_pair == 0 {
+                    return fail("workload.flows_per_pair", "must be at least 1");
+                }
+                if a.flows_per_pair > 1 && a.algorithm != super::AllToAllAlgorithm::Direct {
+                    return fail(
+                        "workload.flows_per_pair",
+                        "several flows per pair need algorithm = \"direct\" (pairwise rounds carry one flow each)",
+                    );
+                }
+            }
             if let WorkloadConfig::AllReduce(_) = &s.workload {
                 let ranks = set.expand(hosts).len() as u64;
                 if size.0 < ranks {

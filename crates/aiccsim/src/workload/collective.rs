@@ -60,8 +60,15 @@ pub fn all_reduce(ranks: &[u32], size: u64, algorithm: AllReduceAlgorithm, start
     flows
 }
 
-/// The flows of one all-to-all: `size` bytes from every rank to every other.
-pub fn all_to_all(ranks: &[u32], size: u64, algorithm: AllToAllAlgorithm, start: SimTime) -> Vec<FlowDef> {
+/// The flows of one all-to-all: `size` bytes from every rank to every other, `per_pair` times
+/// over (parallel tasks, direct only).
+pub fn all_to_all(
+    ranks: &[u32],
+    size: u64,
+    algorithm: AllToAllAlgorithm,
+    per_pair: u32,
+    start: SimTime,
+) -> Vec<FlowDef> {
     let n = ranks.len();
     let tag = Some(CollectiveTag { kind: CollectiveKind::AllToAll, group_size: n as u32, id: 0 });
     let flow = |src: usize, dst: usize, after: Vec<u32>| FlowDef {
@@ -78,7 +85,9 @@ pub fn all_to_all(ranks: &[u32], size: u64, algorithm: AllToAllAlgorithm, start:
             for i in 0..n {
                 for j in 0..n {
                     if i != j {
-                        flows.push(flow(i, j, vec![]));
+                        for _ in 0..per_pair {
+                            flows.push(flow(i, j, vec![]));
+                        }
                     }
                 }
             }
@@ -140,14 +149,14 @@ mod tests {
     fn all_to_all_covers_every_pair_once_and_pairwise_rounds_are_permutations() {
         let ranks: Vec<u32> = (10..16).collect();
         for alg in [AllToAllAlgorithm::Direct, AllToAllAlgorithm::Pairwise] {
-            let flows = all_to_all(&ranks, 100, alg, SimTime::ZERO);
+            let flows = all_to_all(&ranks, 100, alg, 1, SimTime::ZERO);
             let mut pairs: Vec<(u32, u32)> = flows.iter().map(|f| (f.src, f.dst)).collect();
             pairs.sort_unstable();
             pairs.dedup();
             assert_eq!(pairs.len(), 30);
             assert!(flows.iter().all(|f| f.src != f.dst && f.collective.unwrap().group_size == 6));
         }
-        let flows = all_to_all(&ranks, 100, AllToAllAlgorithm::Pairwise, SimTime::ZERO);
+        let flows = all_to_all(&ranks, 100, AllToAllAlgorithm::Pairwise, 1, SimTime::ZERO);
         for round in flows.chunks(6) {
             let mut dsts: Vec<u32> = round.iter().map(|f| f.dst).collect();
             dsts.sort_unstable();

@@ -52,8 +52,8 @@ pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
             }
             flows
         }
-        WorkloadConfig::AllToAll(AllToAllWorkload { hosts: set, size, algorithm, start }) => {
-            collective::all_to_all(&set.expand(hosts), size.0, *algorithm, *start)
+        WorkloadConfig::AllToAll(AllToAllWorkload { hosts: set, size, algorithm, flows_per_pair, start }) => {
+            collective::all_to_all(&set.expand(hosts), size.0, *algorithm, *flows_per_pair, *start)
         }
         WorkloadConfig::Permutation(PermutationWorkload { hosts: set, size, start }) => {
             let members = set.expand(hosts);
@@ -111,6 +111,7 @@ mod tests {
             hosts: HostSet::All,
             size: ByteSize(1000),
             algorithm: Default::default(),
+            flows_per_pair: 1,
             start: SimTime::ZERO,
         });
         let flows = expand(&cfg, 8, 1);

@@ -114,14 +114,35 @@ impl WindowRule {
     }
 }
 
+/// The rate in force, and the reference rate and additive stage committed once per round trip
+/// (Algorithm 1: W and W_c, incStage), shared by HPCC and HPCC-PINT.
+pub(crate) struct CommittedRate {
+    pub rate: f64,
+    reference: f64,
+    stage: u32,
+}
+
+impl CommittedRate {
+    pub fn new(line_rate: f64) -> Self {
+        CommittedRate { rate: line_rate, reference: line_rate, stage: 0 }
+    }
+
+    /// Applies the window rule for `utilisation`; `commit` makes the result the new reference.
+    pub fn update(&mut self, rule: &WindowRule, utilisation: f64, commit: bool) {
+        let (rate, stage) = rule.next(self.reference, self.stage, utilisation);
+        self.rate = rate;
+        if commit {
+            self.reference = rate;
+            self.stage = stage;
+        }
+    }
+}
+
 pub struct Hpcc {
     rule: WindowRule,
     fast_react: bool,
     base_rtt_s: f64,
-    /// The rate in force now, and the reference committed once per round trip.
-    rate: f64,
-    reference: f64,
-    stage: u32,
+    rate: CommittedRate,
     /// Smoothed path utilisation U.
     utilisation: f64,
     /// The next commit happens on an ACK past this byte (`None` before the first ACK).
@@ -144,9 +165,7 @@ impl Hpcc {
             },
             fast_react: cfg.fast_react,
             base_rtt_s: facts.base_rtt.as_secs_f64(),
-            rate: line,
-            reference: line,
-            stage: 0,
+            rate: CommittedRate::new(line),
             utilisation: 1.0,
             commit_after: None,
             last: [IntHop::default(); MAX_INT_HOPS],
@@ -210,20 +229,17 @@ impl CongestionControl for Hpcc {
             }
             return;
         }
-        let (rate, stage) = self.rule.next(self.reference, self.stage, self.utilisation);
-        self.rate = rate;
+        self.rate.update(&self.rule, self.utilisation, commit);
         if commit {
-            self.reference = rate;
-            self.stage = stage;
             self.commit_after = Some(ack.snd_nxt);
         }
     }
 
     fn rate(&self) -> f64 {
-        self.rate
+        self.rate.rate
     }
 
     fn window(&self) -> Option<u64> {
-        Some(window_for_rate(self.rate, self.base_rtt_s))
+        Some(window_for_rate(self.rate.rate, self.base_rtt_s))
     }
 }

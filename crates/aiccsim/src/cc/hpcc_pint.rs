@@ -11,7 +11,7 @@
 //! with feedback drives HPCC's window rule ([`super::hpcc::WindowRule`]) with U = the decoded
 //! value, the reference committed once per round trip. ACKs without feedback change nothing.
 
-use super::hpcc::{validate_eta, WindowRule};
+use super::hpcc::{validate_eta, CommittedRate, WindowRule};
 use super::{check_min_rate, dctcp::window_for_rate, AckInfo, CcContext, CongestionControl, FlowFacts, Telemetry};
 use crate::net::telemetry::PintCodec;
 use crate::time::{Bandwidth, SimTime};
@@ -97,9 +97,7 @@ pub struct HpccPint {
     rule: WindowRule,
     codec: PintCodec,
     base_rtt_s: f64,
-    rate: f64,
-    reference: f64,
-    stage: u32,
+    rate: CommittedRate,
     commit_after: Option<u64>,
     /// ACKs that carried feedback (for tests and diagnostics).
     feedback_acks: u64,
@@ -118,9 +116,7 @@ impl HpccPint {
             },
             codec: PintCodec::new(cfg.log_base),
             base_rtt_s: facts.base_rtt.as_secs_f64(),
-            rate: line,
-            reference: line,
-            stage: 0,
+            rate: CommittedRate::new(line),
             commit_after: None,
             feedback_acks: 0,
         }
@@ -141,21 +137,18 @@ impl CongestionControl for HpccPint {
             self.commit_after = Some(ack.snd_nxt);
             return;
         };
-        let u = self.codec.decode(ack.pint);
-        let (rate, stage) = self.rule.next(self.reference, self.stage, u);
-        self.rate = rate;
-        if ack.ack_seq > after {
-            self.reference = rate;
-            self.stage = stage;
+        let commit = ack.ack_seq > after;
+        self.rate.update(&self.rule, self.codec.decode(ack.pint), commit);
+        if commit {
             self.commit_after = Some(ack.snd_nxt);
         }
     }
 
     fn rate(&self) -> f64 {
-        self.rate
+        self.rate.rate
     }
 
     fn window(&self) -> Option<u64> {
-        Some(window_for_rate(self.rate, self.base_rtt_s))
+        Some(window_for_rate(self.rate.rate, self.base_rtt_s))
     }
 }

@@ -10,18 +10,20 @@ fn chunk(size: u64, n: usize, k: usize) -> u64 {
     size / n as u64 + u64::from((k as u64) < size % n as u64)
 }
 
+/// A flow between two ranks (by position) of a collective.
+fn member_flow(
+    ranks: &[u32],
+    kind: CollectiveKind,
+    start: SimTime,
+) -> impl Fn(usize, usize, u64, Vec<u32>) -> FlowDef + '_ {
+    let tag = Some(CollectiveTag { kind, group_size: ranks.len() as u32, id: 0 });
+    move |src, dst, size, after| FlowDef { src: ranks[src], dst: ranks[dst], size, start, collective: tag, after }
+}
+
 /// The flows of one all-reduce of `size` bytes per rank among `ranks`.
 pub fn all_reduce(ranks: &[u32], size: u64, algorithm: AllReduceAlgorithm, start: SimTime) -> Vec<FlowDef> {
     let n = ranks.len();
-    let tag = Some(CollectiveTag { kind: CollectiveKind::AllReduce, group_size: n as u32, id: 0 });
-    let flow = |src: usize, dst: usize, size: u64, after: Vec<u32>| FlowDef {
-        src: ranks[src],
-        dst: ranks[dst],
-        size,
-        start,
-        collective: tag,
-        after,
-    };
+    let flow = member_flow(ranks, CollectiveKind::AllReduce, start);
     let mut flows = Vec::new();
     match algorithm {
         AllReduceAlgorithm::Ring => {
@@ -70,15 +72,8 @@ pub fn all_to_all(
     start: SimTime,
 ) -> Vec<FlowDef> {
     let n = ranks.len();
-    let tag = Some(CollectiveTag { kind: CollectiveKind::AllToAll, group_size: n as u32, id: 0 });
-    let flow = |src: usize, dst: usize, after: Vec<u32>| FlowDef {
-        src: ranks[src],
-        dst: ranks[dst],
-        size,
-        start,
-        collective: tag,
-        after,
-    };
+    let member = member_flow(ranks, CollectiveKind::AllToAll, start);
+    let flow = |src: usize, dst: usize, after: Vec<u32>| member(src, dst, size, after);
     let mut flows = Vec::with_capacity(n * (n - 1));
     match algorithm {
         AllToAllAlgorithm::Direct => {

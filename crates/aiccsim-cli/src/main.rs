@@ -194,16 +194,23 @@ fn print_summary(r: &Results) {
     );
 }
 
+/// Writes the listing; a closed pipe (`aiccsim algorithms | head`) just ends it.
 fn print_algorithms() {
-    for cfg in CcConfig::all_defaults() {
-        println!("{}\n  {}", cfg.name(), cfg.describe());
-        let table = toml::Table::try_from(&cfg).unwrap_or_default();
-        for (k, v) in table.iter().filter(|(k, _)| k.as_str() != "algorithm") {
-            println!("    {k} = {v}");
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let mut write = || -> std::io::Result<()> {
+        for cfg in CcConfig::all_defaults() {
+            writeln!(out, "{}\n  {}", cfg.name(), cfg.describe())?;
+            let table = toml::Table::try_from(&cfg).unwrap_or_default();
+            for (k, v) in table.iter().filter(|(k, _)| k.as_str() != "algorithm") {
+                writeln!(out, "    {k} = {v}")?;
+            }
+            for (k, rule) in cfg.optional_parameters() {
+                writeln!(out, "    {k} = (unset: {rule})")?;
+            }
+            writeln!(out)?;
         }
-        for (k, rule) in cfg.optional_parameters() {
-            println!("    {k} = (unset: {rule})");
-        }
-        println!();
-    }
+        Ok(())
+    };
+    let _ = write();
 }

@@ -188,6 +188,8 @@ impl ReceiverCc for Pc4Receiver {
 pub struct Pc4 {
     cfg: Pc4Config,
     line_rate: f64,
+    /// The receiver's line rate: what base rates are shares of.
+    receiver_line_rate: f64,
     packet_bits: f64,
     mtu: f64,
     baseline: f64,
@@ -220,6 +222,7 @@ impl Pc4 {
         let rtt = facts.base_rtt.as_secs_f64();
         Pc4 {
             line_rate: line,
+            receiver_line_rate: facts.receiver_line_rate.as_f64(),
             packet_bits,
             mtu: facts.mtu as f64,
             baseline,
@@ -248,7 +251,7 @@ impl Pc4 {
     /// The target queuing time now (seconds).
     pub fn target_qtime(&self) -> f64 {
         if self.cfg.scale_target_by_flows && self.base_recorded > 0 {
-            let flows = (self.line_rate / (self.base_recorded as f64 * 1e3)).round().max(1.0);
+            let flows = (self.receiver_line_rate / (self.base_recorded as f64 * 1e3)).round().max(1.0);
             self.path_target / flows
         } else {
             self.path_target
@@ -293,7 +296,7 @@ impl CongestionControl for Pc4 {
         if self.cfg.base_rate && self.cfg.start_at_share && n > 0 {
             let divisor = if self.minus_one { n.saturating_sub(1) } else { n }.max(1);
             // As the receiver will encode it, so the first ACK does not count as a change.
-            let base = encode(self.line_rate / divisor as f64, 0)[0];
+            let base = encode(self.receiver_line_rate / divisor as f64, 0)[0];
             self.base_recorded = base;
             self.last_adjust = cx.now();
             self.set_rate(base as f64 * 1e3);

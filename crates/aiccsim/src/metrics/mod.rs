@@ -231,11 +231,11 @@ pub struct Summary {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct TelemetrySummary {
-    /// `none`, `int` (HPCC) or `pint` (HPCC-PINT).
+    /// Switch telemetry: `none`, `int` (HPCC) or `pint` (HPCC-PINT).
     pub kind: &'static str,
-    /// Bytes it adds to every data packet and ACK.
+    /// Bytes the algorithm adds to every data packet (its telemetry, or its own fields).
     pub header_bytes: u64,
-    /// ACKs that brought feedback back to the sender.
+    /// ACKs that brought feedback back to the sender (telemetry, or the receiver half's words).
     pub feedback_acks: u64,
     /// Header bytes (telemetry included) over all data bytes on the wire.
     pub header_overhead: f64,
@@ -423,7 +423,7 @@ pub(crate) fn collect(
                 Telemetry::Int { .. } => "int",
                 Telemetry::Pint { .. } => "pint",
             },
-            header_bytes: scenario.cc.telemetry().header_bytes(),
+            header_bytes: scenario.cc.extra_header_bytes().0,
             feedback_acks: counters.feedback_acks,
             header_overhead: if counters.data_bytes_sent == 0 {
                 0.0

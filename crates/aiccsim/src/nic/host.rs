@@ -147,7 +147,7 @@ impl Simulation {
             PacketKind::Data => self.receive_data(p, &pkt),
             PacketKind::Ack => {
                 self.counters.acks += 1;
-                if pkt.int != crate::net::telemetry::NO_INT || pkt.pint != 0 {
+                if pkt.int != crate::net::telemetry::NO_INT || pkt.pint != 0 || pkt.feedback != [0; 2] {
                     self.counters.feedback_acks += 1;
                 }
                 self.on_ack(&pkt)

@@ -8,11 +8,11 @@
 //! claim = "PFC-only sends the most PAUSE frames"
 //! metric = "pause_frames"
 //! runs = ["PFC only"]
-//! rule = "max"                 # max | min | at_most | below | within
+//! rule = "max"                 # max | min | at_most | at_least | below | within
 //! ```
 //! - `max` / `min`: each listed run holds the largest / smallest value among `among` (default:
 //!   every run);
-//! - `at_most`: each listed run's value is at most `value`;
+//! - `at_most` / `at_least`: each listed run's value is at most / at least `value`;
 //! - `below`: each listed run's value is at most `factor` (default 1) times the smallest value
 //!   of the runs in `than`;
 //! - `within`: the listed runs are within `value` of each other, as a fraction of the smallest.
@@ -25,6 +25,7 @@ pub enum Rule {
     Max,
     Min,
     AtMost,
+    AtLeast,
     Below,
     Within,
 }
@@ -100,7 +101,7 @@ pub fn validate(c: &Check, runs: &[String], columns: &[&str]) -> Result<(), Stri
         }
     };
     match c.rule {
-        Rule::AtMost | Rule::Within => needs(c.value.is_some(), "`value`"),
+        Rule::AtMost | Rule::AtLeast | Rule::Within => needs(c.value.is_some(), "`value`"),
         Rule::Below => needs(!c.than.is_empty(), "`than`"),
         Rule::Max | Rule::Min => Ok(()),
     }
@@ -127,6 +128,10 @@ pub fn evaluate(c: &Check, t: &Measured) -> Verdict {
             Rule::AtMost => {
                 let limit = c.value.unwrap_or(0.0);
                 (vals.iter().all(|(_, v)| *v <= limit), format!("{} (limit {limit})", shown(&vals)))
+            }
+            Rule::AtLeast => {
+                let limit = c.value.unwrap_or(0.0);
+                (vals.iter().all(|(_, v)| *v >= limit), format!("{} (at least {limit})", shown(&vals)))
             }
             Rule::Below => {
                 let than: Vec<(String, f64)> =
@@ -196,6 +201,11 @@ mod tests {
         c.value = Some(3.0);
         assert!(evaluate(&c, &t).pass);
         c.value = Some(2.0);
+        assert!(!evaluate(&c, &t).pass);
+        let mut c = check(Rule::AtLeast, &["A", "C"]);
+        c.value = Some(3.0);
+        assert!(evaluate(&c, &t).pass);
+        c.value = Some(4.0);
         assert!(!evaluate(&c, &t).pass);
         let mut c = check(Rule::Below, &["C"]);
         c.than = vec!["A".into()];

@@ -57,7 +57,16 @@ enum PlotSpec {
     /// bottleneck with have finished, to carry 95% of what it carried alone before they started
     /// (its line-rate goodput), averaged over five samples so that packet granularity does not
     /// decide it.
-    Throughput { flows: Vec<u32>, recovery_of: Option<u32> },
+    /// With `segments` (and `settle`), the table's `min_jain` is the lowest Jain's index of the
+    /// flows' mean throughputs over each segment of that length, from `settle` after its start to
+    /// its end, among the segments with two flows or more active.
+    Throughput {
+        flows: Vec<u32>,
+        recovery_of: Option<u32>,
+        segments: Option<aiccsim::time::SimTime>,
+        #[serde(default)]
+        settle: aiccsim::time::SimTime,
+    },
 }
 
 fn experiments_dir(given: Option<PathBuf>) -> PathBuf {
@@ -297,6 +306,35 @@ fn recovery_time(r: &Results, f: u32) -> Option<f64> {
     })
 }
 
+/// The lowest Jain's index over segments of length `len` (each from `settle` after its start),
+/// of the mean throughput of every flow sampled throughout the window; segments with fewer than
+/// two such flows are skipped.
+fn min_segment_jain(r: &Results, len: aiccsim::time::SimTime, settle: aiccsim::time::SimTime) -> Option<f64> {
+    use std::collections::BTreeMap;
+    let iv = r.scenario.output.sample_interval?.0;
+    let end = r.rates.iter().map(|s| s.time.0).max()?;
+    let mut worst: Option<f64> = None;
+    let mut from = 0;
+    while from < end {
+        let (lo, hi) = (from + settle.0, from + len.0);
+        let expected = (hi - lo) / iv;
+        let mut sums: BTreeMap<u32, (f64, u64)> = BTreeMap::new();
+        for s in r.rates.iter().filter(|s| s.time.0 > lo && s.time.0 <= hi) {
+            let e = sums.entry(s.flow).or_default();
+            e.0 += s.throughput_bps;
+            e.1 += 1;
+        }
+        // Only flows active over the whole window (not starting or ending inside it).
+        let means: Vec<f64> = sums.values().filter(|(_, n)| *n + 1 >= expected).map(|(t, n)| t / *n as f64).collect();
+        if means.len() >= 2 {
+            let j = jain_index(&means);
+            worst = Some(worst.map_or(j, |w: f64| w.min(j)));
+        }
+        from += len.0;
+    }
+    worst
+}
+
 fn slug(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect()
 }
@@ -307,7 +345,7 @@ struct Table {
 }
 
 /// The table's columns (the names `[[check]]` and bar plots refer to).
-const HEADER: [&str; 19] = [
+const HEADER: [&str; 20] = [
     "scheme",
     "flows",
     "finished",
@@ -327,6 +365,7 @@ const HEADER: [&str; 19] = [
     "p99_queuing_us",
     "recovery_us",
     "jain_steady",
+    "min_jain",
 ];
 
 fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
@@ -353,6 +392,12 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
                 _ => String::new(),
             };
             let jain = r.steady_throughputs().map(|t| format!("{:.4}", jain_index(&t))).unwrap_or_default();
+            let min_jain = match plot {
+                PlotSpec::Throughput { segments: Some(len), settle, .. } => {
+                    min_segment_jain(r, *len, *settle).map(|j| format!("{j:.4}")).unwrap_or_default()
+                }
+                _ => String::new(),
+            };
             vec![
                 name.clone(),
                 s.flows.to_string(),
@@ -373,6 +418,7 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
                 format!("{:.2}", s.queuing_delay_ns.p99 / 1e3),
                 recovery,
                 jain,
+                min_jain,
             ]
         })
         .collect();

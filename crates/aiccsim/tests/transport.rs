@@ -117,3 +117,34 @@ rto = "50us"
     assert!(r.summary.packets_dropped > 0);
     assert!(r.summary.timeouts < 200, "{} timeouts", r.summary.timeouts);
 }
+
+#[test]
+fn a_stopped_flow_ends_with_what_it_sent_and_delivers_all_of_it() {
+    // 100 MB would take 8.4 ms at line rate; the sender stops taking data at 1 ms.
+    let toml = r#"
+[topology]
+kind = "star"
+hosts = 3
+link = { bandwidth = "100Gbps", delay = "1us" }
+[cc]
+algorithm = "none"
+[workload]
+kind = "flows"
+flows = [{ src = 1, dst = 0, size = "100MB", stop = "1ms" }, { src = 2, dst = 0, size = "100KB", stop = "1ms" }]
+"#;
+    let r = common::run(toml);
+    let long = &r.flows[0];
+    // It sent for 1 ms while sharing the receiver's link with the small flow for its first
+    // ~16 us: about 1 ms x 100 Gbps x 1000/1048 of payload, whole packets.
+    assert_eq!(long.size_bytes % 1000, 0);
+    let expected = 1e-3 * 100e9 / 8.0 * 1000.0 / 1048.0;
+    assert!((long.size_bytes as f64 / expected - 1.0).abs() < 0.02, "{} bytes", long.size_bytes);
+    // Delivered soon after the stop: the data already on its way, behind the standing queue the
+    // small flow left (100 KB, 8.4 us at line rate: the long flow never lets it drain).
+    let fct = long.fct().unwrap().as_us_f64();
+    assert!(fct > 1000.0 && fct < 1015.0, "FCT {fct} us");
+    // The ideal is that of the size it ended with.
+    assert!((long.slowdown().unwrap() - 1.0).abs() < 0.02);
+    // The small flow finished long before its stop: untouched.
+    assert_eq!(r.flows[1].size_bytes, 100_000);
+}

@@ -506,6 +506,10 @@ pub struct FlowSpec {
     /// starts; it then starts at the later of `start` and their last delivery.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after: Vec<u32>,
+    /// The sender stops taking new data at this time: the flow ends with what it has sent by
+    /// then (its size in the results), delivered in full. Absent: it sends all of `size`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<SimTime>,
 }
 
 /// The traffic.

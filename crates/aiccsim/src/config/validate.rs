@@ -150,6 +150,14 @@ pub fn validate(s: &Scenario) -> Check {
                         );
                     }
                 }
+                if let Some(stop) = f.stop {
+                    if stop <= f.start || !f.after.is_empty() {
+                        return fail(
+                            format!("workload.flows[{i}].stop"),
+                            format!("must be after the flow's start ({}) and is not allowed with `after`", f.start),
+                        );
+                    }
+                }
                 if let Some(&bad) = f.after.iter().find(|&&d| d as usize >= i) {
                     return fail(
                         format!("workload.flows[{i}].after"),

@@ -38,6 +38,8 @@ pub enum Event {
     /// The head packet of a port's link reaches the peer.
     Arrive(u32),
     FlowStart(u32),
+    /// A flow's sender stops taking new data.
+    FlowStop(u32),
     /// Congestion-control timer (flow, slot, generation).
     CcTimer(u32, u8, u32),
     /// Retransmission timeout check (flow, generation).
@@ -51,6 +53,8 @@ pub(crate) struct Params {
     pub mtu: u64,
     /// Header bytes of a data packet, telemetry included.
     pub header: u64,
+    /// The NIC's own header bytes (what ideal FCTs count).
+    pub base_header: u64,
     /// ACK bytes, telemetry echo included.
     pub ack_size: u32,
     /// NACK bytes (no telemetry).
@@ -171,6 +175,7 @@ impl Simulation {
         let params = Params {
             mtu: nic.mtu.0,
             header: nic.header.0 + data_extra,
+            base_header: nic.header.0,
             ack_size: (nic.ack_size.0 + ack_extra) as u32,
             nack_size: nic.ack_size.0 as u32,
             cnp_size: nic.cnp_size.0 as u32,
@@ -324,6 +329,9 @@ impl Simulation {
             if sim.waiting_on[f] == 0 {
                 let start = sim.flows[f].start;
                 sim.events.push(start, Event::FlowStart(f as u32));
+            }
+            if let Some(stop) = defs[f].stop {
+                sim.events.push(stop, Event::FlowStop(f as u32));
             }
         }
         if sim.params.sample_interval.is_some() {
@@ -493,6 +501,7 @@ impl Simulation {
             Event::PortWake(p, gen) => self.port_woken(p, gen),
             Event::Arrive(p) => self.arrive(p),
             Event::FlowStart(f) => self.flow_start(f),
+            Event::FlowStop(f) => self.flow_stop(f),
             Event::CcTimer(f, slot, gen) => self.cc_timer_fired(f, slot as usize, gen),
             Event::Rto(f, gen) => self.rto_fired(f, gen),
             Event::Sample => {

@@ -87,6 +87,7 @@ impl Simulation {
             flow.last_progress = now; // nothing was outstanding: the timeout clock starts now
         }
         flow.snd_nxt += payload;
+        flow.high_sent = flow.high_sent.max(flow.snd_nxt);
         let rate = self.ccs[f as usize].rate();
         flow.next_send = now + pacing_gap(size, rate);
         flow.paced_rate = rate;

@@ -47,6 +47,8 @@ pub struct Flow {
     pub cc_timers: [TimerSlot; MAX_TIMERS],
     pub retransmitted_bytes: u64,
     pub timeouts: u32,
+    /// The highest byte handed to the NIC so far (a go-back lowers `snd_nxt`, not this).
+    pub high_sent: u64,
 
     // Receiver.
     pub rcv_nxt: u64,
@@ -93,6 +95,7 @@ impl Flow {
             cc_timers: [TimerSlot::default(); MAX_TIMERS],
             retransmitted_bytes: 0,
             timeouts: 0,
+            high_sent: 0,
             rcv_nxt: 0,
             acks_pending: 0,
             ecn_pending: false,
@@ -152,11 +155,51 @@ impl Simulation {
         self.kick(port);
     }
 
+    /// Flow `f`'s sender stops taking new data: the flow ends with what it has handed to the NIC
+    /// (still delivered in full, with go-back-N if needed), and its ideal FCT is that size's.
+    pub(crate) fn flow_stop(&mut self, f: u32) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        if flow.high_sent >= flow.size || !flow.started {
+            return;
+        }
+        flow.size = flow.high_sent;
+        if flow.scheduled && !flow.has_data_to_send() {
+            flow.scheduled = false;
+            let h = &mut self.hosts[flow.src as usize];
+            if let Some(i) = h.active.iter().position(|&x| x == f) {
+                h.active.remove(i);
+                if h.rr > i {
+                    h.rr -= 1;
+                }
+                if h.rr >= h.active.len() {
+                    h.rr = 0;
+                }
+            }
+        }
+        let path = self.topo.path(flow.src, flow.dst, flow.ecmp_key);
+        flow.ideal_fct =
+            crate::metrics::ideal_fct(&self.topo, &path, flow.size.max(1), self.params.mtu, self.params.base_header);
+        // What was sent may all have arrived, and been acknowledged, already.
+        let flow = &mut self.flows[f as usize];
+        if flow.rcv_nxt >= flow.size && flow.finish.is_none() {
+            flow.finish = Some(now);
+            self.flow_delivered(f);
+        }
+        let flow = &mut self.flows[f as usize];
+        if flow.snd_una >= flow.size && flow.sender_done.is_none() {
+            flow.sender_done = Some(now);
+            self.flows_done += 1;
+        }
+    }
+
     /// Every byte of flow `f` has reached its receiver: start the flows that waited for it.
     pub(crate) fn flow_delivered(&mut self, f: u32) {
-        let dst = self.flows[f as usize].dst as usize;
+        let (dst, seen) = (self.flows[f as usize].dst as usize, self.flows[f as usize].seen);
         self.incoming_flows[dst] -= 1;
-        self.incoming_seen[dst] -= 1;
+        if seen {
+            self.incoming_seen[dst] -= 1;
+        }
         for i in 0..self.dependents[f as usize].len() {
             let d = self.dependents[f as usize][i] as usize;
             self.waiting_on[d] -= 1;

@@ -19,6 +19,8 @@ pub struct FlowDef {
     pub collective: Option<CollectiveTag>,
     /// Flows that must be delivered before this one starts (earlier in the list).
     pub after: Vec<u32>,
+    /// The sender stops taking new data at this time (the flow ends with what it has sent).
+    pub stop: Option<SimTime>,
 }
 
 /// Expands a validated workload. `hosts` is the number of hosts in the topology.
@@ -33,6 +35,7 @@ pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
                 start: f.start,
                 collective: f.collective,
                 after: f.after.clone(),
+                stop: f.stop,
             })
             .collect(),
         WorkloadConfig::Incast(IncastWorkload { senders, receiver, size, start, flows_per_sender, collective }) => {
@@ -47,6 +50,7 @@ pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
                         start: *start,
                         collective: *collective,
                         after: Vec::new(),
+                        stop: None,
                     });
                 }
             }
@@ -74,6 +78,7 @@ pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
                     start: *start,
                     collective: None,
                     after: Vec::new(),
+                    stop: None,
                 })
                 .collect()
         }

@@ -17,7 +17,15 @@ fn member_flow(
     start: SimTime,
 ) -> impl Fn(usize, usize, u64, Vec<u32>) -> FlowDef + '_ {
     let tag = Some(CollectiveTag { kind, group_size: ranks.len() as u32, id: 0 });
-    move |src, dst, size, after| FlowDef { src: ranks[src], dst: ranks[dst], size, start, collective: tag, after, stop: None }
+    move |src, dst, size, after| FlowDef {
+        src: ranks[src],
+        dst: ranks[dst],
+        size,
+        start,
+        collective: tag,
+        after,
+        stop: None,
+    }
 }
 
 /// The flows of one all-reduce of `size` bytes per rank among `ranks`.

@@ -325,12 +325,12 @@ impl Simulation {
         };
         // About 600 B per port: past ~1000 ports the port array alone overflows a 512 KiB L2.
         sim.prefetching = sim.ports.len() > 1024;
-        for f in 0..sim.flows.len() {
+        for (f, def) in defs.iter().enumerate() {
             if sim.waiting_on[f] == 0 {
                 let start = sim.flows[f].start;
                 sim.events.push(start, Event::FlowStart(f as u32));
             }
-            if let Some(stop) = defs[f].stop {
+            if let Some(stop) = def.stop {
                 sim.events.push(stop, Event::FlowStop(f as u32));
             }
         }

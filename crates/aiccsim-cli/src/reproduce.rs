@@ -345,7 +345,7 @@ struct Table {
 }
 
 /// The table's columns (the names `[[check]]` and bar plots refer to).
-const HEADER: [&str; 20] = [
+const HEADER: [&str; 21] = [
     "scheme",
     "flows",
     "finished",
@@ -354,6 +354,7 @@ const HEADER: [&str; 20] = [
     "mean_fct_us",
     "p99_fct_us",
     "max_slowdown",
+    "p99_slowdown",
     "pause_frames",
     "drops",
     "ecn_marks",
@@ -407,6 +408,7 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
                 format!("{:.1}", s.fct_ns.mean / 1e3),
                 format!("{:.1}", s.fct_ns.p99 / 1e3),
                 format!("{:.3}", s.slowdown.max),
+                format!("{:.3}", s.slowdown.p99),
                 s.pause_frames.to_string(),
                 s.packets_dropped.to_string(),
                 s.ecn_marks.to_string(),

@@ -47,6 +47,13 @@ fn pc4_longshort_meets_its_must_show() {
     assert!(stdout.contains("all 2 checks pass"), "{stdout}");
 }
 
+#[test]
+fn pc4_fairness_meets_its_must_show() {
+    let out = tempfile::tempdir().unwrap();
+    let stdout = reproduce("pc4-fairness", &experiments(), out.path());
+    assert!(stdout.contains("all 1 checks pass"), "{stdout}");
+}
+
 /// The 8-GPU half of rocecc-single-switch (the 128-GPU half takes minutes; it is run by
 /// `aiccsim reproduce rocecc-single-switch` and its figures are in the experiment's README).
 #[test]

@@ -332,7 +332,7 @@ impl CcConfig {
                 ("additive_increase", "10 Mb/s per 25 Gb/s of NIC speed"),
                 ("switch_period", "the largest base RTT of the run's flows"),
             ],
-            CcConfig::Pc4(_) => &[("adjust_interval", "the latest RTT sample")],
+            CcConfig::Pc4(_) => &[("adjust_interval", "adjust_rtts x the latest RTT sample")],
             _ => &[],
         }
     }

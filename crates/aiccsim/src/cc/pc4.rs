@@ -73,10 +73,13 @@ pub struct Pc4Config {
     pub beta: f64,
     /// Largest cut per adjustment (and per ACK timeout).
     pub max_mdf: f64,
-    /// Least time between two adjustments. Absent: the latest RTT sample (so always at least
-    /// one RTT, as §III-C asks).
+    /// Least time between two adjustments. Absent: `adjust_rtts` times the latest RTT sample.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adjust_interval: Option<SimTime>,
+    /// Without `adjust_interval`: adjust at most once per this many (latest) RTTs. §III-C asks
+    /// for more than one, so that the packets sent at the new rate have propagated: their ACKs
+    /// start coming back one RTT after the change and have all come back one RTT later.
+    pub adjust_rtts: f64,
     /// Smallest window, packets (§III-C: 0.0001).
     pub min_cwnd: f64,
     /// Bytes PC4 adds to a data packet: the send timestamp (8) and the baseline (4).
@@ -101,6 +104,7 @@ impl Default for Pc4Config {
             beta: 0.8,
             max_mdf: 0.5,
             adjust_interval: None,
+            adjust_rtts: 2.0,
             min_cwnd: 0.0001,
             data_header_bytes: 12,
             ack_header_bytes: 8,
@@ -126,6 +130,9 @@ impl Pc4Config {
         }
         if self.reference_baseline.0 == 0 {
             return Err((key("reference_baseline"), "must be positive, e.g. \"2us\"".into()));
+        }
+        if !(self.adjust_rtts >= 1.0 && self.adjust_rtts.is_finite()) {
+            return Err((key("adjust_rtts"), format!("must be at least 1 (one RTT), got {}", self.adjust_rtts)));
         }
         if self.adjust_interval == Some(SimTime::ZERO) {
             return Err((key("adjust_interval"), "must be positive (omit it to adjust once per RTT)".into()));
@@ -315,7 +322,7 @@ impl CongestionControl for Pc4 {
             self.set_rate(base as f64 * 1e3);
             return;
         }
-        let interval = self.cfg.adjust_interval.map(|t| t.as_secs_f64()).unwrap_or(self.rtt);
+        let interval = self.cfg.adjust_interval.map(|t| t.as_secs_f64()).unwrap_or(self.cfg.adjust_rtts * self.rtt);
         if self.cfg.adjust_rate && (now - self.last_adjust).as_secs_f64() >= interval {
             self.last_adjust = now;
             let rate = self.adjusted(one_way_delay);

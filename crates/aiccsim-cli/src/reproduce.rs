@@ -128,6 +128,17 @@ pub fn run(id: &str, out: Option<PathBuf>, experiments: Option<PathBuf>) -> Resu
     println!("{}", spec.title);
     let mut rows: Vec<(String, Results)> = Vec::new();
     for (r, scenario) in spec.run.iter().zip(scenarios) {
+        if let PlotSpec::Throughput { flows, recovery_of, .. } = &spec.plot {
+            let count = aiccsim::Simulation::new(&scenario)?.flow_count() as u32;
+            if let Some(bad) = flows.iter().chain(recovery_of).find(|&&f| f >= count) {
+                return Err(CliError::input(format!(
+                    "{}: plot: flow {bad} does not exist in run '{}' (its flows are 0 to {})",
+                    spec_path.display(),
+                    r.name,
+                    count.saturating_sub(1)
+                )));
+            }
+        }
         let results = run_with_progress(&scenario, &r.name, false)?;
         let run_dir = out.join(slug(&r.name));
         results.write_dir(&run_dir).map_err(|e| CliError::io(&run_dir.display().to_string(), e))?;

@@ -117,3 +117,21 @@ rule = "max"
     let checks = std::fs::read_to_string(out.join("checks.csv")).unwrap();
     assert!(checks.contains("false"));
 }
+
+#[test]
+fn a_plot_of_a_flow_that_does_not_exist_is_an_input_error() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("x");
+    std::fs::create_dir(&dir).unwrap();
+    let src = experiments().join("pc4-longshort");
+    std::fs::copy(src.join("longshort.toml"), dir.join("longshort.toml")).unwrap();
+    let spec =
+        std::fs::read_to_string(src.join("experiment.toml")).unwrap().replace("flows = [0, 1]", "flows = [0, 7]");
+    std::fs::write(dir.join("experiment.toml"), spec).unwrap();
+    let out = root.path().join("out");
+    let o =
+        aiccsim(&["reproduce", "x", "--experiments", root.path().to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("plot: flow 7 does not exist in run 'PC4' (its flows are 0 to 1)"), "{err}");
+}

@@ -352,6 +352,11 @@ impl Simulation {
         &self.scenario.cc
     }
 
+    /// Flows in the run.
+    pub fn flow_count(&self) -> usize {
+        self.flows.len()
+    }
+
     /// What flow `f`'s algorithm knows about its path (to build a custom algorithm for it).
     pub fn flow_facts(&self, f: u32) -> FlowFacts {
         self.facts[f as usize]

@@ -115,26 +115,57 @@ impl WindowRule {
 }
 
 /// The rate in force, and the reference rate and additive stage committed once per round trip
-/// (Algorithm 1: W and W_c, incStage), shared by HPCC and HPCC-PINT.
+/// (Algorithm 1: W and W_c, incStage, lastUpdateSeq), shared by HPCC and HPCC-PINT. A commit
+/// happens on the first ACK past the `snd_nxt` of the previous commit.
 pub(crate) struct CommittedRate {
     pub rate: f64,
     reference: f64,
     stage: u32,
+    /// `None` before the first ACK.
+    commit_after: Option<u64>,
 }
 
 impl CommittedRate {
     pub fn new(line_rate: f64) -> Self {
-        CommittedRate { rate: line_rate, reference: line_rate, stage: 0 }
+        CommittedRate { rate: line_rate, reference: line_rate, stage: 0, commit_after: None }
     }
 
-    /// Applies the window rule for `utilisation`; `commit` makes the result the new reference.
-    pub fn update(&mut self, rule: &WindowRule, utilisation: f64, commit: bool) {
+    /// False on the flow's first ACK, which only starts the round-trip clock.
+    pub fn started(&mut self, ack: &AckInfo<'_>) -> bool {
+        if self.commit_after.is_none() {
+            self.commit_after = Some(ack.snd_nxt);
+            return false;
+        }
+        true
+    }
+
+    /// This ACK closes the round trip since the last commit.
+    pub fn commit_due(&self, ack: &AckInfo<'_>) -> bool {
+        self.commit_after.is_some_and(|after| ack.ack_seq > after)
+    }
+
+    /// Applies the window rule for `utilisation`; on a due ACK the result becomes the reference.
+    pub fn update(&mut self, rule: &WindowRule, utilisation: f64, ack: &AckInfo<'_>) {
+        let commit = self.commit_due(ack);
         let (rate, stage) = rule.next(self.reference, self.stage, utilisation);
         self.rate = rate;
         if commit {
             self.reference = rate;
             self.stage = stage;
+            self.commit_after = Some(ack.snd_nxt);
         }
+    }
+
+    /// A due ACK that brought no usable feedback still starts the next round trip.
+    pub fn skip(&mut self, ack: &AckInfo<'_>) {
+        if self.commit_due(ack) {
+            self.commit_after = Some(ack.snd_nxt);
+        }
+    }
+
+    /// The window that sustains the rate over `base_rtt_s`.
+    pub fn window(&self, base_rtt_s: f64) -> u64 {
+        window_for_rate(self.rate, base_rtt_s)
     }
 }
 
@@ -145,8 +176,6 @@ pub struct Hpcc {
     rate: CommittedRate,
     /// Smoothed path utilisation U.
     utilisation: f64,
-    /// The next commit happens on an ACK past this byte (`None` before the first ACK).
-    commit_after: Option<u64>,
     /// The last INT record seen per hop.
     last: [IntHop; MAX_INT_HOPS],
     last_hops: usize,
@@ -167,7 +196,6 @@ impl Hpcc {
             base_rtt_s: facts.base_rtt.as_secs_f64(),
             rate: CommittedRate::new(line),
             utilisation: 1.0,
-            commit_after: None,
             last: [IntHop::default(); MAX_INT_HOPS],
             last_hops: 0,
         }
@@ -213,25 +241,18 @@ impl Hpcc {
 
 impl CongestionControl for Hpcc {
     fn on_ack(&mut self, ack: &AckInfo<'_>, _cx: &mut CcContext) {
-        let Some(after) = self.commit_after else {
+        if !self.rate.started(ack) {
             // The first ACK only gives the records to compare the next ones with.
             self.measure(ack.int);
-            self.commit_after = Some(ack.snd_nxt);
             return;
-        };
-        let commit = ack.ack_seq > after;
-        if !commit && !self.fast_react {
+        }
+        if !self.rate.commit_due(ack) && !self.fast_react {
             return; // without fast reaction, only the once-per-round-trip ACKs are read
         }
-        if !self.measure(ack.int) {
-            if commit {
-                self.commit_after = Some(ack.snd_nxt);
-            }
-            return;
-        }
-        self.rate.update(&self.rule, self.utilisation, commit);
-        if commit {
-            self.commit_after = Some(ack.snd_nxt);
+        if self.measure(ack.int) {
+            self.rate.update(&self.rule, self.utilisation, ack);
+        } else {
+            self.rate.skip(ack);
         }
     }
 
@@ -240,6 +261,6 @@ impl CongestionControl for Hpcc {
     }
 
     fn window(&self) -> Option<u64> {
-        Some(window_for_rate(self.rate.rate, self.base_rtt_s))
+        Some(self.rate.window(self.base_rtt_s))
     }
 }

@@ -12,7 +12,7 @@
 //! value, the reference committed once per round trip. ACKs without feedback change nothing.
 
 use super::hpcc::{validate_eta, CommittedRate, WindowRule};
-use super::{check_min_rate, dctcp::window_for_rate, AckInfo, CcContext, CongestionControl, FlowFacts, Telemetry};
+use super::{check_min_rate, AckInfo, CcContext, CongestionControl, FlowFacts, Telemetry};
 use crate::net::telemetry::PintCodec;
 use crate::time::{Bandwidth, SimTime};
 use crate::topology::Topology;
@@ -98,7 +98,6 @@ pub struct HpccPint {
     codec: PintCodec,
     base_rtt_s: f64,
     rate: CommittedRate,
-    commit_after: Option<u64>,
     /// ACKs that carried feedback (for tests and diagnostics).
     feedback_acks: u64,
 }
@@ -117,7 +116,6 @@ impl HpccPint {
             codec: PintCodec::new(cfg.log_base),
             base_rtt_s: facts.base_rtt.as_secs_f64(),
             rate: CommittedRate::new(line),
-            commit_after: None,
             feedback_acks: 0,
         }
     }
@@ -133,14 +131,8 @@ impl CongestionControl for HpccPint {
             return;
         }
         self.feedback_acks += 1;
-        let Some(after) = self.commit_after else {
-            self.commit_after = Some(ack.snd_nxt);
-            return;
-        };
-        let commit = ack.ack_seq > after;
-        self.rate.update(&self.rule, self.codec.decode(ack.pint), commit);
-        if commit {
-            self.commit_after = Some(ack.snd_nxt);
+        if self.rate.started(ack) {
+            self.rate.update(&self.rule, self.codec.decode(ack.pint), ack);
         }
     }
 
@@ -149,6 +141,6 @@ impl CongestionControl for HpccPint {
     }
 
     fn window(&self) -> Option<u64> {
-        Some(window_for_rate(self.rate.rate, self.base_rtt_s))
+        Some(self.rate.window(self.base_rtt_s))
     }
 }

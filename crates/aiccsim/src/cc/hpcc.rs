@@ -102,6 +102,18 @@ pub(crate) struct WindowRule {
 }
 
 impl WindowRule {
+    /// The rule with HPCC's default additive step when none is given: 10 Mb/s per 25 Gb/s of
+    /// NIC speed (the ns-3 runs' `RATE_AI`).
+    pub fn new(eta: f64, max_stage: u32, additive: Option<Bandwidth>, min_rate: Bandwidth, line_rate: f64) -> Self {
+        WindowRule {
+            eta,
+            max_stage,
+            additive: additive.map(|b| b.as_f64()).unwrap_or(line_rate / 2500.0),
+            min_rate: min_rate.as_f64(),
+            line_rate,
+        }
+    }
+
     /// Returns the new rate and the stage it leads to.
     pub fn next(&self, reference: f64, stage: u32, utilisation: f64) -> (f64, u32) {
         let k = utilisation / self.eta;
@@ -185,13 +197,7 @@ impl Hpcc {
     pub fn new(cfg: &HpccConfig, facts: &FlowFacts) -> Self {
         let line = facts.line_rate.as_f64();
         Hpcc {
-            rule: WindowRule {
-                eta: cfg.eta,
-                max_stage: cfg.max_stage,
-                additive: cfg.additive_increase.map(|b| b.as_f64()).unwrap_or(line / 2500.0),
-                min_rate: cfg.min_rate.as_f64(),
-                line_rate: line,
-            },
+            rule: WindowRule::new(cfg.eta, cfg.max_stage, cfg.additive_increase, cfg.min_rate, line),
             fast_react: cfg.fast_react,
             base_rtt_s: facts.base_rtt.as_secs_f64(),
             rate: CommittedRate::new(line),

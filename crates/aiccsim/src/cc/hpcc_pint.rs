@@ -106,13 +106,7 @@ impl HpccPint {
     pub fn new(cfg: &HpccPintConfig, facts: &FlowFacts) -> Self {
         let line = facts.line_rate.as_f64();
         HpccPint {
-            rule: WindowRule {
-                eta: cfg.eta,
-                max_stage: cfg.max_stage,
-                additive: cfg.additive_increase.map(|b| b.as_f64()).unwrap_or(line / 2500.0),
-                min_rate: cfg.min_rate.as_f64(),
-                line_rate: line,
-            },
+            rule: WindowRule::new(cfg.eta, cfg.max_stage, cfg.additive_increase, cfg.min_rate, line),
             codec: PintCodec::new(cfg.log_base),
             base_rtt_s: facts.base_rtt.as_secs_f64(),
             rate: CommittedRate::new(line),

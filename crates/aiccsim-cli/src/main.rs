@@ -6,11 +6,13 @@ mod plot;
 mod reproduce;
 
 use aiccsim::cc::CcConfig;
-use aiccsim::{Results, Scenario, Simulation};
+use aiccsim::{Results, RunControl, Scenario, Simulation, StopReason};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 #[derive(Parser)]
@@ -39,6 +41,10 @@ enum Command {
         /// Print nothing but errors.
         #[arg(long, short)]
         quiet: bool,
+        /// Stop after this much wall-clock time (e.g. "90s", "600s"), keeping the
+        /// results so far (marked partial).
+        #[arg(long, value_parser = parse_wall)]
+        max_wall: Option<Duration>,
     },
     /// Check a scenario and print it with every default filled in (or the error).
     Validate { scenario: PathBuf },
@@ -52,6 +58,9 @@ enum Command {
         /// Where the experiment folders are; default ./experiments, else the source tree's.
         #[arg(long)]
         experiments: Option<PathBuf>,
+        /// Stop each run after this much wall-clock time (e.g. "600s").
+        #[arg(long, value_parser = parse_wall)]
+        max_wall: Option<Duration>,
     },
     /// List the congestion-control algorithms with their parameters and defaults.
     Algorithms,
@@ -71,9 +80,9 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { scenario, out, seed, quiet } => cmd_run(&scenario, &out, seed, quiet),
+        Command::Run { scenario, out, seed, quiet, max_wall } => cmd_run(&scenario, &out, seed, quiet, max_wall),
         Command::Validate { scenario } => load(&scenario).map(|s| print!("{}", s.to_toml())),
-        Command::Reproduce { id, out, experiments } => reproduce::run(&id, out, experiments),
+        Command::Reproduce { id, out, experiments, max_wall } => reproduce::run(&id, out, experiments, max_wall),
         Command::Algorithms => {
             print_algorithms();
             Ok(())
@@ -114,9 +123,60 @@ pub fn load(path: &Path) -> Result<Scenario, CliError> {
     Ok(Scenario::load(path)?)
 }
 
-/// Runs a scenario with a progress bar that appears once the run has taken a second.
-pub fn run_with_progress(scenario: &Scenario, label: &str, quiet: bool) -> Result<Results, CliError> {
-    let sim = Simulation::new(scenario)?;
+/// A wall-clock duration with a time unit ("90s", "1500ms").
+fn parse_wall(s: &str) -> Result<Duration, String> {
+    let t = aiccsim::config::units::parse_time(s)?;
+    if t.0 == 0 {
+        return Err("must be positive".into());
+    }
+    Ok(Duration::from_nanos(t.0 / 1000))
+}
+
+/// The flag Ctrl-C sets: a run in progress stops at its next check (within milliseconds) and its
+/// results so far are written, marked partial. A second Ctrl-C ends the process at once.
+fn interrupt_flag() -> Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let seen = flag.clone();
+        // Without a handler (another one already installed) Ctrl-C keeps its default action.
+        let _ = ctrlc::set_handler(move || {
+            if seen.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+        });
+        flag
+    })
+    .clone()
+}
+
+/// What a run that did not complete means for the command: a stall is an error (exit 4), an
+/// interrupt exits 130 as shells expect, a spent wall-clock budget exits 5. The results have
+/// been written either way.
+pub fn check_ending(r: &Results, out: &Path) -> Result<(), CliError> {
+    let s = &r.summary;
+    let partial = format!("partial results in {}", out.display());
+    match s.stop_reason {
+        StopReason::Completed | StopReason::StopTime => Ok(()),
+        StopReason::Stalled => {
+            let why = s.stall.as_ref().map(|d| d.describe()).unwrap_or_default();
+            Err(CliError { message: format!("run stalled: {why}; {partial}"), code: 4 })
+        }
+        StopReason::Interrupted => Err(CliError { message: format!("interrupted; {partial}"), code: 130 }),
+        StopReason::WallLimit => Err(CliError { message: format!("wall-clock limit reached; {partial}"), code: 5 }),
+    }
+}
+
+/// Runs a scenario with a progress bar that appears once the run has taken a second. Ctrl-C
+/// and `wall_limit` end it early with partial results.
+pub fn run_with_progress(
+    scenario: &Scenario,
+    label: &str,
+    quiet: bool,
+    wall_limit: Option<Duration>,
+) -> Result<Results, CliError> {
+    let mut sim = Simulation::new(scenario)?;
+    sim.set_control(RunControl { interrupt: Some(interrupt_flag()), wall_limit });
     let started = Instant::now();
     let mut bar: Option<ProgressBar> = None;
     let results = sim.run(&mut |p| {
@@ -140,26 +200,32 @@ pub fn run_with_progress(scenario: &Scenario, label: &str, quiet: bool) -> Resul
     Ok(results)
 }
 
-fn cmd_run(path: &Path, out: &Path, seed: Option<u64>, quiet: bool) -> Result<(), CliError> {
+fn cmd_run(
+    path: &Path,
+    out: &Path,
+    seed: Option<u64>,
+    quiet: bool,
+    max_wall: Option<Duration>,
+) -> Result<(), CliError> {
     let mut scenario = load(path)?;
     if let Some(s) = seed {
         scenario.simulation.seed = s;
     }
     let label = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
-    let results = run_with_progress(&scenario, &label, quiet)?;
+    let results = run_with_progress(&scenario, &label, quiet, max_wall)?;
     results.write_dir(out).map_err(|e| CliError::io(&format!("writing results to {}", out.display()), e))?;
     if !quiet {
         print_summary(&results);
         println!("results written to {}", out.display());
     }
-    Ok(())
+    check_ending(&results, out)
 }
 
 fn print_summary(r: &Results) {
     let s = &r.summary;
-    if s.partial {
+    if s.stop_reason == StopReason::StopTime && s.flows_finished < s.flows {
         eprintln!(
-            "warning: {} of {} flows did not finish: the stop time came first, or nothing could move any more (check ports.csv for ports paused to the end)",
+            "warning: {} of {} flows did not finish before simulation.stop_time",
             s.flows - s.flows_finished,
             s.flows
         );
@@ -169,7 +235,7 @@ fn print_summary(r: &Results) {
         s.algorithm,
         s.flows_finished,
         s.flows,
-        if s.partial { " (stopped early)" } else { "" },
+        if s.partial { format!(" (stopped early: {})", s.stop_reason.as_str()) } else { String::new() },
         s.simulated_time_ns / 1e6,
         s.performance.wall_seconds,
         s.performance.packet_hops_per_second / 1e6

@@ -17,9 +17,10 @@
 
 use crate::checks::{self, Check, Measured};
 use crate::plot::{self, Series};
-use crate::{load, run_with_progress, CliError};
+use crate::{check_ending, load, run_with_progress, CliError};
 use aiccsim::metrics::jain_index;
 use aiccsim::Results;
+use aiccsim::StopReason;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -80,7 +81,12 @@ fn experiments_dir(given: Option<PathBuf>) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments")
 }
 
-pub fn run(id: &str, out: Option<PathBuf>, experiments: Option<PathBuf>) -> Result<(), CliError> {
+pub fn run(
+    id: &str,
+    out: Option<PathBuf>,
+    experiments: Option<PathBuf>,
+    max_wall: Option<std::time::Duration>,
+) -> Result<(), CliError> {
     let root = experiments_dir(experiments);
     let dir = root.join(id);
     let spec_path = dir.join("experiment.toml");
@@ -139,9 +145,16 @@ pub fn run(id: &str, out: Option<PathBuf>, experiments: Option<PathBuf>) -> Resu
                 )));
             }
         }
-        let results = run_with_progress(&scenario, &r.name, false)?;
+        let results = run_with_progress(&scenario, &r.name, false, max_wall)?;
         let run_dir = out.join(slug(&r.name));
         results.write_dir(&run_dir).map_err(|e| CliError::io(&run_dir.display().to_string(), e))?;
+        match (results.summary.stop_reason, check_ending(&results, &run_dir)) {
+            // A stalled run is one of the experiment's results (its row shows it); the rest end
+            // the experiment without a table.
+            (StopReason::Stalled, Err(e)) => eprintln!("warning: {}: {}", r.name, e.message),
+            (_, Err(e)) => return Err(e),
+            (_, Ok(())) => {}
+        }
         rows.push((r.name.clone(), results));
     }
 

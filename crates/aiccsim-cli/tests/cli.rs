@@ -161,3 +161,69 @@ fn help_is_everywhere() {
         assert!(String::from_utf8_lossy(&o.stdout).contains("Usage"));
     }
 }
+
+#[test]
+fn a_pfc_deadlock_exits_4_naming_the_circle_of_paused_ports() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let example = repo().join("examples/pfc-deadlock.toml");
+    let o = aiccsim(&["run", example.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("PFC deadlock") && err.contains("s0:1 -> s1:2 -> s2:2 -> s3:2 -> s4:2 -> s0:1"), "{err}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["stop_reason"], "stalled");
+    assert_eq!(summary["stall"]["pause_cycle"].as_array().unwrap().len(), 5);
+}
+
+/// Ctrl-C: the run stops, its results so far are written whole and marked partial, exit 130.
+#[cfg(unix)]
+#[test]
+fn sigint_leaves_a_valid_partial_result() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    // Tens of seconds of work: still running when the signal comes.
+    let long = SMALL.replace("size = \"200KB\"", "size = \"2GB\"");
+    let scenario = write(dir.path(), "long.toml", &long);
+    let out = dir.path().join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_aiccsim"))
+        .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let sent = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("the run did not stop within 30 s of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("interrupted; partial results in"));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["stop_reason"], "interrupted");
+    assert_eq!(summary["partial"], true);
+    assert!(summary["data_bytes"]["sent"].as_u64().unwrap() > 0);
+    let flows = std::fs::read_to_string(out.join("flows.csv")).unwrap();
+    assert_eq!(flows.lines().count(), 5, "header and four flows, none finished:\n{flows}");
+    assert!(flows.lines().skip(1).all(|l| l.split(',').nth(5) == Some("")));
+    let queues = std::fs::read_to_string(out.join("queues.csv")).unwrap();
+    assert!(queues.lines().count() > 1 && queues.ends_with('\n'));
+    let leftovers: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}

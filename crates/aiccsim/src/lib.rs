@@ -26,7 +26,7 @@ pub mod topology;
 pub mod workload;
 
 pub use config::{ConfigError, Scenario};
-pub use engine::{Progress, Simulation};
+pub use engine::{Progress, RunControl, Simulation, StallReport, StopReason};
 pub use metrics::Results;
 
 /// Parses, builds and runs a scenario with no progress reporting.

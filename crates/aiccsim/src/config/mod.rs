@@ -47,15 +47,25 @@ pub struct SimulationConfig {
     /// Stop at this simulated time even if flows remain (they are reported unfinished).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_time: Option<SimTime>,
+    /// End the run as stalled (with a diagnosis of the paused ports) when no flow has moved a
+    /// byte for this long while flows remain: a PFC deadlock would otherwise run forever.
+    #[serde(default = "default_stall_timeout")]
+    pub stall_timeout: SimTime,
 }
 
 fn default_seed() -> u64 {
     1
 }
 
+/// Far above the longest quiet time of a live flow (the retransmission timeout at its full
+/// backoff, 64 ms by default), and cheap to simulate: a stalled fabric has few events.
+fn default_stall_timeout() -> SimTime {
+    SimTime::from_ms(1000)
+}
+
 impl Default for SimulationConfig {
     fn default() -> Self {
-        SimulationConfig { seed: default_seed(), stop_time: None }
+        SimulationConfig { seed: default_seed(), stop_time: None, stall_timeout: default_stall_timeout() }
     }
 }
 

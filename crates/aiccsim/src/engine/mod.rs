@@ -10,9 +10,11 @@
 //! link. The heap therefore stays about the size of the set of busy ports.
 
 mod queue;
+mod stop;
 mod timers;
 
 pub use queue::EventQueue;
+pub use stop::{PausedPort, RunControl, StallReport, StopReason};
 pub use timers::TimerSlot;
 
 use crate::cc::{CcConfig, CcContext, CongestionControl, FlowFacts, Receiver, Telemetry, MAX_TIMERS};
@@ -133,6 +135,10 @@ pub struct Simulation {
     pub(crate) counters: Counters,
     pub(crate) recorder: Recorder,
     pub(crate) flows_done: usize,
+    pub(crate) flows_started: usize,
+    /// The last time a flow moved (started, or had a byte delivered or acknowledged in order):
+    /// what stall detection measures from.
+    pub(crate) progress_at: SimTime,
     /// Per-switch random streams for ECN marking and for spraying.
     pub(crate) ecn_rng: Vec<SimRng>,
     pub(crate) spray_rng: Vec<SimRng>,
@@ -160,6 +166,7 @@ pub struct Simulation {
     pub(crate) pint_rng: Vec<SimRng>,
     /// Prefetch for upcoming events: worth it only when the ports outgrow the caches.
     prefetching: bool,
+    control: RunControl,
     scenario: Scenario,
 }
 
@@ -306,6 +313,8 @@ impl Simulation {
             counters: Counters::default(),
             recorder,
             flows_done: 0,
+            flows_started: 0,
+            progress_at: SimTime::ZERO,
             ecn_rng,
             spray_rng,
             dependents,
@@ -321,6 +330,7 @@ impl Simulation {
             pint,
             pint_rng,
             prefetching: false,
+            control: RunControl::default(),
             scenario: scenario.clone(),
         };
         // About 600 B per port: past ~1000 ports the port array alone overflows a 512 KiB L2.
@@ -371,17 +381,39 @@ impl Simulation {
         self.receivers[f as usize] = receiver;
     }
 
+    /// Lets the run be ended from outside (an interrupt flag, a wall-clock budget).
+    pub fn set_control(&mut self, control: RunControl) {
+        self.control = control;
+    }
+
     /// Runs to completion: every flow delivered and acknowledged and every packet drained from
-    /// the network, or the stop time. `observe` is called about every 2^16 events.
+    /// the network; or until the stop time, a stall, or a stop from outside ([`RunControl`]),
+    /// which leave the results partial. `observe` is called about every 2^16 events.
     pub fn run(mut self, observe: &mut dyn FnMut(Progress)) -> Results {
         let wall = std::time::Instant::now();
         let total = self.flows.len();
-        let mut stopped_early = false;
-        while let Some((t, ev)) = self.events.pop() {
+        let stall_timeout = self.scenario.simulation.stall_timeout;
+        let mut reason = StopReason::Completed;
+        loop {
+            let Some((t, ev)) = self.events.pop() else {
+                if self.flows_done < total {
+                    reason = StopReason::Stalled; // nothing left that could move them
+                }
+                break;
+            };
             if t > self.params.stop_time {
-                stopped_early = true;
+                reason = StopReason::StopTime;
                 self.now = self.params.stop_time;
                 break;
+            }
+            if t - self.progress_at > stall_timeout && !matches!(ev, Event::FlowStart(_)) {
+                if self.flows_started > self.flows_done {
+                    reason = StopReason::Stalled;
+                    self.now = self.progress_at + stall_timeout;
+                    break;
+                }
+                // Nothing was running, so nothing was stuck: the quiet time was idle time.
+                self.progress_at = t;
             }
             self.now = t;
             self.counters.events += 1;
@@ -405,6 +437,10 @@ impl Simulation {
                     flows_total: total,
                     events: self.counters.events,
                 });
+                if let Some(outside) = self.control.should_stop(wall) {
+                    reason = outside;
+                    break;
+                }
             }
         }
         observe(Progress {
@@ -414,9 +450,8 @@ impl Simulation {
             events: self.counters.events,
         });
         let wall_seconds = wall.elapsed().as_secs_f64();
-        // Flows left over without a stop time mean nothing could move any more (a PFC deadlock,
-        // say): the results are partial either way.
-        stopped_early |= self.flows_done < total;
+        let stall =
+            (reason == StopReason::Stalled).then(|| self.diagnose_stall(self.progress_at, total - self.flows_done));
         debug_assert!(
             self.in_network > 0 || self.int_pool.in_use() == 0,
             "INT slots leaked: {} in use with no packet in the network",
@@ -430,7 +465,7 @@ impl Simulation {
             self.counters,
             self.recorder,
             self.now,
-            stopped_early,
+            (reason, stall),
             self.in_network,
             self.switches.iter().map(|s| s.max_used).max().unwrap_or(0),
             self.events.max_len,

@@ -9,7 +9,7 @@ pub use ideal::ideal_fct;
 
 use crate::cc::{Cc, CongestionControl, Telemetry};
 use crate::config::{OutputConfig, Scenario};
-use crate::engine::Counters;
+use crate::engine::{Counters, StallReport, StopReason};
 use crate::net::port::{Port, PortStats};
 use crate::nic::qp::Flow;
 use crate::time::SimTime;
@@ -193,9 +193,14 @@ pub struct Summary {
     pub completion_time_ns: Option<f64>,
     /// Each collective's span: first flow start to last flow delivery.
     pub collectives: Vec<CollectiveRecord>,
-    /// True when flows were left unfinished: the stop time came first, or nothing could move any
-    /// more (no event left while flows wait, as in a PFC deadlock).
+    /// True when the run ended before every flow finished (see `stop_reason`).
     pub partial: bool,
+    /// `completed`, `stop_time`, `stalled` (no progress: see `stall`), `interrupted` (Ctrl-C) or
+    /// `wall_limit`.
+    pub stop_reason: StopReason,
+    /// What a stalled run was stuck on: paused ports and any circle of pauses (PFC deadlock).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall: Option<StallReport>,
     pub events: u64,
     pub packet_hops: u64,
     pub pause_frames: u64,
@@ -349,7 +354,7 @@ pub(crate) fn collect(
     counters: Counters,
     recorder: Recorder,
     now: SimTime,
-    partial: bool,
+    (stop_reason, stall): (StopReason, Option<StallReport>),
     live_packets: u64,
     max_switch_buffer_bytes: u64,
     max_pending_events: usize,
@@ -404,7 +409,9 @@ pub(crate) fn collect(
             .and_then(|f| f.into_iter().max())
             .map(|t| t.as_ns_f64()),
         collectives: CollectiveRecord::of(&flows, &records),
-        partial,
+        partial: stop_reason != StopReason::Completed,
+        stop_reason,
+        stall,
         events: counters.events,
         packet_hops: counters.packet_hops,
         pause_frames: counters.pause_frames,

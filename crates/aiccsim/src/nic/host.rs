@@ -197,6 +197,7 @@ impl Simulation {
         let mut ack = None;
         let mut newly_complete = false;
         if pkt.seq == flow.rcv_nxt {
+            self.progress_at = now;
             flow.rcv_nxt += payload;
             flow.acks_pending += 1;
             flow.ecn_pending |= pkt.ecn;

@@ -13,7 +13,7 @@ use crate::time::SimTime;
 use crate::workload::FlowDef;
 
 /// Upper bound of the retransmission-timeout backoff factor.
-const MAX_RTO_BACKOFF: u32 = 64;
+pub(crate) const MAX_RTO_BACKOFF: u32 = 64;
 
 pub struct Flow {
     pub id: u32,
@@ -126,6 +126,8 @@ impl Simulation {
         self.incoming_flows[dst as usize] += 1;
         flow.next_send = self.now;
         flow.last_progress = self.now;
+        self.flows_started += 1;
+        self.progress_at = self.now;
         // The controller's count: the flows already on their way, plus the rest of the group
         // this one starts with.
         let mut incoming = self.incoming_flows[dst as usize];
@@ -275,6 +277,7 @@ impl Simulation {
         if newly > 0 {
             flow.snd_una = ack_seq;
             flow.last_progress = now;
+            self.progress_at = now;
             backoff_reset = flow.rto_backoff > 1;
             flow.rto_backoff = 1;
             if flow.snd_nxt < flow.snd_una {

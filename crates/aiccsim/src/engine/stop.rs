@@ -1,0 +1,249 @@
+//! Why a run ends, and what a stalled run was stuck on.
+//!
+//! A run ends when every flow is done, at the scenario's stop time, when it stops making
+//! progress (no flow has moved a byte for `simulation.stall_timeout` of simulated time while
+//! flows remain, or nothing is left to happen at all), or from outside: an interrupt (Ctrl-C) or
+//! a wall-clock budget. A stall is diagnosed rather than simulated forever: which ports are
+//! paused, with how much waiting behind them, and, when the pauses wait on each other in a
+//! circle, that circle (a PFC deadlock).
+
+use crate::engine::Simulation;
+use crate::net::packet::CONTROL_PRIORITY;
+use crate::time::SimTime;
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How a run ended (`stop_reason` in `summary.json`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Every flow finished.
+    Completed,
+    /// The scenario's `simulation.stop_time` came first.
+    StopTime,
+    /// No progress for `simulation.stall_timeout`, or no event left while flows remained.
+    Stalled,
+    /// Interrupted from outside (Ctrl-C).
+    Interrupted,
+    /// The wall-clock budget ran out.
+    WallLimit,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Completed => "completed",
+            StopReason::StopTime => "stop_time",
+            StopReason::Stalled => "stalled",
+            StopReason::Interrupted => "interrupted",
+            StopReason::WallLimit => "wall_limit",
+        }
+    }
+}
+
+/// Ways to end a run from outside the simulation. Both are checked every 2^16 events, so a run
+/// stops within milliseconds of being asked.
+#[derive(Clone, Debug, Default)]
+pub struct RunControl {
+    /// Set (by a signal handler, another thread) to stop the run; results so far are kept.
+    pub interrupt: Option<Arc<AtomicBool>>,
+    /// Stop after this much wall-clock time.
+    pub wall_limit: Option<Duration>,
+}
+
+impl RunControl {
+    pub(crate) fn should_stop(&self, started: Instant) -> Option<StopReason> {
+        if self.interrupt.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {
+            return Some(StopReason::Interrupted);
+        }
+        if self.wall_limit.is_some_and(|limit| started.elapsed() >= limit) {
+            return Some(StopReason::WallLimit);
+        }
+        None
+    }
+}
+
+/// An egress port whose peer has paused it while packets wait in it.
+#[derive(Clone, Debug, Serialize)]
+pub struct PausedPort {
+    /// "s1:2" (node and port number, as in `ports.csv`).
+    pub port: String,
+    /// The node the paused link leads to.
+    pub peer: String,
+    pub priorities: Vec<u8>,
+    pub queued_bytes: u64,
+    pub paused_since_ns: f64,
+}
+
+/// What a stalled run was stuck on (`stall` in `summary.json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct StallReport {
+    /// The last time a flow moved: a start, or a byte delivered or acknowledged in order.
+    pub last_progress_ns: f64,
+    pub unfinished_flows: usize,
+    pub paused_ports: Vec<PausedPort>,
+    /// Paused ports that wait on each other in a circle, each on the next (the last on the
+    /// first): a PFC deadlock. Empty when the pauses form no circle.
+    pub pause_cycle: Vec<String>,
+}
+
+impl StallReport {
+    /// One line for a terminal.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "no flow made progress after {:.3} us; {} flow(s) unfinished",
+            self.last_progress_ns / 1e3,
+            self.unfinished_flows
+        );
+        if !self.pause_cycle.is_empty() {
+            let mut circle = self.pause_cycle.clone();
+            circle.push(self.pause_cycle[0].clone());
+            s += &format!("; PFC deadlock: paused ports wait on each other in a circle {}", circle.join(" -> "));
+        }
+        if self.paused_ports.is_empty() {
+            s += "; no port is paused";
+        } else {
+            let listed: Vec<String> = self
+                .paused_ports
+                .iter()
+                .take(8)
+                .map(|p| format!("{} (to {}, {} B waiting)", p.port, p.peer, p.queued_bytes))
+                .collect();
+            let more = self.paused_ports.len().saturating_sub(listed.len());
+            s += &format!(
+                "; paused ports: {}{}",
+                listed.join(", "),
+                if more > 0 { format!(" and {more} more") } else { String::new() }
+            );
+        }
+        s
+    }
+}
+
+impl Simulation {
+    fn port_name(&self, p: u32) -> String {
+        let port = &self.ports[p as usize];
+        format!("{}:{}", self.topo.node_name(port.node), port.local)
+    }
+
+    /// Paused, non-empty egress ports, and a circle of them if they wait on each other.
+    pub(crate) fn diagnose_stall(&self, last_progress: SimTime, unfinished: usize) -> StallReport {
+        let data_classes = !(1u8 << CONTROL_PRIORITY);
+        let stuck = |p: usize| {
+            let port = &self.ports[p];
+            port.paused & port.nonempty & data_classes != 0
+        };
+        let paused: Vec<usize> = (0..self.ports.len()).filter(|&p| stuck(p)).collect();
+        let paused_ports = paused
+            .iter()
+            .map(|&p| {
+                let port = &self.ports[p];
+                let classes = port.paused & port.nonempty & data_classes;
+                PausedPort {
+                    port: self.port_name(p as u32),
+                    peer: self.topo.node_name(self.ports[port.peer as usize].node),
+                    priorities: (0..8).filter(|c| classes & (1 << c) != 0).collect(),
+                    queued_bytes: port.queued,
+                    paused_since_ns: port.stats.paused_since.map(|t| t.as_ns_f64()).unwrap_or(0.0),
+                }
+            })
+            .collect();
+        // Port `p` waits on the peer's ingress port draining; that ingress port's packets sit in
+        // the peer's egress queues. If one of those is itself stuck, `p` waits on it.
+        let waits_on = |p: usize| -> Vec<usize> {
+            let ingress = self.ports[p].peer;
+            let node = self.ports[ingress as usize].node;
+            self.topo.node_ports[node as usize]
+                .iter()
+                .map(|&q| q as usize)
+                .filter(|&q| {
+                    stuck(q)
+                        && self.ports[q].prio.iter().any(|queue| queue.packets.iter().any(|pkt| pkt.ingress == ingress))
+                })
+                .collect()
+        };
+        StallReport {
+            last_progress_ns: last_progress.as_ns_f64(),
+            unfinished_flows: unfinished,
+            paused_ports,
+            pause_cycle: find_cycle(&paused, waits_on).into_iter().map(|p| self.port_name(p as u32)).collect(),
+        }
+    }
+}
+
+/// A circle in the wait-for graph over `nodes` (depth-first search with three colours), in
+/// order, or empty.
+fn find_cycle(nodes: &[usize], edges: impl Fn(usize) -> Vec<usize>) -> Vec<usize> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        OnPath,
+        Done,
+    }
+    let mut mark: std::collections::HashMap<usize, Mark> = nodes.iter().map(|&n| (n, Mark::New)).collect();
+    for &root in nodes {
+        if mark[&root] != Mark::New {
+            continue;
+        }
+        // Explicit stack of (node, its successors, next successor to try) and the current path.
+        let mut stack = vec![(root, edges(root), 0usize)];
+        let mut path = vec![root];
+        mark.insert(root, Mark::OnPath);
+        while let Some((node, succ, i)) = stack.last_mut() {
+            if *i == succ.len() {
+                mark.insert(*node, Mark::Done);
+                stack.pop();
+                path.pop();
+                continue;
+            }
+            let next = succ[*i];
+            *i += 1;
+            match mark.get(&next).copied().unwrap_or(Mark::Done) {
+                Mark::OnPath => {
+                    let from = path.iter().position(|&n| n == next).expect("on the path");
+                    return path[from..].to_vec();
+                }
+                Mark::New => {
+                    mark.insert(next, Mark::OnPath);
+                    path.push(next);
+                    let succ = edges(next);
+                    stack.push((next, succ, 0));
+                }
+                Mark::Done => {}
+            }
+        }
+    }
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_cycle;
+
+    #[test]
+    fn finds_a_circle_and_only_a_circle() {
+        // 1 -> 2 -> 3 -> 1, and 4 -> 1 leading into it.
+        let edges = |n: usize| match n {
+            1 => vec![2],
+            2 => vec![3],
+            3 => vec![1],
+            4 => vec![1],
+            _ => vec![],
+        };
+        let mut c = find_cycle(&[4, 1, 2, 3], edges);
+        c.sort();
+        assert_eq!(c, vec![1, 2, 3]);
+        // A chain is no circle.
+        let chain = |n: usize| if n < 3 { vec![n + 1] } else { vec![] };
+        assert!(find_cycle(&[1, 2, 3], chain).is_empty());
+        // A diamond is no circle either.
+        let diamond = |n: usize| match n {
+            1 => vec![2, 3],
+            2 | 3 => vec![4],
+            _ => vec![],
+        };
+        assert!(find_cycle(&[1, 2, 3, 4], diamond).is_empty());
+    }
+}

@@ -81,7 +81,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run { scenario, out, seed, quiet, max_wall } => cmd_run(&scenario, &out, seed, quiet, max_wall),
-        Command::Validate { scenario } => load(&scenario).map(|s| print!("{}", s.to_toml())),
+        Command::Validate { scenario } => load(&scenario).map(|s| {
+            print!("{}", s.to_toml());
+            let e = aiccsim::estimate::estimate(&s);
+            println!("# estimated memory: {}", aiccsim::estimate::Estimate::describe(&e.memory));
+            println!("# estimated result files: {}", aiccsim::estimate::Estimate::describe(&e.output));
+        }),
         Command::Reproduce { id, out, experiments, max_wall } => reproduce::run(&id, out, experiments, max_wall),
         Command::Algorithms => {
             print_algorithms();
@@ -167,6 +172,18 @@ pub fn check_ending(r: &Results, out: &Path) -> Result<(), CliError> {
     }
 }
 
+/// Warns (before the run) when the result files are expected to exceed `output.warn_above`.
+fn warn_about_output(scenario: &Scenario, label: &str) {
+    let e = aiccsim::estimate::estimate(scenario);
+    if e.output_bytes() > scenario.output.warn_above.0 as u128 {
+        eprintln!(
+            "warning: {label}: the result files are expected to reach {} over the run's ideal {:.3} ms; sample timelines less often (output.sample_interval) or fewer of them (output.queue_switches, output.rate_flows), or raise output.warn_above",
+            aiccsim::estimate::Estimate::describe(&e.output),
+            e.ideal_duration.as_secs_f64() * 1e3
+        );
+    }
+}
+
 /// Runs a scenario with a progress bar that appears once the run has taken a second. Ctrl-C
 /// and `wall_limit` end it early with partial results.
 pub fn run_with_progress(
@@ -175,6 +192,7 @@ pub fn run_with_progress(
     quiet: bool,
     wall_limit: Option<Duration>,
 ) -> Result<Results, CliError> {
+    warn_about_output(scenario, label);
     let mut sim = Simulation::new(scenario)?;
     sim.set_control(RunControl { interrupt: Some(interrupt_flag()), wall_limit });
     let started = Instant::now();

@@ -227,3 +227,22 @@ fn sigint_leaves_a_valid_partial_result() {
         .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
 }
+
+#[test]
+fn big_expected_output_is_warned_about_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = SMALL.replace("sample_interval = \"5us\"", "sample_interval = \"5ns\"\nwarn_above = \"100KB\"");
+    let scenario = write(dir.path(), "s.toml", &text);
+    let out = dir.path().join("out");
+    let o = aiccsim(&["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("warning: s: the result files are expected to reach") && err.contains("queues.csv"), "{err}");
+    // The estimate is a floor for rates.csv: each flow is sampled at least for its ideal time.
+    let rates = std::fs::metadata(out.join("rates.csv")).unwrap().len();
+    assert!(rates > 100_000, "rates.csv is {rates} B");
+    // The default limit says nothing for the same run at 5 us.
+    let quiet = write(dir.path(), "q.toml", SMALL);
+    let o = aiccsim(&["run", quiet.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
+}

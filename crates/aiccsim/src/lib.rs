@@ -16,6 +16,7 @@
 pub mod config;
 pub mod cc;
 pub mod engine;
+pub mod estimate;
 pub mod metrics;
 pub mod net;
 pub mod nic;

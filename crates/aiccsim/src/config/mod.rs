@@ -633,7 +633,7 @@ pub struct AllReduceWorkload {
 }
 
 /// Opt-in timelines, sampled every `sample_interval`.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutputConfig {
     /// Sampling interval of `queues.csv` and `rates.csv`; no timelines when absent.
@@ -645,6 +645,19 @@ pub struct OutputConfig {
     /// Which flows' rate, window and throughput to sample; all when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_flows: Option<Vec<u32>>,
+    /// Warn before the run when its result files are expected to exceed this size.
+    #[serde(default = "default_warn_above")]
+    pub warn_above: ByteSize,
+}
+
+fn default_warn_above() -> ByteSize {
+    ByteSize(1_000_000_000)
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        OutputConfig { sample_interval: None, queue_switches: None, rate_flows: None, warn_above: default_warn_above() }
+    }
 }
 
 /// An error in a scenario: where it is and what to do about it.

@@ -14,6 +14,21 @@ fn fail(key: impl Into<String>, msg: impl Into<String>) -> Check {
 }
 
 pub fn validate(s: &Scenario) -> Check {
+    // Before anything is built: a scenario too big for the machine is refused with its figures
+    // instead of being killed by the kernel later.
+    let estimate = crate::estimate::estimate(s);
+    if let Some(available) = crate::estimate::available_memory() {
+        if estimate.memory_bytes() > available {
+            return fail(
+                estimate.largest_memory_part().key,
+                format!(
+                    "the run would need an estimated {} of memory, more than the {} this machine has available: simulate fewer hosts or flows, or sample timelines less often",
+                    crate::estimate::Estimate::describe(&estimate.memory),
+                    crate::estimate::human(available)
+                ),
+            );
+        }
+    }
     let topo = Topology::build(&s.topology)?;
     let hosts = topo.num_hosts;
 

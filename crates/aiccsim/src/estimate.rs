@@ -1,0 +1,376 @@
+//! What a scenario will cost, worked out from the scenario alone, before anything is built: the
+//! memory a run needs and the size of the files it writes.
+//!
+//! The estimate exists so that a run too big for the machine is refused at once with its figures
+//! (instead of being killed by the kernel an hour in, or swapping the machine to a halt), and so
+//! that timelines that would fill a disk are flagged before they are written. Nothing here
+//! expands the workload or builds the topology: a scenario with 10^10 flows is estimated in
+//! microseconds. Per-item sizes come from the engine's own types (`size_of`), so they follow
+//! the code.
+
+use crate::cc::{Cc, FlowFacts, Receiver};
+use crate::config::{
+    AllReduceAlgorithm, AllToAllAlgorithm, HostSet, LinkConfig, Scenario, TopologyConfig, WorkloadConfig,
+};
+use crate::net::packet::Packet;
+use crate::net::port::Port;
+use crate::nic::qp::Flow;
+use crate::time::SimTime;
+use crate::topology::PortInfo;
+use crate::workload::FlowDef;
+use std::mem::size_of;
+
+/// One part of an estimate: the scenario key that drives it, and its bytes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Part {
+    pub key: &'static str,
+    pub what: String,
+    pub bytes: u128,
+}
+
+/// Memory of a run and size of its result files, by part.
+#[derive(Clone, Debug)]
+pub struct Estimate {
+    pub memory: Vec<Part>,
+    pub output: Vec<Part>,
+    /// The shortest the run can take: the busiest host's bytes at its line rate, after the
+    /// latest configured start.
+    pub ideal_duration: SimTime,
+}
+
+impl Estimate {
+    pub fn memory_bytes(&self) -> u128 {
+        self.memory.iter().map(|p| p.bytes).sum()
+    }
+    pub fn output_bytes(&self) -> u128 {
+        self.output.iter().map(|p| p.bytes).sum()
+    }
+    /// The biggest part (whose key an error names).
+    pub fn largest_memory_part(&self) -> &Part {
+        self.memory.iter().max_by_key(|p| p.bytes).expect("an estimate has parts")
+    }
+    /// "3.1 TB (flows 3.0 TB: ..., ports ...)".
+    pub fn describe(parts: &[Part]) -> String {
+        let total: u128 = parts.iter().map(|p| p.bytes).sum();
+        let mut big: Vec<&Part> = parts.iter().filter(|p| p.bytes > 0).collect();
+        big.sort_by_key(|p| std::cmp::Reverse(p.bytes));
+        let list: Vec<String> = big.iter().take(3).map(|p| format!("{} {}", p.what, human(p.bytes))).collect();
+        format!("{} ({})", human(total), list.join(", "))
+    }
+}
+
+/// "2.6 MB", decimal units as in scenario files.
+pub fn human(b: u128) -> String {
+    let units = ["B", "KB", "MB", "GB", "TB", "PB", "EB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u + 1 < units.len() {
+        v /= 1000.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
+}
+
+/// Counts of the fabric, from its configuration.
+struct FabricSize {
+    hosts: u64,
+    switches: u64,
+    links: u64,
+    /// Switches that hosts hang off: the routing tables have one entry per switch and ToR.
+    tors: u64,
+    /// The fastest host link and the longest bandwidth-delay product of any link, in bytes.
+    host_rate_bps: u64,
+    max_bdp_bytes: u64,
+}
+
+fn fabric_size(t: &TopologyConfig) -> FabricSize {
+    let bdp = |l: &LinkConfig| l.bandwidth.bytes_in(l.delay);
+    let of = |hosts: u64, switches: u64, links: u64, tors: u64, host: &LinkConfig, fabric: &[&LinkConfig]| FabricSize {
+        hosts,
+        switches,
+        links,
+        tors,
+        host_rate_bps: host.bandwidth.0,
+        max_bdp_bytes: fabric.iter().map(|l| bdp(l)).max().unwrap_or(0).max(bdp(host)),
+    };
+    match t {
+        TopologyConfig::Star(s) => of(s.hosts as u64, 1, s.hosts as u64, 1, &s.link, &[]),
+        TopologyConfig::Dumbbell(d) => {
+            let hosts = d.left as u64 + d.right as u64;
+            of(hosts, 2, hosts + 1, 2, &d.link, &[&d.bottleneck])
+        }
+        TopologyConfig::LeafSpine(l) => {
+            let (leaves, spines) = (l.leaves as u64, l.spines as u64);
+            let hosts = leaves * l.hosts_per_leaf as u64;
+            let fabric = l.fabric_link.unwrap_or(l.link);
+            of(hosts, leaves + spines, hosts + leaves * spines, leaves, &l.link, &[&fabric])
+        }
+        TopologyConfig::FatTree(f) => {
+            let (k, half) = (f.k as u64, f.k as u64 / 2);
+            let hosts = k * half * half;
+            let fabric = f.fabric_link.unwrap_or(f.link);
+            of(hosts, 2 * k * half + half * half, hosts + 2 * k * half * half, k * half, &f.link, &[&fabric])
+        }
+        TopologyConfig::Custom(c) => FabricSize {
+            hosts: c.hosts as u64,
+            switches: c.switches as u64,
+            links: c.links.len() as u64,
+            tors: c.switches as u64,
+            host_rate_bps: c.links.iter().map(|l| l.bandwidth.0).max().unwrap_or(1),
+            max_bdp_bytes: c.links.iter().map(|l| l.bandwidth.bytes_in(l.delay)).max().unwrap_or(0),
+        },
+    }
+}
+
+/// The workload's size without expanding it.
+struct WorkloadSize {
+    flows: u128,
+    bytes: u128,
+    /// Bytes the busiest host sends or receives.
+    busiest_host_bytes: u128,
+    latest_start: SimTime,
+}
+
+fn set_len(set: &HostSet, hosts: u64) -> u128 {
+    match set {
+        HostSet::All => hosts as u128,
+        HostSet::Range { start, end } => end.saturating_sub(*start) as u128,
+        HostSet::List(v) => v.len() as u128,
+    }
+}
+
+fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
+    match w {
+        WorkloadConfig::Flows(list) => {
+            let mut per_host: std::collections::HashMap<u32, u128> = Default::default();
+            for f in &list.flows {
+                *per_host.entry(f.src).or_default() += f.size.0 as u128;
+                *per_host.entry(f.dst).or_default() += f.size.0 as u128;
+            }
+            WorkloadSize {
+                flows: list.flows.len() as u128,
+                bytes: list.flows.iter().map(|f| f.size.0 as u128).sum(),
+                // Sent and received share the host's full-duplex link in opposite directions.
+                busiest_host_bytes: per_host.values().max().copied().unwrap_or(0) / 2,
+                latest_start: list.flows.iter().map(|f| f.start).max().unwrap_or_default(),
+            }
+        }
+        WorkloadConfig::Incast(i) => {
+            let flows = set_len(&i.senders, hosts) * i.flows_per_sender as u128;
+            let bytes = flows * i.size.0 as u128;
+            WorkloadSize { flows, bytes, busiest_host_bytes: bytes, latest_start: i.start }
+        }
+        WorkloadConfig::AllToAll(a) => {
+            let n = set_len(&a.hosts, hosts);
+            let per_pair = match a.algorithm {
+                AllToAllAlgorithm::Direct => a.flows_per_pair as u128,
+                AllToAllAlgorithm::Pairwise => 1,
+            };
+            let flows = n * n.saturating_sub(1) * per_pair;
+            WorkloadSize {
+                flows,
+                bytes: flows * a.size.0 as u128,
+                busiest_host_bytes: n.saturating_sub(1) * per_pair * a.size.0 as u128,
+                latest_start: a.start,
+            }
+        }
+        WorkloadConfig::Permutation(p) => {
+            let n = set_len(&p.hosts, hosts);
+            WorkloadSize {
+                flows: n,
+                bytes: n * p.size.0 as u128,
+                busiest_host_bytes: p.size.0 as u128,
+                latest_start: p.start,
+            }
+        }
+        WorkloadConfig::AllReduce(a) => {
+            let n = set_len(&a.hosts, hosts).max(1);
+            let flows = match a.algorithm {
+                AllReduceAlgorithm::Ring | AllReduceAlgorithm::Direct => 2 * n * (n - 1),
+            };
+            // Each rank sends (and receives) 2(n-1)/n of its buffer.
+            let per_rank = 2 * (n - 1) * a.size.0 as u128 / n;
+            WorkloadSize { flows, bytes: n * per_rank, busiest_host_bytes: per_rank, latest_start: a.start }
+        }
+    }
+}
+
+/// Bytes of one row in each result file, as written (times with three decimals).
+const FLOW_ROW: u128 = 110;
+const PORT_ROW: u128 = 90;
+const QUEUE_ROW: u128 = 32;
+const RATE_ROW: u128 = 52;
+/// Bytes of one entry of the event queue (time, sequence, event).
+const EVENT_BYTES: u128 = 32;
+
+/// The estimate for a parsed scenario.
+pub fn estimate(s: &Scenario) -> Estimate {
+    let fabric = fabric_size(&s.topology);
+    let work = workload_size(&s.workload, fabric.hosts);
+    let ports = 2 * fabric.links as u128;
+    let packet = (s.nic.mtu.0 + s.nic.header.0).max(1) as u128;
+    let ideal = work.busiest_host_bytes.saturating_mul(8_000_000_000_000) / fabric.host_rate_bps.max(1) as u128;
+    let mut ideal_duration = work.latest_start + SimTime(ideal.min(u64::MAX as u128 / 2) as u64);
+    if let Some(stop) = s.simulation.stop_time {
+        ideal_duration = ideal_duration.min(stop);
+    }
+
+    let per_flow = (size_of::<Flow>()
+        + size_of::<Cc>()
+        + size_of::<Receiver>()
+        + size_of::<FlowFacts>()
+        + size_of::<FlowDef>()
+        + 2 * size_of::<u32>() // dependencies: waiting count, start group
+        + size_of::<Vec<u32>>() // dependents
+        + 16) as u128 // a dependency or two of a collective
+        + EVENT_BYTES;
+    let per_port = (size_of::<Port>() + size_of::<PortInfo>() + 2 * size_of::<u64>()) as u128 + PORT_ROW;
+    // Packets are held by value (64 B each, whatever their wire size): a full shared buffer per
+    // switch, and a bandwidth-delay product on every link.
+    let buffered = fabric.switches as u128 * (s.switch.buffer.0 as u128 / packet + 1) * size_of::<Packet>() as u128;
+    let on_wires = ports * (fabric.max_bdp_bytes as u128 / packet + 1) * size_of::<Packet>() as u128;
+    let routes = fabric.switches as u128 * fabric.tors as u128 * 8;
+
+    let (queue_rows, rate_rows) = match s.output.sample_interval {
+        Some(iv) if iv.0 > 0 => {
+            let samples = ideal_duration.0 as u128 / iv.0 as u128 + 1;
+            let sampled_switches =
+                s.output.queue_switches.as_ref().map_or(fabric.switches as u128, |v| v.len() as u128);
+            // Every port of a sampled switch, each sample; a lower bound would be zero (idle
+            // queues write nothing), so this is what a busy fabric writes.
+            let switch_ports =
+                if fabric.switches == 0 { 0 } else { (ports - fabric.hosts as u128) / fabric.switches as u128 };
+            let queue_rows = samples * sampled_switches * switch_ports;
+            // Each sampled flow is sampled at least for its ideal time: its bytes at line rate.
+            let sampled_bytes = match &s.output.rate_flows {
+                None => work.bytes,
+                Some(v) => work.bytes * v.len() as u128 / work.flows.max(1),
+            };
+            let flow_time = sampled_bytes * 8_000_000_000_000 / fabric.host_rate_bps.max(1) as u128;
+            (queue_rows, flow_time / iv.0 as u128)
+        }
+        _ => (0, 0),
+    };
+
+    let memory = vec![
+        Part { key: "workload", what: format!("{} flows", work.flows), bytes: work.flows.saturating_mul(per_flow) },
+        Part { key: "topology", what: format!("{ports} ports"), bytes: ports * per_port + routes },
+        Part { key: "switch.buffer", what: "packets in buffers and on links".into(), bytes: buffered + on_wires },
+        Part {
+            key: "output.sample_interval",
+            what: "timelines".into(),
+            bytes: queue_rows * size_of::<crate::metrics::QueueSample>() as u128
+                + rate_rows * size_of::<crate::metrics::RateSample>() as u128,
+        },
+    ];
+    let output = vec![
+        Part { key: "workload", what: "flows.csv".into(), bytes: work.flows.saturating_mul(FLOW_ROW) },
+        Part { key: "topology", what: "ports.csv".into(), bytes: ports * PORT_ROW },
+        Part { key: "output.queue_switches", what: "queues.csv".into(), bytes: queue_rows * QUEUE_ROW },
+        Part { key: "output.rate_flows", what: "rates.csv".into(), bytes: rate_rows * RATE_ROW },
+    ];
+    Estimate { memory, output, ideal_duration }
+}
+
+/// Memory the machine can give a new process now (Linux: `MemAvailable`); `None` elsewhere.
+pub fn available_memory() -> Option<u128> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u128 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::Topology;
+    use crate::workload::expand;
+
+    fn scenario(topology: &str, workload: &str) -> Scenario {
+        let text = format!("[topology]\n{topology}\n[workload]\n{workload}\n");
+        Scenario::from_toml(&text, "test").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    const LINK: &str = "link = { bandwidth = \"100Gbps\", delay = \"1us\" }";
+
+    #[test]
+    fn fabric_counts_match_the_built_topology() {
+        for topology in [
+            format!("kind = \"star\"\nhosts = 9\n{LINK}"),
+            format!("kind = \"dumbbell\"\nleft = 3\nright = 5\n{LINK}\nbottleneck = {{ bandwidth = \"10Gbps\", delay = \"2us\" }}"),
+            format!("kind = \"leaf_spine\"\nleaves = 4\nspines = 3\nhosts_per_leaf = 5\n{LINK}"),
+            format!("kind = \"fat_tree\"\nk = 6\n{LINK}"),
+        ] {
+            let s = scenario(&topology, "kind = \"permutation\"\nsize = \"1KB\"");
+            let built = Topology::build(&s.topology).unwrap();
+            let f = fabric_size(&s.topology);
+            assert_eq!(f.hosts, built.num_hosts as u64, "{topology}");
+            assert_eq!(f.switches, built.num_switches as u64, "{topology}");
+            assert_eq!(2 * f.links, built.ports.len() as u64, "{topology}");
+        }
+    }
+
+    #[test]
+    fn flow_counts_and_bytes_match_the_expanded_workload() {
+        let topology = format!("kind = \"star\"\nhosts = 7\n{LINK}");
+        for workload in [
+            "kind = \"incast\"\nsenders = \"1..=5\"\nreceiver = 0\nsize = \"3KB\"\nflows_per_sender = 2",
+            "kind = \"all_to_all\"\nsize = \"2KB\"\nflows_per_pair = 3",
+            "kind = \"all_to_all\"\nsize = \"2KB\"\nalgorithm = \"pairwise\"",
+            "kind = \"permutation\"\nhosts = [1, 2, 4, 6]\nsize = \"5KB\"",
+            "kind = \"all_reduce\"\nsize = \"700KB\"",
+            "kind = \"all_reduce\"\nsize = \"700KB\"\nalgorithm = \"direct\"\nhosts = \"0..5\"",
+            "kind = \"flows\"\nflows = [{ src = 1, dst = 0, size = \"1KB\" }, { src = 2, dst = 0, size = \"4KB\" }]",
+        ] {
+            let s = scenario(&topology, workload);
+            let flows = expand(&s.workload, 7, 1);
+            let w = workload_size(&s.workload, 7);
+            assert_eq!(w.flows, flows.len() as u128, "{workload}");
+            let bytes: u64 = flows.iter().map(|f| f.size).sum();
+            // All-reduce chunks are rounded per rank; the estimate is within a byte per flow.
+            assert!(w.bytes.abs_diff(bytes as u128) <= w.flows, "{workload}: {} vs {bytes}", w.bytes);
+        }
+    }
+
+    #[test]
+    fn an_incast_lasts_at_least_its_bytes_at_line_rate() {
+        let s = scenario(
+            &format!("kind = \"star\"\nhosts = 5\n{LINK}"),
+            "kind = \"incast\"\nsenders = \"1..=4\"\nreceiver = 0\nsize = \"1MB\"\nstart = \"10us\"",
+        );
+        // 4 MB into one 100 Gbps port: 320 us, after the 10 us start.
+        assert_eq!(estimate(&s).ideal_duration, SimTime::from_us(330));
+    }
+
+    #[test]
+    fn a_run_bigger_than_the_machine_is_refused_with_its_estimate() {
+        if available_memory().is_none() {
+            return; // no way to know the machine's memory here
+        }
+        let text = format!(
+            "[topology]\nkind = \"star\"\nhosts = 100000\n{LINK}\n[workload]\nkind = \"all_to_all\"\nsize = \"1MB\"\n"
+        );
+        let err = Scenario::from_toml(&text, "big.toml").unwrap_err();
+        assert_eq!(err.key, "workload");
+        assert!(err.message.contains("9999900000 flows") && err.message.contains("TB"), "{err}");
+    }
+
+    #[test]
+    fn timelines_are_estimated_from_the_sample_interval() {
+        let mut s = scenario(
+            &format!("kind = \"star\"\nhosts = 5\n{LINK}"),
+            "kind = \"incast\"\nsenders = \"1..=4\"\nreceiver = 0\nsize = \"1MB\"",
+        );
+        s.output.sample_interval = Some(SimTime::from_ns(100));
+        let e = estimate(&s);
+        let part = |name: &str| e.output.iter().find(|p| p.what == name).unwrap().bytes;
+        // 320 us / 100 ns = 3200 samples (+1) of the switch's 5 ports.
+        assert_eq!(part("queues.csv"), 3201 * 5 * QUEUE_ROW);
+        // Each flow is sampled for at least its own 80 us at line rate.
+        assert_eq!(part("rates.csv"), 4 * 800 * RATE_ROW);
+    }
+}

@@ -312,7 +312,8 @@ pub enum Routing {
     Ecmp,
     /// A random next hop per packet (packet spraying): reorders, which go-back-N pays for.
     Spray,
-    /// The next hop whose egress queue holds the fewest bytes (ties by flow hash).
+    /// The next hop with the fewest bytes ahead of a new packet, the one in service included
+    /// (ties by flow hash).
     Adaptive,
 }
 

@@ -184,12 +184,19 @@ impl Simulation {
             Routing::Ecmp => hops[routing::ecmp_pick(key, node, hops.len())],
             Routing::Spray => hops[self.spray_rng[sw].random_range(0..hops.len())],
             Routing::Adaptive => {
+                // A packet's bytes leave `queued` when its serialisation starts, so a port busy
+                // sending its last packet would look as free as an idle one; flows arriving
+                // together would then all follow their hashes. The bytes still to serialise
+                // count too: the load is what a new packet would wait behind.
+                let now = self.now;
+                let load =
+                    |p: &crate::net::port::Port| p.queued + p.bandwidth.bytes_in(p.busy_until.saturating_sub(now));
                 let first = routing::ecmp_pick(key, node, hops.len());
                 let mut best = hops[first];
-                let mut best_q = self.ports[best as usize].queued;
+                let mut best_q = load(&self.ports[best as usize]);
                 for i in 1..hops.len() {
                     let p = hops[(first + i) % hops.len()];
-                    let q = self.ports[p as usize].queued;
+                    let q = load(&self.ports[p as usize]);
                     if q < best_q {
                         best = p;
                         best_q = q;

@@ -204,6 +204,7 @@ const FLOW_ROW: u128 = 110;
 const PORT_ROW: u128 = 90;
 const QUEUE_ROW: u128 = 32;
 const RATE_ROW: u128 = 52;
+const TRACE_ROW: u128 = 56;
 /// Bytes of one entry of the event queue (time, sequence, event).
 const EVENT_BYTES: u128 = 32;
 
@@ -256,6 +257,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
         _ => (0, 0),
     };
 
+    let trace_rows = s.output.trace.as_ref().map_or(0, |t| t.max_rows as u128);
     let memory = vec![
         Part { key: "workload", what: format!("{} flows", work.flows), bytes: work.flows.saturating_mul(per_flow) },
         Part { key: "topology", what: format!("{ports} ports"), bytes: ports * per_port + routes },
@@ -266,12 +268,19 @@ pub fn estimate(s: &Scenario) -> Estimate {
             bytes: queue_rows * size_of::<crate::metrics::QueueSample>() as u128
                 + rate_rows * size_of::<crate::metrics::RateSample>() as u128,
         },
+        Part {
+            key: "output.trace.max_rows",
+            what: "trace".into(),
+            bytes: trace_rows * size_of::<crate::metrics::trace::TraceRow>() as u128,
+        },
     ];
     let output = vec![
         Part { key: "workload", what: "flows.csv".into(), bytes: work.flows.saturating_mul(FLOW_ROW) },
         Part { key: "topology", what: "ports.csv".into(), bytes: ports * PORT_ROW },
         Part { key: "output.queue_switches", what: "queues.csv".into(), bytes: queue_rows * QUEUE_ROW },
         Part { key: "output.rate_flows", what: "rates.csv".into(), bytes: rate_rows * RATE_ROW },
+        // At most its row limit: a filter may keep far fewer.
+        Part { key: "output.trace", what: "trace.csv (at most)".into(), bytes: trace_rows * TRACE_ROW },
     ];
     Estimate { memory, output, ideal_duration }
 }

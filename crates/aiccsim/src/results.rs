@@ -1,5 +1,5 @@
 //! Writes a run's results into a folder: `flows.csv`, `summary.json`, `ports.csv`, `run.json`,
-//! and with timelines on, `queues.csv` and `rates.csv`.
+//! with timelines on, `queues.csv` and `rates.csv`, and with a trace, `trace.csv`.
 //!
 //! Times are written in nanoseconds with three decimals (exact picoseconds), so files are
 //! byte-identical for the same scenario and seed. Each file is written to a temporary name and
@@ -137,6 +137,42 @@ impl Results {
         c.flush()
     }
 
+    pub fn write_trace(&self, w: &mut dyn Write) -> io::Result<()> {
+        use crate::metrics::trace::kind_name;
+        let mut c = csv::Writer::from_writer(w);
+        c.write_record([
+            "time_ns",
+            "event",
+            "node",
+            "port",
+            "kind",
+            "flow",
+            "seq",
+            "size_bytes",
+            "priority",
+            "ecn",
+            "queue_bytes",
+        ])
+        .map_err(csv_err)?;
+        for r in self.trace.iter().flatten() {
+            c.write_record([
+                ns(r.time),
+                r.event.as_str().to_string(),
+                self.topology.node_name(r.node),
+                r.port.to_string(),
+                kind_name(r.kind).to_string(),
+                r.flow.map(|f| f.to_string()).unwrap_or_default(),
+                r.seq.to_string(),
+                r.size.to_string(),
+                r.priority.to_string(),
+                u8::from(r.ecn).to_string(),
+                r.queue_bytes.map(|q| q.to_string()).unwrap_or_default(),
+            ])
+            .map_err(csv_err)?;
+        }
+        c.flush()
+    }
+
     /// Writes every result file into `dir` (created if needed).
     pub fn write_dir(&self, dir: &Path) -> io::Result<()> {
         fs::create_dir_all(dir)?;
@@ -158,6 +194,9 @@ impl Results {
         if self.timelines {
             atomic_write(dir, "queues.csv", |w| self.write_queues(w))?;
             atomic_write(dir, "rates.csv", |w| self.write_rates(w))?;
+        }
+        if self.trace.is_some() {
+            atomic_write(dir, "trace.csv", |w| self.write_trace(w))?;
         }
         Ok(())
     }

@@ -649,6 +649,28 @@ pub struct OutputConfig {
     /// Warn before the run when its result files are expected to exceed this size.
     #[serde(default = "default_warn_above")]
     pub warn_above: ByteSize,
+    /// Per-packet trace (`trace.csv`); none when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceConfig>,
+}
+
+/// Which packets `trace.csv` follows: both filters apply; an absent filter lets everything by.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceConfig {
+    /// Packets of these flows (data, ACK, NACK, CNP; PFC frames belong to no flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flows: Option<Vec<u32>>,
+    /// Events at these nodes ("h3", "s0").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<Vec<String>>,
+    /// Rows kept at most; later ones are only counted (`trace.rows_dropped` in summary.json).
+    #[serde(default = "default_trace_rows")]
+    pub max_rows: u64,
+}
+
+fn default_trace_rows() -> u64 {
+    1_000_000
 }
 
 fn default_warn_above() -> ByteSize {
@@ -657,7 +679,13 @@ fn default_warn_above() -> ByteSize {
 
 impl Default for OutputConfig {
     fn default() -> Self {
-        OutputConfig { sample_interval: None, queue_switches: None, rate_flows: None, warn_above: default_warn_above() }
+        OutputConfig {
+            sample_interval: None,
+            queue_switches: None,
+            rate_flows: None,
+            warn_above: default_warn_above(),
+            trace: None,
+        }
     }
 }
 

@@ -258,6 +258,24 @@ pub fn validate(s: &Scenario) -> Check {
             );
         }
     }
+    if let Some(trace) = &s.output.trace {
+        if let Some(ids) = &trace.flows {
+            let flows = crate::workload::expand(&s.workload, hosts, s.simulation.seed).len();
+            if let Some(&bad) = ids.iter().find(|&&f| f as usize >= flows) {
+                return fail(
+                    "output.trace.flows",
+                    format!("flow {bad} does not exist (the workload has flows 0 to {})", flows - 1),
+                );
+            }
+        }
+        for (i, name) in trace.nodes.iter().flatten().enumerate() {
+            crate::topology::parse_node(name, topo.num_hosts, topo.num_switches)
+                .map_err(|m| (format!("output.trace.nodes[{i}]"), m))?;
+        }
+        if trace.max_rows == 0 {
+            return fail("output.trace.max_rows", "must be at least 1 (leave out [output.trace] for no trace)");
+        }
+    }
     if let Some(sw) = &s.output.queue_switches {
         if let Some(&bad) = sw.iter().find(|&&x| x >= topo.num_switches) {
             return fail(

@@ -19,6 +19,7 @@ pub use timers::TimerSlot;
 
 use crate::cc::{CcConfig, CcContext, CongestionControl, FlowFacts, Receiver, Telemetry, MAX_TIMERS};
 use crate::config::{ConfigError, Routing, Scenario};
+use crate::metrics::trace::Tracer;
 use crate::metrics::{ideal_fct, DurationHistogram, Recorder, Results};
 use crate::net::packet::NUM_PRIORITIES;
 use crate::net::port::Port;
@@ -166,6 +167,8 @@ pub struct Simulation {
     pub(crate) pint_rng: Vec<SimRng>,
     /// Prefetch for upcoming events: worth it only when the ports outgrow the caches.
     prefetching: bool,
+    /// The per-packet trace, when the scenario asks for one.
+    pub(crate) tracer: Option<Box<Tracer>>,
     control: RunControl,
     scenario: Scenario,
 }
@@ -295,6 +298,7 @@ impl Simulation {
             _ => (None, Vec::new()),
         };
         let recorder = Recorder::new(&scenario.output, &topo, flows.len());
+        let tracer = scenario.output.trace.as_ref().map(|t| Box::new(Tracer::new(t, &topo, flows.len())));
         let topo_hosts = topo.num_hosts;
         let clocks = HostClocks::new(&scenario.clocks, topo_hosts, params.seed);
         let mut sim = Simulation {
@@ -330,6 +334,7 @@ impl Simulation {
             pint,
             pint_rng,
             prefetching: false,
+            tracer,
             control: RunControl::default(),
             scenario: scenario.clone(),
         };
@@ -470,6 +475,7 @@ impl Simulation {
             self.switches.iter().map(|s| s.max_used).max().unwrap_or(0),
             self.events.max_len,
             (self.rtts, self.queuing),
+            self.tracer.map(|t| *t),
             wall_seconds,
         )
     }

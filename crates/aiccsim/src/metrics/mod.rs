@@ -2,6 +2,7 @@
 
 mod histogram;
 mod ideal;
+pub mod trace;
 
 pub use histogram::DurationHistogram;
 
@@ -230,8 +231,17 @@ pub struct Summary {
     /// One-way queuing delay of every full-size data packet: its trip from the sending NIC to
     /// the receiver minus the same trip on the idle path (true time, whatever the clocks).
     pub queuing_delay_ns: Distribution,
+    /// Rows of `trace.csv` kept and dropped past `output.trace.max_rows` (with a trace only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSummary>,
     /// Wall-clock figures: the only fields that differ between two runs of the same scenario.
     pub performance: Performance,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceSummary {
+    pub rows: u64,
+    pub rows_dropped: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -302,6 +312,10 @@ pub struct Results {
     pub rates: Vec<RateSample>,
     pub ports: Vec<PortRecord>,
     pub timelines: bool,
+    /// The per-packet trace, when the scenario asked for one.
+    pub trace: Option<Vec<trace::TraceRow>>,
+    /// The fabric the run used (node names for the trace).
+    pub topology: Topology,
 }
 
 /// Jain's fairness index of a set of throughputs: 1 when all are equal, 1/n when one takes all.
@@ -359,6 +373,7 @@ pub(crate) fn collect(
     max_switch_buffer_bytes: u64,
     max_pending_events: usize,
     delays: (DurationHistogram, DurationHistogram),
+    tracer: Option<trace::Tracer>,
     wall_seconds: f64,
 ) -> Results {
     let records: Vec<FlowRecord> = flows
@@ -451,6 +466,7 @@ pub(crate) fn collect(
         slowdown: Distribution::of(&slowdowns),
         rtt_ns: delays.0.summary_ns(),
         queuing_delay_ns: delays.1.summary_ns(),
+        trace: tracer.as_ref().map(|t| TraceSummary { rows: t.rows.len() as u64, rows_dropped: t.rows_dropped }),
         performance: Performance {
             wall_seconds,
             events_per_second: counters.events as f64 / secs,
@@ -466,6 +482,8 @@ pub(crate) fn collect(
         rates: recorder.rates,
         ports: port_records,
         timelines,
+        trace: tracer.map(|t| t.rows),
+        topology: topo,
     }
 }
 

@@ -13,6 +13,7 @@
 
 use crate::config::EcnConfig;
 use crate::engine::{Event, Simulation};
+use crate::metrics::trace::TraceEvent;
 use crate::net::packet::{Packet, PacketKind, CONTROL_PRIORITY, NUM_PRIORITIES};
 use crate::time::{Bandwidth, SimTime};
 use crate::topology::PortInfo;
@@ -202,6 +203,9 @@ impl Simulation {
         debug_assert!(now >= port.busy_until, "port {p} started two packets at once");
         let done = now + port.bandwidth.tx_time(size);
         port.busy_until = done;
+        if let Some(t) = self.tracer.as_deref_mut() {
+            t.record(now, TraceEvent::Send, port.node, port.local, &pkt, Some(port.queued));
+        }
         port.tx_packets += 1;
         port.tx_bytes += size;
         self.counters.packet_hops += 1;
@@ -248,6 +252,10 @@ impl Simulation {
             self.events.push(next, Event::Arrive(p));
         }
         let at = port.peer;
+        if let Some(t) = self.tracer.as_deref_mut() {
+            let to = &self.ports[at as usize];
+            t.record(self.now, TraceEvent::Arrive, to.node, to.local, &pkt, None);
+        }
         if pkt.kind == PacketKind::Pfc {
             self.in_network -= 1;
             self.pfc_frame_received(at, pkt.pfc_class, pkt.pfc_pause);

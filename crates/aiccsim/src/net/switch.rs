@@ -9,6 +9,7 @@
 use crate::cc::Telemetry;
 use crate::config::{PfcConfig, Routing};
 use crate::engine::Simulation;
+use crate::metrics::trace::TraceEvent;
 use crate::net::packet::{Packet, PacketKind, CONTROL_PRIORITY};
 use crate::topology::{routing, Topology};
 use rand::RngExt;
@@ -74,6 +75,10 @@ impl Simulation {
         let out = self.route(node, sw, &pkt);
 
         if self.switches[sw].used + size > self.params.buffer {
+            if let Some(t) = self.tracer.as_deref_mut() {
+                let egress = &self.ports[out as usize];
+                t.record(self.now, TraceEvent::Drop, node, egress.local, &pkt, Some(egress.queued));
+            }
             self.ports[out as usize].stats.drops += 1;
             self.counters.packets_dropped += 1;
             if pkt.kind == PacketKind::Data {

@@ -155,7 +155,8 @@ fn check_nics(per_switch: u32, nics: u32) -> Result<(), String> {
 }
 
 /// "h3" -> node 3; "s1" -> node hosts + 1.
-fn parse_node(name: &str, hosts: u32, switches: u32) -> Result<u32, String> {
+/// A node by name: "h<i>" (host i) or "s<j>" (switch j, node hosts + j).
+pub fn parse_node(name: &str, hosts: u32, switches: u32) -> Result<u32, String> {
     let bad = || {
         format!(
             "'{name}' is not a node: write h<i> for a host (0 to {}) or s<j> for a switch (0 to {})",

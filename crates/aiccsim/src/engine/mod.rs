@@ -79,6 +79,8 @@ pub(crate) struct Params {
     pub routing: Routing,
     pub seed: u64,
     pub stop_time: SimTime,
+    /// A per-packet trace is on (`tracer` is set).
+    pub tracing: bool,
     pub sample_interval: Option<SimTime>,
     /// Feedback switches add to data packets (set by the algorithm).
     pub telemetry: Telemetry,
@@ -205,6 +207,7 @@ impl Simulation {
             routing: sw.routing,
             seed: scenario.simulation.seed,
             stop_time: scenario.simulation.stop_time.unwrap_or(SimTime::MAX),
+            tracing: scenario.output.trace.is_some(),
             sample_interval: scenario.output.sample_interval,
             telemetry,
         };

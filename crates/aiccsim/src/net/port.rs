@@ -203,9 +203,6 @@ impl Simulation {
         debug_assert!(now >= port.busy_until, "port {p} started two packets at once");
         let done = now + port.bandwidth.tx_time(size);
         port.busy_until = done;
-        if let Some(t) = self.tracer.as_deref_mut() {
-            t.record(now, TraceEvent::Send, port.node, port.local, &pkt, Some(port.queued));
-        }
         port.tx_packets += 1;
         port.tx_bytes += size;
         self.counters.packet_hops += 1;
@@ -216,6 +213,9 @@ impl Simulation {
         }
         let more = port.has_sendable();
         let host = port.is_host.then_some(port.node);
+        if self.params.tracing {
+            self.trace_wire(TraceEvent::Send, p);
+        }
         if more {
             self.wake_port(p, done);
         } else if let Some(h) = host {
@@ -223,6 +223,32 @@ impl Simulation {
                 self.wake_port(p, t.max(done));
             }
         }
+    }
+
+    /// Adds a trace row for `pkt` at port `p`, which is where the event happens (kept out of
+    /// line: the hot path only tests whether tracing is on).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn trace_packet(&mut self, event: TraceEvent, p: u32, pkt: &Packet) {
+        let port = &self.ports[p as usize];
+        let queue = (event != TraceEvent::Arrive).then_some(port.queued);
+        if let Some(t) = self.tracer.as_deref_mut() {
+            t.record(self.now, event, port.node, port.local, pkt, queue);
+        }
+    }
+
+    /// Traces the packet just put on port `p`'s wire (`Send`), or the one about to come off it
+    /// at the peer (`Arrive`). Reading it from the wire keeps the packet out of the hot path's
+    /// registers and stack.
+    #[cold]
+    #[inline(never)]
+    fn trace_wire(&mut self, event: TraceEvent, p: u32) {
+        let port = &self.ports[p as usize];
+        let (at, pkt) = match event {
+            TraceEvent::Send => (p, port.wire.back().expect("just sent").1),
+            _ => (port.peer, port.wire.front().expect("arriving").1),
+        };
+        self.trace_packet(event, at, &pkt);
     }
 
     /// Schedules a `PortWake` at `t` unless one is already due by then.
@@ -246,16 +272,15 @@ impl Simulation {
 
     /// The head of port `p`'s wire reaches the peer port.
     pub(crate) fn arrive(&mut self, p: u32) {
+        if self.params.tracing {
+            self.trace_wire(TraceEvent::Arrive, p);
+        }
         let port = &mut self.ports[p as usize];
         let (_, pkt) = port.wire.pop_front().expect("arrival from an empty wire");
         if let Some(&(next, _)) = port.wire.front() {
             self.events.push(next, Event::Arrive(p));
         }
         let at = port.peer;
-        if let Some(t) = self.tracer.as_deref_mut() {
-            let to = &self.ports[at as usize];
-            t.record(self.now, TraceEvent::Arrive, to.node, to.local, &pkt, None);
-        }
         if pkt.kind == PacketKind::Pfc {
             self.in_network -= 1;
             self.pfc_frame_received(at, pkt.pfc_class, pkt.pfc_pause);

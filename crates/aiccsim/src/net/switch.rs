@@ -75,9 +75,8 @@ impl Simulation {
         let out = self.route(node, sw, &pkt);
 
         if self.switches[sw].used + size > self.params.buffer {
-            if let Some(t) = self.tracer.as_deref_mut() {
-                let egress = &self.ports[out as usize];
-                t.record(self.now, TraceEvent::Drop, node, egress.local, &pkt, Some(egress.queued));
+            if self.tracer.is_some() {
+                self.trace_packet(TraceEvent::Drop, out, &pkt);
             }
             self.ports[out as usize].stats.drops += 1;
             self.counters.packets_dropped += 1;

@@ -194,7 +194,9 @@ impl Simulation {
             ecn_at_dequeue: sw.ecn.mark_at == crate::config::MarkPoint::Dequeue,
             routing: sw.routing,
             seed: scenario.simulation.seed,
-            stop_time: scenario.simulation.stop_time.unwrap_or(SimTime::MAX),
+            // Events at `SimTime::MAX` are the ones whose time saturated ("never", see
+            // `SimTime`'s addition): the run ends just before them, as at a stop time.
+            stop_time: scenario.simulation.stop_time.unwrap_or(SimTime::MAX).min(SimTime(u64::MAX - 1)),
             sample_interval: scenario.output.sample_interval,
             telemetry,
         };

@@ -160,6 +160,8 @@ pub struct Simulation {
     pub(crate) pint_rng: Vec<SimRng>,
     /// Prefetch for upcoming events: worth it only when the ports outgrow the caches.
     prefetching: bool,
+    /// The run stops after this many events (see [`Simulation::set_event_limit`]).
+    event_limit: u64,
     scenario: Scenario,
 }
 
@@ -323,6 +325,7 @@ impl Simulation {
             pint,
             pint_rng,
             prefetching: false,
+            event_limit: u64::MAX,
             scenario: scenario.clone(),
         };
         // About 600 B per port: past ~1000 ports the port array alone overflows a 512 KiB L2.
@@ -352,6 +355,13 @@ impl Simulation {
 
     pub fn algorithm(&self) -> &CcConfig {
         &self.scenario.cc
+    }
+
+    /// Stops the run after `events` events, as a stop time would (the results are partial). A
+    /// stop time bounds simulated time, not work: a scenario with picosecond timers or links can
+    /// take hours of wall time in a microsecond, and a fuzzer or a smoke test needs both bounds.
+    pub fn set_event_limit(&mut self, events: u64) {
+        self.event_limit = events;
     }
 
     /// Flows in the run.
@@ -398,6 +408,10 @@ impl Simulation {
             }
             self.dispatch(ev);
             if self.flows_done == total && self.in_network == 0 {
+                break;
+            }
+            if self.counters.events >= self.event_limit {
+                stopped_early = true;
                 break;
             }
             if self.counters.events & 0xFFFF == 0 {

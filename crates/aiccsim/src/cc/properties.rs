@@ -10,7 +10,7 @@
 //! misbehaving fabric can make it.
 
 use super::*;
-use crate::config::CollectiveKind;
+use crate::config::{ByteSize, CollectiveKind};
 use proptest::prelude::*;
 
 /// One INT record's change since the same hop's previous record.
@@ -407,21 +407,105 @@ macro_rules! property {
         proptest! {
             #![proptest_config(ProptestConfig { cases: 96, max_shrink_iters: 8192, ..ProptestConfig::default() })]
             #[test]
-            fn $name(facts in flow_facts(), incoming in 0u32..=64, steps in steps()) {
-                run($cfg, facts, incoming, &steps)?;
+            fn $name(cfg in $cfg, facts in flow_facts(), incoming in 0u32..=64, steps in steps()) {
+                run(cfg, facts, incoming, &steps)?;
             }
         }
     };
 }
 
-property!(pfc_only_stays_at_line_rate, CcConfig::None(PfcOnlyConfig {}));
-property!(dcqcn_keeps_its_invariants, CcConfig::Dcqcn(DcqcnConfig::default()));
-property!(dctcp_keeps_its_invariants, CcConfig::Dctcp(DctcpConfig::default()));
-property!(timely_keeps_its_invariants, CcConfig::Timely(TimelyConfig::default()));
-property!(hpcc_keeps_its_invariants, CcConfig::Hpcc(HpccConfig::default()));
-property!(hpcc_pint_keeps_its_invariants, CcConfig::HpccPint(HpccPintConfig::default()));
-property!(swift_keeps_its_invariants, CcConfig::Swift(SwiftConfig::default()));
-property!(pc4_keeps_its_invariants, CcConfig::Pc4(Pc4Config::default()));
+// Each algorithm with its defaults half of the time, and otherwise with its switches flipped
+// and its knobs anywhere validation allows (rate floors stay at or below the slowest line rate
+// the facts use, 10 Gb/s, as validation requires).
+
+fn dcqcn() -> impl Strategy<Value = CcConfig> {
+    let varied = (
+        prop::option::of(1_000u64..10_000_000),
+        any::<bool>(),
+        0u32..=5,
+        prop_oneof![Just(1.0), 0.01f64..=1.0],
+        1u64..=10_000_000,
+    )
+        .prop_map(|(byte_counter, clamp_target_rate, fast_recovery_stages, rate_on_first_cnp, min_kbps)| DcqcnConfig {
+            byte_counter: byte_counter.map(ByteSize),
+            clamp_target_rate,
+            fast_recovery_stages,
+            rate_on_first_cnp,
+            min_rate: Bandwidth(min_kbps * 1000),
+            ..DcqcnConfig::default()
+        });
+    prop_oneof![Just(DcqcnConfig::default()), varied].prop_map(CcConfig::Dcqcn)
+}
+
+fn dctcp() -> impl Strategy<Value = CcConfig> {
+    let varied = (0.001f64..=1.0, 0.0f64..=1.0).prop_map(|(g, initial_alpha)| DctcpConfig {
+        g,
+        initial_alpha,
+        ..DctcpConfig::default()
+    });
+    prop_oneof![Just(DctcpConfig::default()), varied].prop_map(CcConfig::Dctcp)
+}
+
+fn timely() -> impl Strategy<Value = CcConfig> {
+    let varied = (any::<bool>(), 1u64..=200_000, 0u32..=10).prop_map(|(per_window, segment, hai_threshold)| {
+        TimelyConfig { per_window, segment: ByteSize(segment), hai_threshold, ..TimelyConfig::default() }
+    });
+    prop_oneof![Just(TimelyConfig::default()), varied].prop_map(CcConfig::Timely)
+}
+
+fn hpcc() -> impl Strategy<Value = CcConfig> {
+    let varied = (any::<bool>(), 0u32..=10, 0.05f64..=1.0).prop_map(|(fast_react, max_stage, eta)| HpccConfig {
+        fast_react,
+        max_stage,
+        eta,
+        ..HpccConfig::default()
+    });
+    prop_oneof![Just(HpccConfig::default()), varied].prop_map(CcConfig::Hpcc)
+}
+
+fn hpcc_pint() -> impl Strategy<Value = CcConfig> {
+    let varied = (0u32..=10, 0.05f64..=1.0).prop_map(|(max_stage, eta)| HpccPintConfig {
+        max_stage,
+        eta,
+        ..HpccPintConfig::default()
+    });
+    prop_oneof![Just(HpccPintConfig::default()), varied].prop_map(CcConfig::HpccPint)
+}
+
+fn swift() -> impl Strategy<Value = CcConfig> {
+    let varied =
+        (0u32..=10, 0.0001f64..=1.0, 1.0f64..=10_000.0).prop_map(|(retx_reset_threshold, min_cwnd, max_cwnd)| {
+            SwiftConfig { retx_reset_threshold, min_cwnd, max_cwnd, ..SwiftConfig::default() }
+        });
+    prop_oneof![Just(SwiftConfig::default()), varied].prop_map(CcConfig::Swift)
+}
+
+fn pc4() -> impl Strategy<Value = CcConfig> {
+    let flags = (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
+    let varied = (flags, prop::option::of(1_000_000u64..100_000_000), 0.0001f64..=1.0).prop_map(
+        |((base_rate, adjust_rate, observed, start_at_share, by_baseline, by_flows), adjust_ps, min_cwnd)| Pc4Config {
+            base_rate,
+            adjust_rate,
+            flow_count: if observed { pc4::FlowCount::Observed } else { pc4::FlowCount::Controller },
+            start_at_share,
+            scale_target_by_baseline: by_baseline,
+            scale_target_by_flows: by_flows,
+            adjust_interval: adjust_ps.map(SimTime),
+            min_cwnd,
+            ..Pc4Config::default()
+        },
+    );
+    prop_oneof![Just(Pc4Config::default()), varied].prop_map(CcConfig::Pc4)
+}
+
+property!(pfc_only_stays_at_line_rate, Just(CcConfig::None(PfcOnlyConfig {})));
+property!(dcqcn_keeps_its_invariants, dcqcn());
+property!(dctcp_keeps_its_invariants, dctcp());
+property!(timely_keeps_its_invariants, timely());
+property!(hpcc_keeps_its_invariants, hpcc());
+property!(hpcc_pint_keeps_its_invariants, hpcc_pint());
+property!(swift_keeps_its_invariants, swift());
+property!(pc4_keeps_its_invariants, pc4());
 
 /// `all_defaults` is what the properties above cover; a new algorithm must get its own.
 #[test]

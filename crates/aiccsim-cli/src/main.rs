@@ -162,7 +162,8 @@ pub fn check_ending(r: &Results, out: &Path) -> Result<(), CliError> {
     let s = &r.summary;
     let partial = format!("partial results in {}", out.display());
     match s.stop_reason {
-        StopReason::Completed | StopReason::StopTime => Ok(()),
+        // The CLI sets no event budget; a stop the scenario asked for is no error.
+        StopReason::Completed | StopReason::StopTime | StopReason::EventLimit => Ok(()),
         StopReason::Stalled => {
             let why = s.stall.as_ref().map(|d| d.describe()).unwrap_or_default();
             Err(CliError { message: format!("run stalled: {why}; {partial}"), code: 4 })

@@ -48,15 +48,21 @@ impl SimTime {
     }
 }
 
+/// Sums saturate at [`SimTime::MAX`], which stands for "never": a timer, pacing gap or flow
+/// start that lands past the end of representable time (about 213 days) is simply never
+/// reached, and a run stops there (see `Simulation::run`). Scenario values may be that large
+/// (an `rto` of "5000000s"), so an overflow here is input, not a bug to trap on.
 impl Add for SimTime {
     type Output = SimTime;
+    #[inline]
     fn add(self, rhs: SimTime) -> SimTime {
-        SimTime(self.0 + rhs.0)
+        SimTime(self.0.saturating_add(rhs.0))
     }
 }
 impl AddAssign for SimTime {
+    #[inline]
     fn add_assign(&mut self, rhs: SimTime) {
-        self.0 += rhs.0;
+        *self = *self + rhs;
     }
 }
 impl Sub for SimTime {
@@ -95,12 +101,13 @@ impl Bandwidth {
     }
     /// Time to serialise `bytes` at this rate, rounded up to a whole picosecond.
     /// Computed per packet in 128-bit arithmetic, so odd rates do not accumulate a rounding error
-    /// the way a truncated picoseconds-per-byte constant would.
+    /// the way a truncated picoseconds-per-byte constant would. Saturates at `SimTime::MAX`
+    /// (a whole flow at a few bits per second takes longer than the clock can count).
     #[inline]
     pub fn tx_time(self, bytes: u64) -> SimTime {
         let num = bytes as u128 * 8 * 1_000_000_000_000u128;
         let bps = self.0 as u128;
-        SimTime(num.div_ceil(bps) as u64)
+        SimTime(u64::try_from(num.div_ceil(bps)).unwrap_or(u64::MAX))
     }
     /// Bytes that cross a link of this rate in `t` (the bandwidth-delay product when `t` is a delay).
     pub fn bytes_in(self, t: SimTime) -> u64 {
@@ -158,6 +165,15 @@ mod tests {
     fn tx_time_rounds_up_at_odd_rates() {
         // 3 bytes at 7 bps = 24/7 s = 3.428..e12 ps, rounded up.
         assert_eq!(Bandwidth(7).tx_time(3), SimTime(3_428_571_428_572));
+    }
+
+    #[test]
+    fn sums_and_long_transmissions_saturate_at_never() {
+        assert_eq!(SimTime(u64::MAX - 5) + SimTime(10), SimTime::MAX);
+        let mut t = SimTime(u64::MAX - 5);
+        t += SimTime(6);
+        assert_eq!(t, SimTime::MAX);
+        assert_eq!(Bandwidth(1).tx_time(u64::MAX), SimTime::MAX);
     }
 
     #[test]

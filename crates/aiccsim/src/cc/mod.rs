@@ -489,12 +489,13 @@ impl ReceiverCc for Receiver {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    //! Random event sequences applied to every algorithm: no NaN, no rate outside
-    //! [min, line], no timer in the past.
-    use super::*;
-    use rand::{RngExt, SeedableRng};
+mod properties;
 
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A 100 Gbps flow over one switch: the facts most unit tests start from.
     pub(crate) fn facts() -> FlowFacts {
         FlowFacts {
             line_rate: Bandwidth::from_gbps(100),
@@ -505,105 +506,6 @@ pub(crate) mod tests {
             mtu: 1000,
             packet_bytes: 1048,
             collective: None,
-        }
-    }
-
-    /// A random INT stack: each hop's counters move forward by random amounts (sometimes not at
-    /// all, sometimes with a path change in the hop count).
-    fn random_int(rng: &mut rand_chacha::ChaCha8Rng, last: &mut Vec<IntHop>, now: SimTime) -> Vec<IntHop> {
-        let hops = if last.is_empty() || rng.random_bool(0.02) { rng.random_range(1..=5) } else { last.len() };
-        let stack: Vec<IntHop> = (0..hops)
-            .map(|i| {
-                let before = last.get(i).copied().unwrap_or_default();
-                IntHop {
-                    ts: now.max(before.ts),
-                    tx_bytes: before.tx_bytes + rng.random_range(0..2_000_000),
-                    qlen: if rng.random_bool(0.5) { 0 } else { rng.random_range(0..50_000_000) },
-                    rate: Bandwidth::from_gbps(*[25, 100, 400].get(rng.random_range(0..3)).unwrap()),
-                }
-            })
-            .collect();
-        *last = stack.clone();
-        stack
-    }
-
-    #[test]
-    fn random_event_sequences_keep_every_algorithm_sane() {
-        for cfg in CcConfig::all_defaults() {
-            let f = facts();
-            let floor = cfg.rate_floor(&f);
-            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-            for _trial in 0..50 {
-                let mut cc = cfg.sender(&f);
-                let mut now = SimTime::ZERO;
-                let mut timers: [Option<SimTime>; MAX_TIMERS] = [None; MAX_TIMERS];
-                let mut cx = CcContext::new(now);
-                let (mut una, mut nxt) = (0u64, 0u64);
-                let mut last_int = Vec::new();
-                cc.on_start(&mut cx);
-                for _step in 0..2000 {
-                    for (slot, req) in cx.timer_requests() {
-                        if let Some(t) = req {
-                            assert!(t >= now, "{}: timer in the past", cfg.name());
-                        }
-                        timers[slot] = req;
-                    }
-                    // Mostly small steps, sometimes long idle gaps.
-                    now += SimTime(if rng.random_bool(0.05) {
-                        rng.random_range(0..50_000_000_000)
-                    } else {
-                        rng.random_range(0..5_000_000)
-                    });
-                    cx = CcContext::new(now);
-                    match rng.random_range(0..7) {
-                        0 | 1 => {
-                            let newly = rng.random_range(0..=(nxt - una).min(5000));
-                            una += newly;
-                            let int = random_int(&mut rng, &mut last_int, now);
-                            cc.on_ack(
-                                &AckInfo {
-                                    ack_seq: una,
-                                    newly_acked: newly,
-                                    ecn_echo: rng.random_bool(0.3),
-                                    rtt: SimTime(rng.random_range(0..100_000_000)),
-                                    in_flight: nxt - una,
-                                    snd_nxt: nxt,
-                                    int: &int,
-                                    pint: rng.random_range(0..=255),
-                                    feedback: [rng.random(), rng.random()],
-                                },
-                                &mut cx,
-                            )
-                        }
-                        2 => cc.on_event(
-                            if rng.random_bool(0.5) { CcEvent::Cnp } else { CcEvent::Nack { seq: una } },
-                            &mut cx,
-                        ),
-                        3 => cc.on_event(CcEvent::Timeout, &mut cx),
-                        4 => {
-                            nxt += 1000;
-                            cc.on_send(1048, &mut cx)
-                        }
-                        _ => {
-                            // Fire every due timer.
-                            for (slot, due) in timers.iter_mut().enumerate() {
-                                if due.is_some_and(|t| t <= now) {
-                                    *due = None;
-                                    cc.on_timer(slot, &mut cx);
-                                }
-                            }
-                        }
-                    }
-                    let r = cc.rate();
-                    let name = cfg.name();
-                    assert!(r.is_finite(), "{name}: rate NaN");
-                    assert!(r <= f.line_rate.as_f64() + 1.0, "{name}: rate {r} above line");
-                    assert!(r >= floor - 1.0 && r > 0.0, "{name}: rate {r} below the floor {floor}");
-                    if let Some(w) = cc.window() {
-                        assert!(w >= 1, "{name}: empty window");
-                    }
-                }
-            }
         }
     }
 }

@@ -173,7 +173,9 @@ impl CongestionControl for Timely {
             self.update(rtt);
         }
         self.prev_rtt = rtt;
-        self.next_update = Some(if self.cfg.per_window { ack.snd_nxt } else { ack.ack_seq + self.cfg.segment.0 - 1 });
+        // Saturating: `segment` may be as large as a u64 (an update only once, then never).
+        let segment_end = ack.ack_seq.saturating_add(self.cfg.segment.0 - 1);
+        self.next_update = Some(if self.cfg.per_window { ack.snd_nxt } else { segment_end });
     }
 
     fn rate(&self) -> f64 {

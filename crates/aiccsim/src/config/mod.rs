@@ -414,6 +414,24 @@ impl HostSet {
         }
     }
 
+    /// How many hosts `expand` gives, without building the list.
+    pub fn len(&self, hosts: u32) -> u64 {
+        match self {
+            HostSet::All => u64::from(hosts),
+            HostSet::Range { start, end } => u64::from(end - start),
+            HostSet::List(v) => v.len() as u64,
+        }
+    }
+
+    /// The largest host number in the set, without building the list.
+    pub fn largest(&self, hosts: u32) -> Option<u32> {
+        match self {
+            HostSet::All => hosts.checked_sub(1),
+            HostSet::Range { end, .. } => Some(end - 1),
+            HostSet::List(v) => v.iter().copied().max(),
+        }
+    }
+
     fn parse(s: &str) -> Result<HostSet, String> {
         let s = s.trim();
         if s == "all" {

@@ -9,26 +9,16 @@ use crate::topology::Topology;
 
 type Check = Result<(), (String, String)>;
 
+/// Flows in one scenario at most: each costs about a kilobyte of state (its queue pair, both
+/// halves of its algorithm, its record), so this is a few gigabytes. Workloads multiply
+/// (all-to-all is n^2 x `flows_per_pair`), and a typo should not become an out-of-memory crash.
+const MAX_FLOWS: u64 = 1 << 22;
+
 fn fail(key: impl Into<String>, msg: impl Into<String>) -> Check {
     Err((key.into(), msg.into()))
 }
 
 pub fn validate(s: &Scenario) -> Check {
-    // Before anything is built: a scenario too big for the machine is refused with its figures
-    // instead of being killed by the kernel later.
-    let estimate = crate::estimate::estimate(s);
-    if let Some(available) = crate::estimate::available_memory() {
-        if estimate.memory_bytes() > available {
-            return fail(
-                estimate.largest_memory_part().key,
-                format!(
-                    "the run would need an estimated {} of memory, more than the {} this machine has available: simulate fewer hosts or flows, or sample timelines less often",
-                    crate::estimate::Estimate::describe(&estimate.memory),
-                    crate::estimate::human(available)
-                ),
-            );
-        }
-    }
     let topo = Topology::build(&s.topology)?;
     let hosts = topo.num_hosts;
 
@@ -139,6 +129,10 @@ pub fn validate(s: &Scenario) -> Check {
         }
     };
     let set_ok = |key: &str, set: &HostSet, min: usize| -> Check {
+        // Before expanding: "0..4000000000" would be 16 GB of host numbers.
+        if let Some(top) = set.largest(hosts) {
+            host_ok(key, top)?;
+        }
         let v = set.expand(hosts);
         for &h in &v {
             host_ok(key, h)?;
@@ -243,6 +237,22 @@ pub fn validate(s: &Scenario) -> Check {
         }
     }
 
+    let flows = crate::workload::count(&s.workload, hosts);
+    if flows > MAX_FLOWS {
+        let (key, fix) = match &s.workload {
+            WorkloadConfig::Incast(_) => ("workload.flows_per_sender", "lower flows_per_sender or use fewer senders"),
+            WorkloadConfig::AllToAll(a) if a.flows_per_pair > 1 => {
+                ("workload.flows_per_pair", "lower flows_per_pair or use fewer hosts")
+            }
+            WorkloadConfig::Flows(_) => ("workload.flows", "split the list over several scenarios"),
+            _ => ("workload.hosts", "use fewer hosts"),
+        };
+        return fail(
+            key,
+            format!("makes {flows} flows, more than the {MAX_FLOWS} aiccsim runs in one scenario; {fix}"),
+        );
+    }
+
     // Output.
     if let Some(iv) = s.output.sample_interval {
         if iv.0 == 0 {
@@ -250,8 +260,7 @@ pub fn validate(s: &Scenario) -> Check {
         }
     }
     if let Some(ids) = &s.output.rate_flows {
-        let flows = crate::workload::expand(&s.workload, hosts, s.simulation.seed).len();
-        if let Some(&bad) = ids.iter().find(|&&f| f as usize >= flows) {
+        if let Some(&bad) = ids.iter().find(|&&f| u64::from(f) >= flows) {
             return fail(
                 "output.rate_flows",
                 format!("flow {bad} does not exist (the workload has flows 0 to {})", flows - 1),
@@ -281,6 +290,22 @@ pub fn validate(s: &Scenario) -> Check {
             return fail(
                 "output.queue_switches",
                 format!("switch {bad} does not exist (the topology has switches 0 to {})", topo.num_switches - 1),
+            );
+        }
+    }
+    // Last, once the fixed limits above (which hold on any machine) have passed: a run too big
+    // for this machine is refused with its figures before the simulation allocates anything,
+    // instead of being killed by the kernel later.
+    let estimate = crate::estimate::estimate(s);
+    if let Some(available) = crate::estimate::available_memory() {
+        if estimate.memory_bytes() > available {
+            return fail(
+                estimate.largest_memory_part().key,
+                format!(
+                    "the run would need an estimated {} of memory, more than the {} this machine has available: simulate fewer hosts or flows, or sample timelines less often",
+                    crate::estimate::Estimate::describe(&estimate.memory),
+                    crate::estimate::human(available)
+                ),
             );
         }
     }

@@ -172,6 +172,8 @@ pub struct Simulation {
     /// The per-packet trace, when the scenario asks for one.
     pub(crate) tracer: Option<Box<Tracer>>,
     control: RunControl,
+    /// The run stops after this many events (see [`Simulation::set_event_limit`]).
+    event_limit: u64,
     scenario: Scenario,
 }
 
@@ -206,7 +208,9 @@ impl Simulation {
             ecn_at_dequeue: sw.ecn.mark_at == crate::config::MarkPoint::Dequeue,
             routing: sw.routing,
             seed: scenario.simulation.seed,
-            stop_time: scenario.simulation.stop_time.unwrap_or(SimTime::MAX),
+            // Events at `SimTime::MAX` are the ones whose time saturated ("never", see
+            // `SimTime`'s addition): the run ends just before them, as at a stop time.
+            stop_time: scenario.simulation.stop_time.unwrap_or(SimTime::MAX).min(SimTime(u64::MAX - 1)),
             tracing: scenario.output.trace.is_some(),
             sample_interval: scenario.output.sample_interval,
             telemetry,
@@ -339,6 +343,7 @@ impl Simulation {
             prefetching: false,
             tracer,
             control: RunControl::default(),
+            event_limit: u64::MAX,
             scenario: scenario.clone(),
         };
         // About 600 B per port: past ~1000 ports the port array alone overflows a 512 KiB L2.
@@ -368,6 +373,13 @@ impl Simulation {
 
     pub fn algorithm(&self) -> &CcConfig {
         &self.scenario.cc
+    }
+
+    /// Stops the run after `events` events, as a stop time would (the results are partial). A
+    /// stop time bounds simulated time, not work: a scenario with picosecond timers or links can
+    /// take hours of wall time in a microsecond, and a fuzzer or a smoke test needs both bounds.
+    pub fn set_event_limit(&mut self, events: u64) {
+        self.event_limit = events;
     }
 
     /// Flows in the run.
@@ -436,6 +448,10 @@ impl Simulation {
             }
             self.dispatch(ev);
             if self.flows_done == total && self.in_network == 0 {
+                break;
+            }
+            if self.counters.events >= self.event_limit {
+                reason = StopReason::EventLimit;
                 break;
             }
             if self.counters.events & 0xFFFF == 0 {

@@ -29,6 +29,8 @@ pub enum StopReason {
     Interrupted,
     /// The wall-clock budget ran out.
     WallLimit,
+    /// The event budget ([`crate::Simulation::set_event_limit`]) ran out.
+    EventLimit,
 }
 
 impl StopReason {
@@ -39,6 +41,7 @@ impl StopReason {
             StopReason::Stalled => "stalled",
             StopReason::Interrupted => "interrupted",
             StopReason::WallLimit => "wall_limit",
+            StopReason::EventLimit => "event_limit",
         }
     }
 }

@@ -28,7 +28,7 @@ pub fn ideal_fct(topo: &Topology, path: &[u32], size: u64, mtu: u64, header: u64
         first_done = if h == 0 { tx_full } else { first_done + prev_delay + tx_full };
         slowest = slowest.max(tx_full);
         let identical_done =
-            if identical == 0 { SimTime::ZERO } else { first_done + SimTime(slowest.0 * (identical - 1)) };
+            if identical == 0 { SimTime::ZERO } else { first_done + SimTime(slowest.0.saturating_mul(identical - 1)) };
         let arrive = if h == 0 { SimTime::ZERO } else { last_done + prev_delay };
         last_done = arrive.max(identical_done) + tx_last;
         prev_delay = info.delay;
@@ -84,6 +84,14 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_flow_longer_than_the_clock_saturates() {
+        let t = dumbbell(100, 100);
+        let path = t.path(0, 1, 0);
+        // 18 EB in 1-byte packets: more picoseconds than 64 bits hold.
+        assert_eq!(ideal_fct(&t, &path, 18_000_000_000_000_000_000, 1, 48), SimTime::MAX);
     }
 
     #[test]

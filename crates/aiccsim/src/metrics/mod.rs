@@ -415,7 +415,8 @@ pub(crate) fn collect(
         algorithm: scenario.cc.name().to_string(),
         flows: records.len(),
         flows_finished: records.iter().filter(|r| r.finish.is_some()).count(),
-        bytes: records.iter().map(|r| r.size_bytes).sum(),
+        // Saturating: each size fits in 64 bits, their sum need not.
+        bytes: records.iter().fold(0u64, |sum, r| sum.saturating_add(r.size_bytes)),
         simulated_time_ns: now.as_ns_f64(),
         completion_time_ns: records
             .iter()

@@ -62,9 +62,10 @@ impl HostClocks {
     /// at true time `sent`: the true delay, plus the two clocks' offsets, plus one sample of noise
     /// (picoseconds, may be negative).
     pub fn measured_delay(&mut self, src: u32, dst: u32, sent: SimTime, now: SimTime) -> i64 {
-        let truth = now.0 as i64 - sent.0 as i64;
+        // Past 2^63 ps (106 days) a time no longer fits an i64: take the difference first.
+        let truth = i64::try_from(now.0.saturating_sub(sent.0)).unwrap_or(i64::MAX);
         let offsets = self.offsets[dst as usize] - self.offsets[src as usize];
-        truth + offsets + self.sample_noise(dst)
+        truth.saturating_add(offsets).saturating_add(self.sample_noise(dst))
     }
 
     fn sample_noise(&mut self, host: u32) -> i64 {

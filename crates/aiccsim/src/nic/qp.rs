@@ -215,7 +215,7 @@ impl Simulation {
     /// When the retransmission timeout is due: `rto` (times the backoff) after the last progress.
     fn rto_deadline(&self, f: u32) -> SimTime {
         let flow = &self.flows[f as usize];
-        flow.last_progress + SimTime(self.params.rto.0 * flow.rto_backoff as u64)
+        flow.last_progress + SimTime(self.params.rto.0.saturating_mul(flow.rto_backoff as u64))
     }
 
     /// Makes sure a timeout check is queued no later than the current deadline. The check is not

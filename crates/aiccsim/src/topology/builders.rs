@@ -7,7 +7,11 @@ use crate::config::{
 
 /// Largest fabric we build: enough for a 3-tier k=64 fat tree, small enough that the routing
 /// tables (switches x hosts entries) stay in memory.
-const MAX_HOSTS: u32 = 1 << 20;
+const MAX_HOSTS: u64 = 1 << 20;
+/// Switches and links are bounded for the same reason: each costs memory before any check on
+/// the routes could run (a k = 128 fat tree has 20 480 switches and 1.6 million links).
+const MAX_SWITCHES: u64 = 1 << 20;
+const MAX_LINKS: u64 = 1 << 23;
 
 pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> {
     let err = |key: &str, msg: String| (format!("topology.{key}"), msg);
@@ -16,7 +20,7 @@ pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> 
             if *hosts < 2 {
                 return Err(err("hosts", format!("a star needs at least 2 hosts, got {hosts}")));
             }
-            check_hosts(*hosts).map_err(|m| err("hosts", m))?;
+            check_hosts(u64::from(*hosts)).map_err(|m| err("hosts", m))?;
             check_nics(*hosts, *nics_per_server).map_err(|m| err("nics_per_server", m))?;
             let mut b = Builder::new(*hosts, 1);
             let s = b.switch_node(0);
@@ -30,7 +34,8 @@ pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> 
             if *left < 1 || *right < 1 {
                 return Err(err("left", format!("a dumbbell needs hosts on both sides, got {left} and {right}")));
             }
-            check_hosts(left + right).map_err(|m| err("left", m))?;
+            // In 64 bits: two u32 counts can overflow u32 before the limit is checked.
+            check_hosts(u64::from(*left) + u64::from(*right)).map_err(|m| err("left", m))?;
             let mut b = Builder::new(left + right, 2);
             let (sl, sr) = (b.switch_node(0), b.switch_node(1));
             for h in 0..*left {
@@ -56,9 +61,10 @@ pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> 
             if *hosts_per_leaf < 1 {
                 return Err(err("hosts_per_leaf", "need at least one host per leaf".into()));
             }
-            let hosts =
-                leaves.checked_mul(*hosts_per_leaf).ok_or_else(|| err("hosts_per_leaf", "too many hosts".into()))?;
-            check_hosts(hosts).map_err(|m| err("hosts_per_leaf", m))?;
+            check_hosts(u64::from(*leaves) * u64::from(*hosts_per_leaf)).map_err(|m| err("hosts_per_leaf", m))?;
+            let hosts = leaves * hosts_per_leaf;
+            check_switches(u64::from(*leaves) + u64::from(*spines)).map_err(|m| err("spines", m))?;
+            check_links(u64::from(hosts) + u64::from(*leaves) * u64::from(*spines)).map_err(|m| err("spines", m))?;
             if hosts < 2 {
                 return Err(err("hosts_per_leaf", "need at least 2 hosts in all".into()));
             }
@@ -86,7 +92,7 @@ pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> 
             }
             let half = k / 2;
             let hosts = k * half * half;
-            check_hosts(hosts).map_err(|m| err("k", m))?;
+            check_hosts(u64::from(hosts)).map_err(|m| err("k", m))?;
             check_nics(half, *nics_per_server).map_err(|m| err("nics_per_server", m))?;
             let fabric = fabric_link.unwrap_or(*link);
             let edges = k * half;
@@ -124,7 +130,9 @@ pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> 
             if *hosts < 2 {
                 return Err(err("hosts", format!("need at least 2 hosts, got {hosts}")));
             }
-            check_hosts(*hosts).map_err(|m| err("hosts", m))?;
+            check_hosts(u64::from(*hosts)).map_err(|m| err("hosts", m))?;
+            check_switches(u64::from(*switches)).map_err(|m| err("switches", m))?;
+            check_links(links.len() as u64).map_err(|m| err("links", m))?;
             let mut b = Builder::new(*hosts, *switches);
             for (i, l) in links.iter().enumerate() {
                 let a = parse_node(&l.a, *hosts, *switches).map_err(|m| err(&format!("links[{i}].a"), m))?;
@@ -140,9 +148,23 @@ pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> 
     b.finish().map_err(|m| ("topology".to_string(), m))
 }
 
-fn check_hosts(hosts: u32) -> Result<(), String> {
+fn check_hosts(hosts: u64) -> Result<(), String> {
     if hosts > MAX_HOSTS {
         return Err(format!("{hosts} hosts is more than the {MAX_HOSTS} aiccsim supports"));
+    }
+    Ok(())
+}
+
+fn check_switches(switches: u64) -> Result<(), String> {
+    if switches > MAX_SWITCHES {
+        return Err(format!("{switches} switches is more than the {MAX_SWITCHES} aiccsim supports"));
+    }
+    Ok(())
+}
+
+fn check_links(links: u64) -> Result<(), String> {
+    if links > MAX_LINKS {
+        return Err(format!("{links} links is more than the {MAX_LINKS} aiccsim supports"));
     }
     Ok(())
 }

@@ -50,6 +50,10 @@ pub struct Topology {
     route_ports: Vec<u32>,
 }
 
+/// Entries of `route_index` (4 bytes each) we allocate at most: a k = 128 fat tree needs
+/// 168 million; the limit turns a fabric that would need tens of gigabytes into an error.
+const MAX_ROUTE_ENTRIES: u64 = 1 << 28;
+
 /// Assembles nodes and links; `finish` computes the routes.
 pub(crate) struct Builder {
     hosts: u32,
@@ -122,6 +126,13 @@ impl Builder {
         }
         let tor_index: Vec<u32> = tor_node.iter().map(|&t| tor_of_switch[(t - self.hosts) as usize]).collect();
         let num_tors = tors.len();
+        let entries = u64::from(self.switches) * num_tors as u64;
+        if entries > MAX_ROUTE_ENTRIES {
+            return Err(format!(
+                "the routing tables would need {entries} entries ({} switches x {num_tors} top-of-rack switches), more than the {MAX_ROUTE_ENTRIES} aiccsim supports; use fewer switches or put more hosts on each",
+                self.switches
+            ));
+        }
         let mut route_index = vec![u32::MAX; self.switches as usize * num_tors];
         let mut route_sets: Vec<(u32, u32)> = Vec::new();
         let mut route_ports: Vec<u32> = Vec::new();

@@ -23,6 +23,25 @@ pub struct FlowDef {
     pub stop: Option<SimTime>,
 }
 
+/// The number of flows `expand` makes, computed without making them (validation bounds it
+/// before anything is allocated). Saturates instead of overflowing.
+pub fn count(cfg: &WorkloadConfig, hosts: u32) -> u64 {
+    match cfg {
+        WorkloadConfig::Flows(FlowList { flows }) => flows.len() as u64,
+        WorkloadConfig::Incast(w) => w.senders.len(hosts).saturating_mul(u64::from(w.flows_per_sender)),
+        WorkloadConfig::AllToAll(w) => {
+            let n = w.hosts.len(hosts);
+            n.saturating_mul(n.saturating_sub(1)).saturating_mul(u64::from(w.flows_per_pair))
+        }
+        WorkloadConfig::Permutation(w) => w.hosts.len(hosts),
+        WorkloadConfig::AllReduce(w) => {
+            // Ring: 2(n-1) steps of n flows; direct: n(n-1) reduce-scatter and as many all-gather.
+            let n = w.hosts.len(hosts);
+            n.saturating_mul(n.saturating_sub(1)).saturating_mul(2)
+        }
+    }
+}
+
 /// Expands a validated workload. `hosts` is the number of hosts in the topology.
 pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
     match cfg {
@@ -91,7 +110,43 @@ pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{ByteSize, HostSet};
+    use crate::config::{AllReduceAlgorithm, AllToAllAlgorithm, ByteSize, HostSet};
+
+    #[test]
+    fn count_agrees_with_expand() {
+        let size = ByteSize(64_000);
+        let start = SimTime::ZERO;
+        let sets = [HostSet::All, HostSet::Range { start: 2, end: 7 }, HostSet::List(vec![5, 1, 3])];
+        for set in sets {
+            let mut cfgs = vec![
+                WorkloadConfig::Incast(IncastWorkload {
+                    senders: set.clone(),
+                    receiver: 9,
+                    size,
+                    start,
+                    flows_per_sender: 3,
+                    collective: None,
+                }),
+                WorkloadConfig::Permutation(PermutationWorkload { hosts: set.clone(), size, start }),
+            ];
+            for algorithm in [AllToAllAlgorithm::Direct, AllToAllAlgorithm::Pairwise] {
+                let flows_per_pair = if algorithm == AllToAllAlgorithm::Direct { 2 } else { 1 };
+                cfgs.push(WorkloadConfig::AllToAll(AllToAllWorkload {
+                    hosts: set.clone(),
+                    size,
+                    algorithm,
+                    flows_per_pair,
+                    start,
+                }));
+            }
+            for algorithm in [AllReduceAlgorithm::Ring, AllReduceAlgorithm::Direct] {
+                cfgs.push(WorkloadConfig::AllReduce(AllReduceWorkload { hosts: set.clone(), size, algorithm, start }));
+            }
+            for cfg in cfgs {
+                assert_eq!(count(&cfg, 8), expand(&cfg, 8, 1).len() as u64, "{cfg:?}");
+            }
+        }
+    }
 
     #[test]
     fn permutation_has_no_fixed_points_and_covers_everyone() {
@@ -121,6 +176,7 @@ mod tests {
         });
         let flows = expand(&cfg, 8, 1);
         assert_eq!(flows.len(), 56);
+        assert_eq!(count(&cfg, 8), 56);
         assert!(flows.iter().all(|f| f.collective.unwrap().group_size == 8));
     }
 }

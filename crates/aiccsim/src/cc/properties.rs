@@ -1,0 +1,580 @@
+//! Property tests: every built-in algorithm, driven by arbitrary sequences of the events the
+//! engine delivers, keeps the promises the engine relies on. The pacer divides by the rate and
+//! the window gates sending, so a NaN, zero or out-of-range value stalls a flow or floods the
+//! fabric long before any figure looks wrong; a timer in the past would fire out of order.
+//!
+//! The harness plays the engine's part faithfully where an algorithm depends on it: time only
+//! moves forward, ACKs acknowledge bytes that were sent, INT records of a hop only grow, timers
+//! fire at the time they asked for, and the hook's timer requests are applied after it returns.
+//! Everything else (ECN echoes, RTT samples, feedback bytes) is arbitrary, as a congested or
+//! misbehaving fabric can make it.
+
+use super::*;
+use crate::config::{ByteSize, CollectiveKind};
+use proptest::prelude::*;
+
+/// One INT record's change since the same hop's previous record.
+#[derive(Clone, Copy, Debug)]
+struct HopStep {
+    tx_delta: u64,
+    qlen: u64,
+    gbps: u64,
+}
+
+/// What the (simulated) engine does next. Each step first lets `after_ps` picoseconds pass.
+#[derive(Clone, Debug)]
+enum Event {
+    Ack {
+        /// Asked-for bytes; the harness caps them at what is outstanding.
+        newly_acked: u64,
+        ecn_echo: bool,
+        rtt_ps: u64,
+        /// A new path length (a route change), or the same hops as the last ACK.
+        path: Option<usize>,
+        hops: [HopStep; 5],
+        pint: u8,
+        feedback: [u32; 2],
+    },
+    Cnp,
+    /// Go back to the first unacknowledged byte.
+    Nack,
+    Timeout,
+    /// One full data packet handed to the wire.
+    Send,
+    /// Fire every timer that is due by now.
+    FireDue,
+    /// Jump to the earliest pending timer and fire it (what an otherwise idle engine does).
+    NextTimer,
+    /// `event` `times` over, `every_ps` apart, firing the timers that fall due in between:
+    /// sustained congestion (a CNP every few microseconds, a run of marked ACKs or of long
+    /// RTTs), which independent random events almost never line up to make.
+    Repeat {
+        times: u16,
+        every_ps: u64,
+        event: Box<Event>,
+    },
+}
+
+#[derive(Clone, Debug)]
+struct Step {
+    after_ps: u64,
+    event: Event,
+}
+
+fn hop() -> impl Strategy<Value = HopStep> {
+    (
+        prop_oneof![Just(0u64), 0u64..2_000_000],
+        prop_oneof![Just(0u64), 0u64..50_000_000],
+        prop_oneof![Just(25u64), Just(100), Just(400)],
+    )
+        .prop_map(|(tx_delta, qlen, gbps)| HopStep { tx_delta, qlen, gbps })
+}
+
+fn feedback() -> impl Strategy<Value = [u32; 2]> {
+    prop_oneof![
+        // What PC4's receiver encodes: a share in kb/s up to the line, a one-way delay in ns
+        // (negative with clock errors).
+        (0u32..=100_000_000, -20_000i32..200_000).prop_map(|(kbps, ns)| [kbps, ns as u32]),
+        any::<[u32; 2]>(),
+    ]
+}
+
+fn single_event() -> impl Strategy<Value = Event> {
+    let ack = (
+        0u64..=5_000,
+        any::<bool>(),
+        prop_oneof![Just(0u64), 1_000_000u64..100_000_000, 0u64..1_000_000_000],
+        prop_oneof![19 => Just(None), 1 => (0usize..=5).prop_map(Some)],
+        prop::array::uniform5(hop()),
+        prop_oneof![Just(0u8), any::<u8>()],
+        feedback(),
+    )
+        .prop_map(|(newly_acked, ecn_echo, rtt_ps, path, hops, pint, feedback)| Event::Ack {
+            newly_acked,
+            ecn_echo,
+            rtt_ps,
+            path,
+            hops,
+            pint,
+            feedback,
+        });
+    prop_oneof![
+        4 => ack,
+        1 => Just(Event::Cnp),
+        1 => Just(Event::Nack),
+        1 => Just(Event::Timeout),
+        3 => Just(Event::Send),
+        1 => Just(Event::FireDue),
+        1 => Just(Event::NextTimer),
+    ]
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    prop_oneof![
+        10 => single_event(),
+        1 => (1u16..=64, 100_000u64..10_000_000, single_event()).prop_map(|(times, every_ps, event)| {
+            Event::Repeat { times, every_ps, event: Box::new(event) }
+        }),
+    ]
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    // Mostly packet-scale gaps, sometimes long idle periods (timers catch up, RTTs go stale).
+    let gap = prop_oneof![20 => 0u64..5_000_000, 1 => 0u64..50_000_000_000];
+    (gap, event()).prop_map(|(after_ps, event)| Step { after_ps, event })
+}
+
+/// A flow's facts as the engine derives them from a path: the base RTT and one-way baseline
+/// include at least the serialisation of a packet at the sender's line rate, which the
+/// algorithms' rate floors rely on.
+fn flow_facts() -> impl Strategy<Value = FlowFacts> {
+    let gbps = prop_oneof![Just(10u64), Just(25), Just(100), Just(200), Just(400), Just(800)];
+    (
+        gbps.clone(),
+        gbps,
+        1u32..=6,
+        0u64..5_000_000,
+        prop_oneof![Just(1000u64), 64u64..=9000],
+        prop_oneof![
+            Just(None),
+            (
+                prop_oneof![
+                    Just(CollectiveKind::AllReduce),
+                    Just(CollectiveKind::AllToAll),
+                    Just(CollectiveKind::AllGather),
+                    Just(CollectiveKind::Other)
+                ],
+                2u32..=128
+            )
+                .prop_map(Some)
+        ],
+    )
+        .prop_map(|(line_gbps, rx_gbps, hops, delay_ps, mtu, collective)| {
+            let line_rate = Bandwidth::from_gbps(line_gbps);
+            let packet_bytes = mtu + 48;
+            let links = u64::from(hops) + 1;
+            let one_way = SimTime((delay_ps + line_rate.tx_time(packet_bytes).0) * links);
+            let back = SimTime((delay_ps + line_rate.tx_time(60).0) * links);
+            FlowFacts {
+                line_rate,
+                base_rtt: one_way + back,
+                hops,
+                one_way_baseline: one_way,
+                receiver_line_rate: Bandwidth::from_gbps(rx_gbps),
+                mtu,
+                packet_bytes,
+                collective,
+            }
+        })
+}
+
+/// The engine's side of one flow: time, sequence numbers, INT history and pending timers.
+struct Harness {
+    cfg: CcConfig,
+    facts: FlowFacts,
+    cc: Cc,
+    now: SimTime,
+    una: u64,
+    nxt: u64,
+    last_int: Vec<IntHop>,
+    timers: [Option<SimTime>; MAX_TIMERS],
+    acks_with_pint: u64,
+}
+
+impl Harness {
+    fn new(cfg: CcConfig, facts: FlowFacts, incoming: u32) -> Result<Self, TestCaseError> {
+        let mut h = Harness {
+            cc: cfg.sender(&facts),
+            cfg,
+            facts,
+            now: SimTime::ZERO,
+            una: 0,
+            nxt: 0,
+            last_int: Vec::new(),
+            timers: [None; MAX_TIMERS],
+            acks_with_pint: 0,
+        };
+        let mut cx = CcContext::at_start(h.now, incoming);
+        h.cc.on_start(&mut cx);
+        h.after_hook(&cx, "on_start")?;
+        Ok(h)
+    }
+
+    /// Applies the hook's timer requests, as the engine does once the hook returns, and checks
+    /// every invariant.
+    fn after_hook(&mut self, cx: &CcContext, hook: &str) -> Result<(), TestCaseError> {
+        for (slot, request) in cx.timer_requests() {
+            if let Some(at) = request {
+                prop_assert!(at >= self.now, "{hook}: timer {slot} set for {at}, before now ({})", self.now);
+            }
+            self.timers[slot] = request;
+        }
+        self.check(hook)
+    }
+
+    fn check(&self, hook: &str) -> Result<(), TestCaseError> {
+        let line = self.facts.line_rate.as_f64();
+        let floor = self.cfg.rate_floor(&self.facts);
+        let rate = self.cc.rate();
+        // One bit per second of slack: the floors and the line are products of floats.
+        prop_assert!(rate.is_finite() && rate > 0.0, "after {hook}: rate {rate}");
+        prop_assert!(rate <= line + 1.0, "after {hook}: rate {rate} above the line rate {line}");
+        prop_assert!(rate >= floor - 1.0, "after {hook}: rate {rate} below the floor {floor}");
+        // The largest window a rate-derived algorithm may ask for: the line rate's
+        // bandwidth-delay product.
+        let bdp = (line * self.facts.base_rtt.as_secs_f64() / 8.0).max(1.0);
+        if let Some(w) = self.cc.window() {
+            prop_assert!(w >= 1, "after {hook}: empty window");
+            let cap = match &self.cfg {
+                CcConfig::Swift(c) => (c.max_cwnd * self.facts.mtu as f64).max(1.0),
+                _ => bdp,
+            };
+            prop_assert!(w as f64 <= cap + 1.0, "after {hook}: window {w} B above {cap} B");
+        }
+        match &self.cc {
+            Cc::Dcqcn(d) => {
+                let (alpha, target) = (d.alpha(), d.target_rate());
+                prop_assert!((0.0..=1.0).contains(&alpha), "after {hook}: DCQCN alpha {alpha}");
+                // The current rate only ever moves towards the target, and the target never
+                // leaves the line: every decrease starts from rate <= target.
+                prop_assert!(rate <= target && target <= line, "after {hook}: rate {rate}, target {target}");
+            }
+            Cc::Dctcp(d) => {
+                let alpha = d.alpha();
+                prop_assert!((0.0..=1.0).contains(&alpha), "after {hook}: DCTCP alpha {alpha}");
+            }
+            Cc::Timely(t) => {
+                let g = t.gradient();
+                prop_assert!(g.is_finite(), "after {hook}: TIMELY gradient {g}");
+            }
+            Cc::Hpcc(h) => {
+                let u = h.utilisation();
+                prop_assert!(u.is_finite() && u >= 0.0, "after {hook}: HPCC utilisation {u}");
+            }
+            Cc::HpccPint(p) => {
+                prop_assert_eq!(p.feedback_acks(), self.acks_with_pint, "after {}: PINT feedback count", hook);
+            }
+            Cc::Swift(s) => {
+                let CcConfig::Swift(c) = &self.cfg else { unreachable!() };
+                let cwnd = s.cwnd();
+                prop_assert!(
+                    cwnd >= c.min_cwnd && cwnd <= c.max_cwnd,
+                    "after {hook}: Swift cwnd {cwnd} outside [{}, {}]",
+                    c.min_cwnd,
+                    c.max_cwnd
+                );
+                let target = s.target_delay();
+                prop_assert!(target.is_finite() && target > 0.0, "after {hook}: Swift target delay {target}");
+            }
+            Cc::Pc4(p) => {
+                let CcConfig::Pc4(c) = &self.cfg else { unreachable!() };
+                prop_assert!(p.cwnd() >= c.min_cwnd, "after {hook}: PC4 cwnd {} below min_cwnd", p.cwnd());
+                let tx = p.tx_rate();
+                prop_assert!(tx.is_finite() && tx > 0.0 && tx <= line + 1.0, "after {hook}: PC4 tx rate {tx}");
+                let q = p.target_qtime();
+                prop_assert!(q.is_finite() && q >= 0.0, "after {hook}: PC4 target queuing time {q}");
+            }
+            Cc::None(_) | Cc::Custom(_) => {}
+        }
+        Ok(())
+    }
+
+    fn int_stack(&mut self, path: Option<usize>, hops: &[HopStep; 5]) -> Vec<IntHop> {
+        let len = path.unwrap_or(if self.last_int.is_empty() { 1 } else { self.last_int.len() });
+        let now = self.now;
+        let stack: Vec<IntHop> = hops[..len]
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let before = self.last_int.get(i).copied().unwrap_or_default();
+                IntHop {
+                    ts: now.max(before.ts),
+                    tx_bytes: before.tx_bytes + h.tx_delta,
+                    qlen: h.qlen,
+                    rate: Bandwidth::from_gbps(h.gbps),
+                }
+            })
+            .collect();
+        self.last_int = stack.clone();
+        stack
+    }
+
+    fn fire(&mut self, slot: usize) -> Result<(), TestCaseError> {
+        self.timers[slot] = None;
+        let mut cx = CcContext::new(self.now);
+        self.cc.on_timer(slot, &mut cx);
+        self.after_hook(&cx, "on_timer")
+    }
+
+    fn step(&mut self, step: &Step) -> Result<(), TestCaseError> {
+        self.now += SimTime(step.after_ps);
+        self.event(&step.event)
+    }
+
+    fn fire_due(&mut self) -> Result<(), TestCaseError> {
+        for slot in 0..MAX_TIMERS {
+            if self.timers[slot].is_some_and(|t| t <= self.now) {
+                self.fire(slot)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn event(&mut self, event: &Event) -> Result<(), TestCaseError> {
+        let mut cx = CcContext::new(self.now);
+        let hook = match event {
+            Event::Ack { newly_acked, ecn_echo, rtt_ps, path, hops, pint, feedback } => {
+                let newly = (*newly_acked).min(self.nxt - self.una);
+                self.una += newly;
+                let int = self.int_stack(*path, hops);
+                if *pint != 0 {
+                    self.acks_with_pint += 1;
+                }
+                let ack = AckInfo {
+                    ack_seq: self.una,
+                    newly_acked: newly,
+                    ecn_echo: *ecn_echo,
+                    rtt: SimTime(*rtt_ps),
+                    in_flight: self.nxt - self.una,
+                    snd_nxt: self.nxt,
+                    int: &int,
+                    pint: *pint,
+                    feedback: *feedback,
+                };
+                self.cc.on_ack(&ack, &mut cx);
+                "on_ack"
+            }
+            Event::Cnp => {
+                self.cc.on_event(CcEvent::Cnp, &mut cx);
+                "CNP"
+            }
+            Event::Nack => {
+                self.cc.on_event(CcEvent::Nack { seq: self.una }, &mut cx);
+                self.nxt = self.una;
+                "NACK"
+            }
+            Event::Timeout => {
+                self.cc.on_event(CcEvent::Timeout, &mut cx);
+                self.nxt = self.una;
+                "timeout"
+            }
+            Event::Send => {
+                self.nxt += self.facts.mtu;
+                self.cc.on_send(self.facts.packet_bytes, &mut cx);
+                "on_send"
+            }
+            Event::FireDue => return self.fire_due(),
+            Event::NextTimer => {
+                let next = (0..MAX_TIMERS).filter_map(|s| self.timers[s].map(|t| (t, s))).min();
+                if let Some((at, slot)) = next {
+                    self.now = self.now.max(at);
+                    self.fire(slot)?;
+                }
+                return Ok(());
+            }
+            Event::Repeat { times, every_ps, event } => {
+                for i in 0..*times {
+                    if i > 0 {
+                        self.now += SimTime(*every_ps);
+                        self.fire_due()?;
+                    }
+                    self.event(event)?;
+                }
+                return Ok(());
+            }
+        };
+        self.after_hook(&cx, hook)
+    }
+}
+
+fn run(cfg: CcConfig, facts: FlowFacts, incoming: u32, steps: &[Step]) -> Result<(), TestCaseError> {
+    let mut h = Harness::new(cfg, facts, incoming)?;
+    for s in steps {
+        h.step(s)?;
+    }
+    Ok(())
+}
+
+/// Long enough for every algorithm to go through its phases (DCQCN's increase stages need a
+/// dozen timer firings, HPCC a few committed round trips), short enough that a few hundred
+/// cases run in about a second.
+fn steps() -> impl Strategy<Value = Vec<Step>> {
+    prop::collection::vec(step(), 1..400)
+}
+
+macro_rules! property {
+    ($name:ident, $cfg:expr) => {
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 96, max_shrink_iters: 8192, ..ProptestConfig::default() })]
+            #[test]
+            fn $name(cfg in $cfg, facts in flow_facts(), incoming in 0u32..=64, steps in steps()) {
+                run(cfg, facts, incoming, &steps)?;
+            }
+        }
+    };
+}
+
+// Each algorithm with its defaults half of the time, and otherwise with its switches flipped
+// and its knobs anywhere validation allows (rate floors stay at or below the slowest line rate
+// the facts use, 10 Gb/s, as validation requires).
+
+fn dcqcn() -> impl Strategy<Value = CcConfig> {
+    let varied = (
+        prop::option::of(1_000u64..10_000_000),
+        any::<bool>(),
+        0u32..=5,
+        prop_oneof![Just(1.0), 0.01f64..=1.0],
+        1u64..=10_000_000,
+    )
+        .prop_map(|(byte_counter, clamp_target_rate, fast_recovery_stages, rate_on_first_cnp, min_kbps)| DcqcnConfig {
+            byte_counter: byte_counter.map(ByteSize),
+            clamp_target_rate,
+            fast_recovery_stages,
+            rate_on_first_cnp,
+            min_rate: Bandwidth(min_kbps * 1000),
+            ..DcqcnConfig::default()
+        });
+    prop_oneof![Just(DcqcnConfig::default()), varied].prop_map(CcConfig::Dcqcn)
+}
+
+fn dctcp() -> impl Strategy<Value = CcConfig> {
+    let varied = (0.001f64..=1.0, 0.0f64..=1.0).prop_map(|(g, initial_alpha)| DctcpConfig {
+        g,
+        initial_alpha,
+        ..DctcpConfig::default()
+    });
+    prop_oneof![Just(DctcpConfig::default()), varied].prop_map(CcConfig::Dctcp)
+}
+
+fn timely() -> impl Strategy<Value = CcConfig> {
+    let varied = (any::<bool>(), 1u64..=200_000, 0u32..=10).prop_map(|(per_window, segment, hai_threshold)| {
+        TimelyConfig { per_window, segment: ByteSize(segment), hai_threshold, ..TimelyConfig::default() }
+    });
+    prop_oneof![Just(TimelyConfig::default()), varied].prop_map(CcConfig::Timely)
+}
+
+fn hpcc() -> impl Strategy<Value = CcConfig> {
+    let varied = (any::<bool>(), 0u32..=10, 0.05f64..=1.0).prop_map(|(fast_react, max_stage, eta)| HpccConfig {
+        fast_react,
+        max_stage,
+        eta,
+        ..HpccConfig::default()
+    });
+    prop_oneof![Just(HpccConfig::default()), varied].prop_map(CcConfig::Hpcc)
+}
+
+fn hpcc_pint() -> impl Strategy<Value = CcConfig> {
+    let varied = (0u32..=10, 0.05f64..=1.0).prop_map(|(max_stage, eta)| HpccPintConfig {
+        max_stage,
+        eta,
+        ..HpccPintConfig::default()
+    });
+    prop_oneof![Just(HpccPintConfig::default()), varied].prop_map(CcConfig::HpccPint)
+}
+
+fn swift() -> impl Strategy<Value = CcConfig> {
+    let varied =
+        (0u32..=10, 0.0001f64..=1.0, 1.0f64..=10_000.0).prop_map(|(retx_reset_threshold, min_cwnd, max_cwnd)| {
+            SwiftConfig { retx_reset_threshold, min_cwnd, max_cwnd, ..SwiftConfig::default() }
+        });
+    prop_oneof![Just(SwiftConfig::default()), varied].prop_map(CcConfig::Swift)
+}
+
+fn pc4() -> impl Strategy<Value = CcConfig> {
+    let flags = (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
+    let varied = (flags, prop::option::of(1_000_000u64..100_000_000), 0.0001f64..=1.0).prop_map(
+        |((base_rate, adjust_rate, observed, start_at_share, by_baseline, by_flows), adjust_ps, min_cwnd)| Pc4Config {
+            base_rate,
+            adjust_rate,
+            flow_count: if observed { pc4::FlowCount::Observed } else { pc4::FlowCount::Controller },
+            start_at_share,
+            scale_target_by_baseline: by_baseline,
+            scale_target_by_flows: by_flows,
+            adjust_interval: adjust_ps.map(SimTime),
+            min_cwnd,
+            ..Pc4Config::default()
+        },
+    );
+    prop_oneof![Just(Pc4Config::default()), varied].prop_map(CcConfig::Pc4)
+}
+
+property!(pfc_only_stays_at_line_rate, Just(CcConfig::None(PfcOnlyConfig {})));
+property!(dcqcn_keeps_its_invariants, dcqcn());
+property!(dctcp_keeps_its_invariants, dctcp());
+property!(timely_keeps_its_invariants, timely());
+property!(hpcc_keeps_its_invariants, hpcc());
+property!(hpcc_pint_keeps_its_invariants, hpcc_pint());
+property!(swift_keeps_its_invariants, swift());
+property!(pc4_keeps_its_invariants, pc4());
+
+/// `all_defaults` is what the properties above cover; a new algorithm must get its own.
+#[test]
+fn every_algorithm_has_a_property() {
+    let covered = ["none", "dcqcn", "dctcp", "timely", "hpcc", "hpcc_pint", "swift", "pc4"];
+    let all: Vec<&str> = CcConfig::all_defaults().iter().map(CcConfig::name).collect();
+    assert_eq!(all, covered);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// DCQCN's notification point sends at most one CNP per `cnp_interval`, and answers the
+    /// first marked packet at once.
+    #[test]
+    fn dcqcn_receiver_spaces_its_cnps(
+        arrivals in prop::collection::vec((0u64..3_000_000, any::<bool>()), 1..300)
+    ) {
+        let cfg = DcqcnConfig::default();
+        let mut np = DcqcnReceiver::new(&cfg);
+        let mut now = SimTime::ZERO;
+        let mut last: Option<SimTime> = None;
+        for (gap, ce) in arrivals {
+            now += SimTime(gap);
+            let action = np.on_data(&DataArrival {
+                now,
+                ecn_ce: ce,
+                bytes: 1048,
+                sent_at: SimTime::ZERO,
+                measured_delay: 0,
+                incoming_flows: 1,
+                incoming_seen: 1,
+            });
+            prop_assert!(!action.send_cnp || ce, "a CNP for an unmarked packet at {now}");
+            if action.send_cnp {
+                if let Some(t) = last {
+                    prop_assert!(now - t >= cfg.cnp_interval, "CNPs at {t} and {now}");
+                }
+                last = Some(now);
+            } else if ce {
+                prop_assert!(last.is_some(), "the first marked packet got no CNP");
+            }
+        }
+    }
+
+    /// PC4's receiver always names a share the sender can use: positive and at most the
+    /// receiver's line rate, whatever the flow counts and clock errors.
+    #[test]
+    fn pc4_receiver_shares_are_usable(
+        facts in flow_facts(),
+        flows in 0u32..=5000,
+        seen in 0u32..=5000,
+        delay in any::<i64>(),
+    ) {
+        for flow_count in [pc4::FlowCount::Controller, pc4::FlowCount::Observed] {
+            let cfg = Pc4Config { flow_count, ..Pc4Config::default() };
+            let mut rx = Pc4Receiver::new(&cfg, &facts);
+            let action = rx.on_data(&DataArrival {
+                now: SimTime::from_us(5),
+                ecn_ce: false,
+                bytes: 1048,
+                sent_at: SimTime::ZERO,
+                measured_delay: delay,
+                incoming_flows: flows,
+                incoming_seen: seen,
+            });
+            let kbps = f64::from(action.feedback[0]);
+            prop_assert!(kbps >= 1.0, "a zero share");
+            prop_assert!(kbps * 1e3 <= facts.receiver_line_rate.as_f64() + 1e3, "share {kbps} kb/s above the line");
+        }
+    }
+}

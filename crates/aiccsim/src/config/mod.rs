@@ -49,23 +49,28 @@ pub struct SimulationConfig {
     pub stop_time: Option<SimTime>,
     /// End the run as stalled (with a diagnosis of the paused ports) when no flow has moved a
     /// byte for this long while flows remain: a PFC deadlock would otherwise run forever.
-    #[serde(default = "default_stall_timeout")]
-    pub stall_timeout: SimTime,
+    /// Filled in when the scenario is loaded ([`SimulationConfig::default_stall_timeout`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_timeout: Option<SimTime>,
 }
 
 fn default_seed() -> u64 {
     1
 }
 
-/// Far above the longest quiet time of a live flow (the retransmission timeout at its full
-/// backoff, 64 ms by default), and cheap to simulate: a stalled fabric has few events.
-fn default_stall_timeout() -> SimTime {
-    SimTime::from_ms(1000)
+impl SimulationConfig {
+    /// One second, or twice the longest quiet time of a live flow (the retransmission timeout at
+    /// its full backoff, 64 ms by default) if that is longer: cheap to simulate, since a stalled
+    /// fabric has few events, and never mistaking a flow that waits out its timeout for a stall.
+    pub fn default_stall_timeout(nic: &NicConfig) -> SimTime {
+        let longest_wait = nic.rto.0.saturating_mul(2 * crate::nic::qp::MAX_RTO_BACKOFF as u64);
+        SimTime(longest_wait.max(SimTime::from_ms(1000).0))
+    }
 }
 
 impl Default for SimulationConfig {
     fn default() -> Self {
-        SimulationConfig { seed: default_seed(), stop_time: None, stall_timeout: default_stall_timeout() }
+        SimulationConfig { seed: default_seed(), stop_time: None, stall_timeout: None }
     }
 }
 
@@ -736,11 +741,14 @@ impl Scenario {
             key: String::new(),
             message: one_line(&e.to_string()),
         })?;
-        let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let outer = e.path().to_string();
             let (key, message) = tagged::join_path(if outer == "." { "" } else { &outer }, &e.into_inner().to_string());
             ConfigError { file: origin.to_string(), key, message: one_line(&message) }
         })?;
+        // Defaults that depend on other keys, written out so run.json shows them.
+        let stall = SimulationConfig::default_stall_timeout(&scenario.nic);
+        scenario.simulation.stall_timeout.get_or_insert(stall);
         validate(&scenario).map_err(|(key, message)| ConfigError { file: origin.to_string(), key, message })?;
         Ok(scenario)
     }

@@ -29,15 +29,17 @@ pub fn validate(s: &Scenario) -> Check {
     // NIC and packet format.
     let nic = &s.nic;
     let longest_rto = crate::time::SimTime(nic.rto.0.saturating_mul(crate::nic::qp::MAX_RTO_BACKOFF as u64));
-    if s.simulation.stall_timeout <= longest_rto {
-        return fail(
-            "simulation.stall_timeout",
-            format!(
-                "{} would call a flow waiting out its retransmission timeout stalled: make it longer than nic.rto x {} = {longest_rto}",
-                s.simulation.stall_timeout,
-                crate::nic::qp::MAX_RTO_BACKOFF
-            ),
-        );
+    if let Some(stall) = s.simulation.stall_timeout {
+        // (A timeout so long that it saturates the clock leaves only "never" as a stall timeout.)
+        if stall <= longest_rto && stall < crate::time::SimTime::MAX {
+            return fail(
+                "simulation.stall_timeout",
+                format!(
+                    "{stall} would call a flow waiting out its retransmission timeout stalled: make it longer than nic.rto x {} = {longest_rto}",
+                    crate::nic::qp::MAX_RTO_BACKOFF
+                ),
+            );
+        }
     }
     if nic.mtu.0 == 0 || nic.mtu.0 > 65_536 {
         return fail("nic.mtu", format!("payload per packet must be 1B..64KiB, got {}", nic.mtu));

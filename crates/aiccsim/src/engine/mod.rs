@@ -412,7 +412,8 @@ impl Simulation {
     pub fn run(mut self, observe: &mut dyn FnMut(Progress)) -> Results {
         let wall = std::time::Instant::now();
         let total = self.flows.len();
-        let stall_timeout = self.scenario.simulation.stall_timeout;
+        let stall_timeout = (self.scenario.simulation.stall_timeout)
+            .unwrap_or_else(|| crate::config::SimulationConfig::default_stall_timeout(&self.scenario.nic));
         let mut reason = StopReason::Completed;
         loop {
             let Some((t, ev)) = self.events.pop() else {

@@ -1,6 +1,8 @@
 # aiccsim: `make help` lists the targets.
 .DEFAULT_GOAL := help
 CARGO ?= cargo
+PYTHON ?= python3
+VENV := .venv
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-8s %s\n", $$1, $$2}'
@@ -11,14 +13,33 @@ build: ## build the aiccsim binary (target/release/aiccsim)
 demo: build ## reproduce the headline experiment: 16-to-1 incast, PFC only vs DCQCN -> out/incast/
 	./target/release/aiccsim reproduce incast
 
-lint: ## formatting and clippy, warnings as errors
+lint: venv ## formatting and clippy (Rust), ruff (Python), warnings as errors
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(VENV)/bin/ruff check
+	$(VENV)/bin/ruff format --check
 
 test: lint ## lints, then every test (optimised, with debug assertions and overflow checks)
 	$(CARGO) test --workspace
+	AICCSIM_BIN=$(CURDIR)/target/debug/aiccsim $(MAKE) --no-print-directory pytest
+
+# A stamp file, so that the venv is made again only when the requirements change.
+$(VENV)/installed: requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+venv: $(VENV)/installed ## .venv/ with the Python packages of requirements-dev.txt
+
+# Cargo's dev profile, like the Rust tests: debug assertions on, and the core library that
+# `cargo test` built is reused instead of compiled again.
+python: venv ## build the Python package into .venv/ (editable: python/ is used in place)
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --profile dev
+
+pytest: python ## the Python tests (tests/python)
+	$(VENV)/bin/python -m pytest tests/python
 
 bench: build ## the benchmark scenarios of BENCHMARKS.md
 	./target/release/aiccsim bench
 
-.PHONY: help build demo lint test bench
+.PHONY: help build demo lint test bench venv python pytest

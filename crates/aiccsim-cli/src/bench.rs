@@ -2,6 +2,7 @@
 //! memory is its own.
 
 use crate::{load, CliError};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -26,7 +27,7 @@ fn peak_rss_kb() -> u64 {
         .unwrap_or(0)
 }
 
-pub fn run(mut scenarios: Vec<PathBuf>, repeat: u32, child: bool) -> Result<(), CliError> {
+pub fn run(mut scenarios: Vec<PathBuf>, repeat: u32, child: bool, relaunch: &[OsString]) -> Result<(), CliError> {
     if child {
         let path = scenarios.first().ok_or_else(|| CliError::input("--child needs a scenario"))?;
         let scenario = load(path)?;
@@ -57,7 +58,8 @@ pub fn run(mut scenarios: Vec<PathBuf>, repeat: u32, child: bool) -> Result<(), 
     for path in &scenarios {
         load(path)?; // report a bad scenario as such, before any output
     }
-    let exe = std::env::current_exe().map_err(|e| CliError::io("locating aiccsim", e))?;
+    let (exe, exe_args) =
+        relaunch.split_first().ok_or_else(|| CliError::io("locating aiccsim", "cannot find the running program"))?;
     println!(
         "{:<28} {:>9} {:>11} {:>12} {:>10} {:>10} {:>9}",
         "scenario", "wall_ms", "events", "packet_hops", "Mhops/s", "Mevents/s", "peak_MB"
@@ -65,7 +67,8 @@ pub fn run(mut scenarios: Vec<PathBuf>, repeat: u32, child: bool) -> Result<(), 
     for path in &scenarios {
         let mut best: Option<serde_json::Value> = None;
         for _ in 0..repeat.max(1) {
-            let out = Command::new(&exe)
+            let out = Command::new(exe)
+                .args(exe_args)
                 .args(["bench", "--child"])
                 .arg(path)
                 .output()

@@ -1,4 +1,7 @@
 //! `aiccsim`: run scenarios, validate them, reproduce published experiments, benchmark.
+//!
+//! A library so that the Python package can offer the same command (`python -m aiccsim`)
+//! without a separate binary; `src/bin/aiccsim.rs` is the command itself.
 
 mod bench;
 mod checks;
@@ -9,8 +12,8 @@ use aiccsim::cc::CcConfig;
 use aiccsim::{Results, RunControl, Scenario, Simulation, StopReason};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -77,8 +80,18 @@ enum Command {
     },
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
+/// Runs the command line `args` (the program name first) and returns the exit code. `relaunch`
+/// is the command that starts this same program again (`bench` runs each scenario in a child
+/// process): the executable for the binary, `python -m aiccsim` from Python.
+pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version land here too, with exit code 0.
+            let _ = e.print();
+            return u8::try_from(e.exit_code()).unwrap_or(2);
+        }
+    };
     let result = match cli.command {
         Command::Run { scenario, out, seed, quiet, max_wall } => cmd_run(&scenario, &out, seed, quiet, max_wall),
         Command::Validate { scenario } => load(&scenario).map(|s| {
@@ -92,13 +105,13 @@ fn main() -> ExitCode {
             print_algorithms();
             Ok(())
         }
-        Command::Bench { scenarios, repeat, child } => bench::run(scenarios, repeat, child),
+        Command::Bench { scenarios, repeat, child } => bench::run(scenarios, repeat, child, &relaunch),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         Err(e) => {
             eprintln!("error: {}", e.message);
-            ExitCode::from(e.code)
+            e.code
         }
     }
 }

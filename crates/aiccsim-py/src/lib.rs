@@ -1,0 +1,25 @@
+//! `aiccsim._native`: the Rust half of the `aiccsim` Python package (python/aiccsim/).
+//!
+//! It runs scenarios with the GIL released, hands result tables over as Arrow buffers, and
+//! offers the `aiccsim` command line. Everything a user touches is wrapped in Python; this
+//! module stays small and typed by `python/aiccsim/_native.pyi`.
+
+mod cli;
+mod columns;
+mod errors;
+mod result;
+mod run;
+mod scenario;
+mod tables;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run::run, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
+    m.add_class::<result::NativeResult>()?;
+    m.add("ScenarioError", m.py().get_type::<errors::ScenarioError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

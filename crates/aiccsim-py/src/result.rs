@@ -1,0 +1,41 @@
+//! The results of one run, kept in Rust until Python asks for a part of them.
+
+use crate::columns::ColumnParts;
+use crate::tables;
+use aiccsim::Results;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use std::path::PathBuf;
+
+#[pyclass(frozen, module = "aiccsim._native")]
+pub struct NativeResult {
+    pub results: Results,
+}
+
+#[pymethods]
+impl NativeResult {
+    /// The text of `summary.json`.
+    fn summary_json(&self) -> String {
+        serde_json::to_string(&self.results.summary).expect("the summary serialises")
+    }
+
+    /// The scenario with every default filled in, as JSON (the `scenario` of `run.json`).
+    fn scenario_json(&self) -> String {
+        serde_json::to_string(&self.results.scenario).expect("the scenario serialises")
+    }
+
+    /// The columns of one table, or None if the run did not record it.
+    fn table<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Vec<ColumnParts<'py>>>> {
+        if !tables::NAMES.contains(&name) {
+            return Err(PyValueError::new_err(format!("no table {name:?}: one of {}", tables::NAMES.join(", "))));
+        }
+        let columns = tables::table(&self.results, name);
+        Ok(columns.map(|cols| cols.into_iter().map(|c| c.into_python(py)).collect()))
+    }
+
+    /// Writes the result files into `dir`, as `aiccsim run --out DIR` does.
+    fn write(&self, py: Python<'_>, dir: PathBuf) -> PyResult<()> {
+        py.detach(|| self.results.write_dir(&dir))?;
+        Ok(())
+    }
+}

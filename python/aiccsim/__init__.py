@@ -1,0 +1,14 @@
+"""aiccsim from Python: run a scenario and get its results as pandas or polars DataFrames.
+
+>>> import aiccsim
+>>> r = aiccsim.run("benches/s2_alltoall8.toml")
+>>> r.flows["slowdown"].max()
+
+See docs/python.md.
+"""
+
+from aiccsim._native import ScenarioError, __version__
+from aiccsim._result import ArrowTables, PolarsTables, Result
+from aiccsim._run import run
+
+__all__ = ["ArrowTables", "PolarsTables", "Result", "ScenarioError", "__version__", "run"]

@@ -1,0 +1,65 @@
+"""`aiccsim.run`: where a scenario comes from (a file, TOML text or a dict)."""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Mapping
+from typing import Any, Union
+
+from aiccsim import _native
+from aiccsim._result import Result
+
+ScenarioSource = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+
+def run(
+    scenario: ScenarioSource,
+    *,
+    seed: int | None = None,
+    wall_limit: float | datetime.timedelta | None = None,
+) -> Result:
+    """Runs one scenario and returns its results.
+
+    ``scenario`` is a path to a TOML file (``str`` or ``pathlib.Path``), TOML text (a ``str``
+    with a line break: a scenario always has more than one line), or a dict shaped like the
+    TOML file. All three go through the same parser, defaults and checks as ``aiccsim run``.
+
+    ``seed`` replaces the scenario's ``simulation.seed``, as ``aiccsim run --seed`` does.
+    ``wall_limit`` (seconds, or a ``timedelta``) stops the run after that much wall-clock time,
+    as ``--max-wall`` does: the results so far come back with ``summary["stop_reason"] ==
+    "wall_limit"``.
+
+    The engine runs without holding the GIL. Ctrl-C (or any exception a signal handler raises)
+    stops it within milliseconds and the exception propagates; no result is returned then.
+
+    Raises ``ScenarioError`` (a ``ValueError``) for a bad scenario, naming its ``file``,
+    ``key`` and ``message``, and ``OSError`` when the file cannot be read.
+    """
+    source, origin = _source(scenario)
+    if isinstance(wall_limit, datetime.timedelta):
+        wall_limit = wall_limit.total_seconds()
+    return Result(_native.run(source, origin, seed, wall_limit))
+
+
+def _source(scenario: ScenarioSource) -> tuple[str | dict[str, Any], str]:
+    """The scenario's TOML text or dict, and the name errors give it."""
+    if isinstance(scenario, Mapping):
+        return _plain(scenario), "<dict>"
+    if isinstance(scenario, str) and "\n" in scenario:
+        return scenario, "<string>"
+    if isinstance(scenario, (str, os.PathLike)):
+        path = os.fspath(scenario)
+        with open(path, "rb") as f:
+            # Bytes, not text mode: the file reaches the parser exactly as `aiccsim run` reads it.
+            return f.read().decode("utf-8"), path
+    raise TypeError(f"a scenario is a path, TOML text or a dict, not {type(scenario).__name__}")
+
+
+def _plain(value: Any) -> Any:
+    """Any Mapping or tuple as the dict or list the native side reads."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value

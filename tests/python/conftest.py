@@ -1,0 +1,105 @@
+"""Scenarios and helpers shared by the Python tests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Every table filled in: PFC pauses (PFC frames have no flow in the trace), timelines, a trace
+# of switch 0 cut at max_rows.
+SMALL = """
+[topology]
+kind = "star"
+hosts = 5
+link = { bandwidth = "100Gbps", delay = "1us" }
+[switch]
+buffer = "400KB"
+[cc]
+algorithm = "none"
+[workload]
+kind = "incast"
+senders = "1..=4"
+receiver = 0
+size = "200KB"
+[output]
+sample_interval = "5us"
+[output.trace]
+nodes = ["s0"]
+max_rows = 3000
+"""
+
+# Gaps in the other columns: flows still running at stop_time (no finish, FCT, slowdown) and a
+# window algorithm (window_bytes).
+STOPPED = """
+[simulation]
+stop_time = "30us"
+[topology]
+kind = "star"
+hosts = 4
+link = { bandwidth = "100Gbps", delay = "1us" }
+[cc]
+algorithm = "hpcc"
+[workload]
+kind = "all_reduce"
+size = "1MB"
+[output]
+sample_interval = "5us"
+[output.trace]
+flows = [0]
+max_rows = 500
+"""
+
+# Seconds of simulation at the least: tests stop it early.
+LONG = """
+[topology]
+kind = "star"
+hosts = 17
+link = { bandwidth = "100Gbps", delay = "1us" }
+[cc]
+algorithm = "dcqcn"
+[workload]
+kind = "incast"
+senders = "1..=16"
+receiver = 0
+size = "1GB"
+"""
+
+TABLES = ["flows", "ports", "queues", "rates", "trace"]
+
+
+@pytest.fixture
+def small_file(tmp_path: Path) -> Path:
+    path = tmp_path / "small.toml"
+    path.write_text(SMALL)
+    return path
+
+
+@pytest.fixture(scope="session")
+def aiccsim_bin() -> Path:
+    """The `aiccsim` binary cargo built: AICCSIM_BIN, else target/{debug,release}/aiccsim.
+    `make test` sets AICCSIM_BIN, so there this never skips."""
+    if "AICCSIM_BIN" in os.environ:
+        path = Path(os.environ["AICCSIM_BIN"])
+        assert path.is_file(), f"AICCSIM_BIN={path} does not exist"
+        return path
+    for profile in ["debug", "release"]:
+        path = REPO / "target" / profile / "aiccsim"
+        if path.is_file():
+            return path
+    pytest.skip("no aiccsim binary: cargo build -p aiccsim-cli, or set AICCSIM_BIN")
+
+
+def python_m_aiccsim(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "aiccsim", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
+
+
+def without_performance(summary: dict) -> dict:
+    return {k: v for k, v in summary.items() if k != "performance"}

@@ -1,0 +1,38 @@
+"""`Result.write` and `python -m aiccsim run` write what the `aiccsim` binary writes."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import aiccsim
+
+from conftest import python_m_aiccsim
+
+FILES = ["flows.csv", "ports.csv", "queues.csv", "rates.csv", "trace.csv", "run.json", "summary.json"]
+
+
+def assert_same_files(a: Path, b: Path) -> None:
+    assert sorted(p.name for p in a.iterdir()) == sorted(FILES)
+    assert sorted(p.name for p in b.iterdir()) == sorted(FILES)
+    for name in FILES:
+        x, y = (a / name).read_bytes(), (b / name).read_bytes()
+        if name == "summary.json":
+            # The wall-clock `performance` block, last in the file, is the one part that differs.
+            x, y = x.split(b'"performance"')[0], y.split(b'"performance"')[0]
+        assert x == y, name
+
+
+def test_write_matches_the_binary(small_file: Path, aiccsim_bin: Path, tmp_path: Path) -> None:
+    subprocess.run([str(aiccsim_bin), "run", str(small_file), "--out", str(tmp_path / "bin"), "-q"], check=True)
+    written = aiccsim.run(small_file).write(tmp_path / "py")
+    assert written == tmp_path / "py"
+    assert_same_files(tmp_path / "bin", tmp_path / "py")
+
+
+def test_python_m_aiccsim_run_matches_the_binary(small_file: Path, aiccsim_bin: Path, tmp_path: Path) -> None:
+    subprocess.run([str(aiccsim_bin), "run", str(small_file), "--out", str(tmp_path / "bin"), "-q"], check=True)
+    done = python_m_aiccsim("run", str(small_file), "--out", str(tmp_path / "py"))
+    assert done.returncode == 0, done.stderr
+    assert "results written to" in done.stdout
+    assert_same_files(tmp_path / "bin", tmp_path / "py")

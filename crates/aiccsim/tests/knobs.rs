@@ -6,28 +6,7 @@ mod common;
 
 use aiccsim::Results;
 
-/// An n-to-1 incast on a star (receiver host 0), with the [cc] table body `cc` and any further
-/// sections in `extra`.
-fn incast(n: u32, size: &str, link: (&str, &str), cc: &str, extra: &str) -> String {
-    let (bandwidth, delay) = link;
-    format!(
-        r#"
-[topology]
-kind = "star"
-hosts = {hosts}
-link = {{ bandwidth = "{bandwidth}", delay = "{delay}" }}
-[cc]
-{cc}
-[workload]
-kind = "incast"
-senders = "1..={n}"
-receiver = 0
-size = "{size}"
-{extra}
-"#,
-        hosts = n + 1
-    )
-}
+use common::incast_on as incast;
 
 const FAST: (&str, &str) = ("100Gbps", "1us");
 
@@ -482,27 +461,7 @@ fn a_longer_cnp_interval_means_fewer_cnps_and_a_bigger_dcqcn_queue() {
 /// Four flows from the four hosts of leaf 0 to the four of leaf 1, over four spines: one flow
 /// per spine is possible, and then each flow runs alone at line rate.
 fn leaf_to_leaf(routing: &str, seed: u64) -> Results {
-    let flows: Vec<String> = (0..4).map(|i| format!("{{ src = {i}, dst = {}, size = \"500KB\" }}", i + 4)).collect();
-    common::run(&format!(
-        r#"
-[simulation]
-seed = {seed}
-[topology]
-kind = "leaf_spine"
-leaves = 2
-spines = 4
-hosts_per_leaf = 4
-link = {{ bandwidth = "100Gbps", delay = "1us" }}
-[switch]
-routing = "{routing}"
-[cc]
-algorithm = "none"
-[workload]
-kind = "flows"
-flows = [ {} ]
-"#,
-        flows.join(", ")
-    ))
+    common::leaf_to_leaf(routing, seed, 4, 4, "500KB")
 }
 
 /// Bytes leaf 0 sent up to each spine (its ports 4 to 7).

@@ -6,27 +6,7 @@ mod common;
 /// 8 flows from the 8 hosts of leaf 0 to the 8 hosts of leaf 1 over 2 spines: at best 4 flows per
 /// up-link, so the ideal schedule finishes every flow at about 4x its lone-flow FCT.
 fn leaf_to_leaf(routing: &str, seed: u64) -> aiccsim::Results {
-    let flows: Vec<String> = (0..8).map(|i| format!("{{ src = {i}, dst = {}, size = \"1MB\" }}", i + 8)).collect();
-    common::run(&format!(
-        r#"
-[simulation]
-seed = {seed}
-[topology]
-kind = "leaf_spine"
-leaves = 2
-spines = 2
-hosts_per_leaf = 8
-link = {{ bandwidth = "100Gbps", delay = "1us" }}
-[switch]
-routing = "{routing}"
-[cc]
-algorithm = "none"
-[workload]
-kind = "flows"
-flows = [ {} ]
-"#,
-        flows.join(", ")
-    ))
+    common::leaf_to_leaf(routing, seed, 2, 8, "1MB")
 }
 
 #[test]

@@ -26,14 +26,21 @@ pub fn assert_conserved(r: &Results) {
 
 /// An n-to-1 incast on a star of 100 Gbps / 1 us links.
 pub fn incast(n: u32, size: &str, cc: &str, extra: &str) -> String {
+    incast_on(n, size, ("100Gbps", "1us"), &format!("algorithm = \"{cc}\""), extra)
+}
+
+/// An n-to-1 incast on a star of `link` = (bandwidth, delay) links (receiver host 0), with the
+/// [cc] table body `cc` and any further sections in `extra`.
+pub fn incast_on(n: u32, size: &str, link: (&str, &str), cc: &str, extra: &str) -> String {
+    let (bandwidth, delay) = link;
     format!(
         r#"
 [topology]
 kind = "star"
 hosts = {hosts}
-link = {{ bandwidth = "100Gbps", delay = "1us" }}
+link = {{ bandwidth = "{bandwidth}", delay = "{delay}" }}
 [cc]
-algorithm = "{cc}"
+{cc}
 [workload]
 kind = "incast"
 senders = "1..={n}"
@@ -43,4 +50,32 @@ size = "{size}"
 "#,
         hosts = n + 1
     )
+}
+
+/// Each host i of leaf 0 sends `size` to host i of leaf 1 over `spines` spines (100 Gbps / 1 us
+/// links, no congestion control), routed by `routing`.
+pub fn leaf_to_leaf(routing: &str, seed: u64, spines: u32, hosts_per_leaf: u32, size: &str) -> Results {
+    let flows: Vec<String> = (0..hosts_per_leaf)
+        .map(|i| format!("{{ src = {i}, dst = {}, size = \"{size}\" }}", i + hosts_per_leaf))
+        .collect();
+    run(&format!(
+        r#"
+[simulation]
+seed = {seed}
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = {spines}
+hosts_per_leaf = {hosts_per_leaf}
+link = {{ bandwidth = "100Gbps", delay = "1us" }}
+[switch]
+routing = "{routing}"
+[cc]
+algorithm = "none"
+[workload]
+kind = "flows"
+flows = [ {} ]
+"#,
+        flows.join(", ")
+    ))
 }

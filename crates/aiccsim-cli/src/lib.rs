@@ -5,6 +5,7 @@
 
 mod bench;
 mod checks;
+mod overrides;
 mod plot;
 mod reproduce;
 

@@ -1,5 +1,5 @@
 //! Scenarios made from a base scenario file with some keys replaced: an experiment run's
-//! `set = { ... }`.
+//! `set = { ... }` and a sweep's points.
 
 use crate::CliError;
 use aiccsim::Scenario;
@@ -29,4 +29,21 @@ pub fn merge(base: &mut toml::Table, over: &toml::Table) {
             }
         }
     }
+}
+
+/// The nested table that sets one dotted key (`cc.algorithm`), or why the key is unusable.
+pub fn dotted(key: &str, value: toml::Value) -> Result<toml::Table, String> {
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(format!("'{key}' is not a dotted scenario key (like \"cc.algorithm\")"));
+    }
+    let mut v = value;
+    for p in parts.iter().skip(1).rev() {
+        let mut t = toml::Table::new();
+        t.insert(p.to_string(), v);
+        v = toml::Value::Table(t);
+    }
+    let mut t = toml::Table::new();
+    t.insert(parts[0].to_string(), v);
+    Ok(t)
 }

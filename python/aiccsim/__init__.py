@@ -10,5 +10,6 @@ See docs/python.md.
 from aiccsim._native import ScenarioError, __version__
 from aiccsim._result import ArrowTables, PolarsTables, Result
 from aiccsim._run import run
+from aiccsim._sweep import sweep
 
-__all__ = ["ArrowTables", "PolarsTables", "Result", "ScenarioError", "__version__", "run"]
+__all__ = ["ArrowTables", "PolarsTables", "Result", "ScenarioError", "__version__", "run", "sweep"]

@@ -5,8 +5,10 @@
 
 mod bench;
 mod checks;
+mod overrides;
 mod plot;
 mod reproduce;
+mod sweep;
 
 use aiccsim::cc::CcConfig;
 use aiccsim::{Results, RunControl, Scenario, Simulation, StopReason};
@@ -65,6 +67,18 @@ enum Command {
         #[arg(long, value_parser = parse_wall)]
         max_wall: Option<Duration>,
     },
+    /// Run a base scenario over a grid of settings and seeds, in parallel, into one table
+    /// (OUT/sweep.csv); points already finished are skipped.
+    Sweep {
+        /// The sweep file (TOML): see docs/sweeps.md.
+        file: PathBuf,
+        /// Points run at once, each in its own process; default: every core.
+        #[arg(long, short)]
+        jobs: Option<usize>,
+        /// Output folder; default out/<sweep file name>.
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+    },
     /// List the congestion-control algorithms with their parameters and defaults.
     Algorithms,
     /// Run the benchmark scenarios and report wall time, events and packet-hops per second.
@@ -81,8 +95,8 @@ enum Command {
 }
 
 /// Runs the command line `args` (the program name first) and returns the exit code. `relaunch`
-/// is the command that starts this same program again (`bench` runs each scenario in a child
-/// process): the executable for the binary, `python -m aiccsim` from Python.
+/// is the command that starts this same program again (`bench` and `sweep` run each scenario in
+/// a child process): the executable for the binary, `python -m aiccsim` from Python.
 pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
@@ -101,6 +115,7 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
             println!("# estimated result files: {}", aiccsim::estimate::Estimate::describe(&e.output));
         }),
         Command::Reproduce { id, out, experiments, max_wall } => reproduce::run(&id, out, experiments, max_wall),
+        Command::Sweep { file, jobs, out } => sweep::run(&file, jobs, out, &relaunch),
         Command::Algorithms => {
             print_algorithms();
             Ok(())

@@ -16,6 +16,7 @@
 //! ```
 
 use crate::checks::{self, Check, Measured};
+use crate::overrides;
 use crate::plot::{self, Series};
 use crate::{check_ending, load, run_with_progress, CliError};
 use aiccsim::metrics::jain_index;
@@ -260,24 +261,7 @@ fn scenario_of(dir: &Path, spec: &Experiment, r: &RunSpec) -> Result<aiccsim::Sc
         }
     };
     let Some(set) = &r.set else { return load(&file) };
-    let text = std::fs::read_to_string(&file).map_err(|e| CliError::io(&file.display().to_string(), e))?;
-    let mut doc: toml::Table =
-        toml::from_str(&text).map_err(|e| CliError::input(format!("{}: {}", file.display(), e.message())))?;
-    merge(&mut doc, set);
-    let merged = toml::to_string(&doc).map_err(|e| CliError::input(format!("run '{}': {e}", r.name)))?;
-    Ok(aiccsim::Scenario::from_toml(&merged, &format!("{} with run '{}' settings", file.display(), r.name))?)
-}
-
-/// Replaces `over`'s keys in `base`, descending into tables present in both.
-fn merge(base: &mut toml::Table, over: &toml::Table) {
-    for (k, v) in over {
-        match (base.get_mut(k), v) {
-            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
-            _ => {
-                base.insert(k.clone(), v.clone());
-            }
-        }
-    }
+    overrides::apply(&overrides::read_base(&file)?, set, &format!("{} with run '{}' settings", file.display(), r.name))
 }
 
 /// The queue of one port at every sample time of the run as (us, KB): `queues.csv` leaves out

@@ -156,7 +156,7 @@ pub fn import(
         let delay = parse_delay(delay).map_err(|m| t.err(dl, "delay", m))?;
         let (el, e) = t.take("error_rate")?;
         match e.parse::<f64>() {
-            Ok(v) if v == 0.0 => {}
+            Ok(0.0) => {}
             Ok(v) if (0.0..=1.0).contains(&v) => {
                 return Err(t.err(
                     el,

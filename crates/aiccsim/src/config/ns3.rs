@@ -76,8 +76,14 @@ pub fn import(
     let (_, node_num) = t.integer("node_num")?;
     let (sline, switch_num) = t.integer("switch_node_num")?;
     let (_, link_num) = t.integer("link_num")?;
-    if node_num > u32::MAX as u64 {
-        return Err(t.err(1, "node_num", "too many nodes"));
+    // aiccsim's own limits (1 048 576 hosts and as many switches); checked before the per-node
+    // tables are allocated, so that a mistyped count is an error and not an exhausted memory.
+    if node_num > 2 * 1_048_576 {
+        return Err(t.err(
+            1,
+            "node_num",
+            format!("{node_num} nodes: aiccsim models at most 1048576 hosts and 1048576 switches"),
+        ));
     }
     if switch_num > node_num {
         return Err(t.err(sline, "switch_node_num", format!("{switch_num} switches among {node_num} nodes")));
@@ -403,5 +409,11 @@ mod tests {
         assert_eq!((i.flows[0].src, i.flows[0].dst), (2, 0));
         assert_eq!(i.topology.links[3].a, "h2");
         assert_eq!(mapping("h", &i.host_ids), "h0..h1 = ns-3 1..2, h2 = ns-3 4");
+    }
+
+    #[test]
+    fn absurd_node_count_is_an_error_not_an_allocation() {
+        let e = import("4000000000 0 0\n", "t", "1\n0 1 3 100 1 0\n", "f").unwrap_err();
+        assert_eq!((e.file.as_str(), e.key.as_str()), ("t:1", "node_num"));
     }
 }

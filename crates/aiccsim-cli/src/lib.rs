@@ -79,6 +79,22 @@ enum Command {
         #[arg(long, short)]
         out: Option<PathBuf>,
     },
+    /// Turn an HPCC ns-3 topology file and flow file into a scenario file (see docs/ns3.md).
+    ImportNs3 {
+        /// The ns-3 topology file (e.g. mix/topology.txt).
+        #[arg(long)]
+        topology: PathBuf,
+        /// The ns-3 flow file (e.g. mix/flow.txt).
+        #[arg(long)]
+        flows: PathBuf,
+        /// A scenario whose other sections ([cc], [switch], [nic], ...) the result keeps;
+        /// without it, aiccsim's defaults.
+        #[arg(long)]
+        base: Option<PathBuf>,
+        /// The scenario file to write.
+        #[arg(long, short)]
+        out: PathBuf,
+    },
     /// List the congestion-control algorithms with their parameters and defaults.
     Algorithms,
     /// Run the benchmark scenarios and report wall time, events and packet-hops per second.
@@ -116,6 +132,7 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
         }),
         Command::Reproduce { id, out, experiments, max_wall } => reproduce::run(&id, out, experiments, max_wall),
         Command::Sweep { file, jobs, out } => sweep::run(&file, jobs, out, &relaunch),
+        Command::ImportNs3 { topology, flows, base, out } => import_ns3(&topology, &flows, base.as_deref(), &out),
         Command::Algorithms => {
             print_algorithms();
             Ok(())
@@ -154,6 +171,39 @@ impl From<aiccsim::ConfigError> for CliError {
 
 pub fn load(path: &Path) -> Result<Scenario, CliError> {
     Ok(Scenario::load(path)?)
+}
+
+fn read(path: &Path, what: &str) -> Result<String, CliError> {
+    std::fs::read_to_string(path)
+        .map_err(|e| CliError::input(format!("{}: cannot read the {what}: {e}", path.display())))
+}
+
+fn import_ns3(topology: &Path, flows: &Path, base: Option<&Path>, out: &Path) -> Result<(), CliError> {
+    let (t, f) = (read(topology, "topology file")?, read(flows, "flow file")?);
+    let imported = aiccsim::config::ns3::import(&t, &topology.display().to_string(), &f, &flows.display().to_string())?;
+    let (base_text, base_origin) = match base {
+        Some(b) => (read(b, "base scenario")?, b.display().to_string()),
+        None => (String::new(), String::from("(no base)")),
+    };
+    let text = imported.scenario_toml(&base_text, &base_origin)?;
+    // Checked before writing, so that a file on disk is always one `run` accepts.
+    Scenario::from_toml(&text, &out.display().to_string())?;
+    std::fs::write(out, &text).map_err(|e| CliError::io(&format!("cannot write {}", out.display()), e))?;
+    for w in &imported.warnings {
+        eprintln!("warning: {w}");
+    }
+    let t = &imported.topology;
+    println!(
+        "wrote {}: {} hosts, {} switches, {} links, {} flows",
+        out.display(),
+        t.hosts,
+        t.switches,
+        t.links.len(),
+        imported.flows.len()
+    );
+    println!("hosts: {}", aiccsim::config::ns3::mapping("h", &imported.host_ids));
+    println!("switches: {}", aiccsim::config::ns3::mapping("s", &imported.switch_ids));
+    Ok(())
 }
 
 /// A wall-clock duration with a time unit ("90s", "1500ms").

@@ -6,6 +6,7 @@
 
 #[macro_use]
 pub(crate) mod tagged;
+pub mod ns3;
 pub mod units;
 mod validate;
 

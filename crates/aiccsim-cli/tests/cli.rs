@@ -1,15 +1,11 @@
 //! The `aiccsim` command as a user meets it.
 
+mod common;
+
+use common::{aiccsim, repo};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn aiccsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aiccsim")).args(args).output().expect("runs")
-}
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use std::process::Command;
 
 const SMALL: &str = r#"
 [topology]

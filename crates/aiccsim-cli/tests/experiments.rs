@@ -1,12 +1,11 @@
 //! The shipped experiments meet what REPRODUCE.md says they must show: `reproduce` evaluates
 //! each experiment's `[[check]]` claims on its table and fails when one does not hold.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn aiccsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aiccsim")).args(args).output().expect("runs")
-}
+use common::aiccsim;
+
+use std::path::{Path, PathBuf};
 
 fn experiments() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments")

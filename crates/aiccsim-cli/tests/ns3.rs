@@ -1,12 +1,12 @@
 //! `aiccsim import-ns3`: the HPCC ns-3 pair in tests/ns3 imports, runs, and its flows are the
 //! ones the flow file describes.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn aiccsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aiccsim")).args(args).output().expect("runs")
-}
+use common::aiccsim;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
 
 fn ns3(file: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/ns3").join(file)

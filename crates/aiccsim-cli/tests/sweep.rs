@@ -1,11 +1,11 @@
 //! `aiccsim sweep`: the same table whatever the number of workers, resume, bad sweep files.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn aiccsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aiccsim")).args(args).output().expect("runs")
-}
+use common::aiccsim;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
 
 const BASE: &str = r#"
 [topology]

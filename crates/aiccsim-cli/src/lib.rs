@@ -72,12 +72,21 @@ enum Command {
     Sweep {
         /// The sweep file (TOML): see docs/sweeps.md.
         file: PathBuf,
-        /// Points run at once, each in its own process; default: every core.
+        /// Points run at once; default: every core (of this machine, or of the Ray cluster when
+        /// the sweep starts).
         #[arg(long, short)]
         jobs: Option<usize>,
         /// Output folder; default out/<sweep file name>.
         #[arg(long, short)]
         out: Option<PathBuf>,
+        /// Where the points run: child processes on this machine, or tasks on a Ray cluster
+        /// (needs Python with the aiccsim and ray packages: see docs/sweeps.md).
+        #[arg(long, value_enum, default_value_t = SweepBackend::Local)]
+        backend: SweepBackend,
+        /// With --backend ray: the cluster to connect to (host:port, "auto", ray://host:port);
+        /// default: start a local Ray instance.
+        #[arg(long)]
+        address: Option<String>,
     },
     /// Turn an HPCC ns-3 topology file and flow file into a scenario file (see docs/ns3.md).
     ImportNs3 {
@@ -110,6 +119,12 @@ enum Command {
     },
 }
 
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum SweepBackend {
+    Local,
+    Ray,
+}
+
 /// Runs the command line `args` (the program name first) and returns the exit code. `relaunch`
 /// is the command that starts this same program again (`bench` and `sweep` run each scenario in
 /// a child process): the executable for the binary, `python -m aiccsim` from Python.
@@ -131,7 +146,11 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
             println!("# estimated result files: {}", aiccsim::estimate::Estimate::describe(&e.output));
         }),
         Command::Reproduce { id, out, experiments, max_wall } => reproduce::run(&id, out, experiments, max_wall),
-        Command::Sweep { file, jobs, out } => sweep::run(&file, jobs, out, &relaunch),
+        Command::Sweep { file, jobs, out, backend, address } => match (backend, address) {
+            (SweepBackend::Local, None) => sweep::run(&file, jobs, out, sweep::Backend::Local, &relaunch),
+            (SweepBackend::Ray, address) => sweep::run(&file, jobs, out, sweep::Backend::Ray { address }, &relaunch),
+            (SweepBackend::Local, Some(_)) => Err(CliError::input("--address is for --backend ray")),
+        },
         Command::ImportNs3 { topology, flows, base, out } => import_ns3(&topology, &flows, base.as_deref(), &out),
         Command::Algorithms => {
             print_algorithms();

@@ -1,5 +1,6 @@
 //! `aiccsim sweep FILE`: one base scenario run over a grid of settings and seeds, each point in a
-//! child process, into `OUT/runs/<hash>/`, and one table `OUT/sweep.csv` (see docs/sweeps.md).
+//! child process (or a Ray task: `sweep/ray.rs`), into `OUT/runs/<hash>/`, and one table
+//! `OUT/sweep.csv` (see docs/sweeps.md).
 //!
 //! ```toml
 //! base = "incast.toml"            # relative to the sweep file
@@ -11,6 +12,8 @@
 //! name = "deep"
 //! set = { switch = { buffer = "64MB" } }
 //! ```
+
+mod ray;
 
 use crate::{interrupt_flag, overrides, CliError};
 use aiccsim::Scenario;
@@ -190,24 +193,92 @@ fn points(path: &Path) -> Result<(Vec<String>, Vec<Point>), CliError> {
 /// it (a run cut short, a crash) is run again.
 const DONE: &str = "done";
 
-enum Outcome {
-    Ran,
-    Skipped,
+/// Where the points run: child processes on this machine, or tasks on a Ray cluster.
+pub enum Backend {
+    Local,
+    /// `address`: a running cluster's (`host:port`, `auto`, `ray://...`); none starts a local one.
+    Ray {
+        address: Option<String>,
+    },
 }
 
-pub fn run(file: &Path, jobs: Option<usize>, out: Option<PathBuf>, relaunch: &[OsString]) -> Result<(), CliError> {
+/// What a backend did: the points it ran and those it found finished already.
+struct Tally {
+    ran: usize,
+    skipped: usize,
+}
+
+pub fn run(
+    file: &Path,
+    jobs: Option<usize>,
+    out: Option<PathBuf>,
+    backend: Backend,
+    relaunch: &[OsString],
+) -> Result<(), CliError> {
     let (header, points) = points(file)?;
     let out = out.unwrap_or_else(|| {
         PathBuf::from("out").join(file.file_stem().map(|s| s.to_os_string()).unwrap_or_else(|| "sweep".into()))
     });
     let runs = out.join("runs");
     std::fs::create_dir_all(&runs).map_err(|e| CliError::io(&runs.display().to_string(), e))?;
+    let bar = ProgressBar::new(points.len() as u64);
+    bar.set_style(ProgressStyle::with_template("sweep {bar:24} {pos}/{len} runs {msg}").expect("valid template"));
+    let tally = match backend {
+        Backend::Local => run_local(&points, &runs, jobs, relaunch, &bar),
+        Backend::Ray { address } => ray::run(&points, &runs, jobs, address.as_deref(), relaunch, &bar),
+    };
+    bar.finish_and_clear();
+    let Tally { ran, skipped } = tally?;
+    let table = out.join("sweep.csv");
+    write_table(&table, &header, &points, &runs)?;
+    println!("{} points: {ran} ran, {skipped} skipped", points.len());
+    println!("table: {}", table.display());
+    Ok(())
+}
+
+/// The error of a sweep that Ctrl-C stopped, with the count of points whose results are kept.
+fn interrupted(points: &[Point], runs: &Path) -> CliError {
+    let finished = points.iter().filter(|p| runs.join(&p.hash).join(DONE).is_file()).count();
+    CliError {
+        message: format!(
+            "interrupted: {finished} of {} points finished (kept in {}); run the sweep again to resume",
+            points.len(),
+            runs.display()
+        ),
+        code: 130,
+    }
+}
+
+/// How an error names a point: its folder and seed.
+fn label(p: &Point, dir: &Path) -> String {
+    format!("sweep point {} (seed {}, {})", p.hash, p.seed, dir.display())
+}
+
+/// A point's folder, made ready to run: created, with the resolved scenario in it.
+fn prepare(p: &Point, dir: &Path) -> Result<PathBuf, CliError> {
+    std::fs::create_dir_all(dir).map_err(|e| CliError::io(&dir.display().to_string(), e))?;
+    let scenario = dir.join("scenario.toml");
+    std::fs::write(&scenario, &p.toml).map_err(|e| CliError::io(&scenario.display().to_string(), e))?;
+    Ok(scenario)
+}
+
+enum Outcome {
+    Ran,
+    Skipped,
+}
+
+/// The local backend: `jobs` threads (default: every core), each running one point at a time
+/// in a child process.
+fn run_local(
+    points: &[Point],
+    runs: &Path,
+    jobs: Option<usize>,
+    relaunch: &[OsString],
+    bar: &ProgressBar,
+) -> Result<Tally, CliError> {
     let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     let (exe, exe_args) =
         relaunch.split_first().ok_or_else(|| CliError::io("locating aiccsim", "cannot find the running program"))?;
-
-    let bar = ProgressBar::new(points.len() as u64);
-    bar.set_style(ProgressStyle::with_template("sweep {bar:24} {pos}/{len} runs {msg}").expect("valid template"));
     let interrupt = interrupt_flag();
     let next = AtomicUsize::new(0);
     let outcomes: Mutex<Vec<Option<Outcome>>> = Mutex::new(points.iter().map(|_| None).collect());
@@ -240,30 +311,16 @@ pub fn run(file: &Path, jobs: Option<usize>, out: Option<PathBuf>, relaunch: &[O
             });
         }
     });
-    bar.finish_and_clear();
 
-    let outcomes = outcomes.into_inner().expect("not poisoned");
-    let ran = outcomes.iter().filter(|o| matches!(o, Some(Outcome::Ran))).count();
-    let skipped = outcomes.iter().filter(|o| matches!(o, Some(Outcome::Skipped))).count();
-    let finished = ran + skipped;
     if let Some(e) = failure.into_inner().expect("not poisoned") {
         return Err(e);
     }
-    if finished < points.len() {
-        return Err(CliError {
-            message: format!(
-                "interrupted: {finished} of {} points finished (kept in {}); run the sweep again to resume",
-                points.len(),
-                runs.display()
-            ),
-            code: 130,
-        });
+    let outcomes = outcomes.into_inner().expect("not poisoned");
+    if outcomes.iter().any(Option::is_none) {
+        return Err(interrupted(points, runs));
     }
-    let table = out.join("sweep.csv");
-    write_table(&table, &header, &points, &runs)?;
-    println!("{} points: {ran} ran, {skipped} skipped", points.len());
-    println!("table: {}", table.display());
-    Ok(())
+    let ran = outcomes.iter().filter(|o| matches!(o, Some(Outcome::Ran))).count();
+    Ok(Tally { ran, skipped: points.len() - ran })
 }
 
 /// Runs one point in a child process unless its folder is already complete; `None` when the
@@ -272,10 +329,7 @@ fn run_point(p: &Point, dir: &Path, exe: &OsString, exe_args: &[OsString]) -> Re
     if dir.join(DONE).is_file() {
         return Ok(Some(Outcome::Skipped));
     }
-    let shown = dir.display().to_string();
-    std::fs::create_dir_all(dir).map_err(|e| CliError::io(&shown, e))?;
-    let scenario = dir.join("scenario.toml");
-    std::fs::write(&scenario, &p.toml).map_err(|e| CliError::io(&scenario.display().to_string(), e))?;
+    let scenario = prepare(p, dir)?;
     let output = Command::new(exe)
         .args(exe_args)
         .arg("run")
@@ -295,16 +349,21 @@ fn run_point(p: &Point, dir: &Path, exe: &OsString, exe_args: &[OsString]) -> Re
         _ if interrupted => return Ok(None),
         _ => {
             return Err(CliError::io(
-                &format!("sweep point {} (seed {}, {})", p.hash, p.seed, shown),
+                &label(p, dir),
                 String::from_utf8_lossy(&output.stderr).trim().replace('\n', "; "),
             ))
         }
     }
+    mark_done(dir)?;
+    Ok(Some(Outcome::Ran))
+}
+
+/// Writes the `done` marker, atomically: a folder has it only once its results are complete.
+fn mark_done(dir: &Path) -> Result<(), CliError> {
     let tmp = dir.join(format!("{DONE}.tmp"));
     std::fs::write(&tmp, "")
         .and_then(|()| std::fs::rename(&tmp, dir.join(DONE)))
-        .map_err(|e| CliError::io(&shown, e))?;
-    Ok(Some(Outcome::Ran))
+        .map_err(|e| CliError::io(&dir.display().to_string(), e))
 }
 
 /// The summary figures of each row, as (column, JSON pointer into summary.json). Nothing that

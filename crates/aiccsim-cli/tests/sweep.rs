@@ -160,3 +160,21 @@ fn bad_sweep_files_fail_before_running_anything() {
         &["point 'a'", "nic.mtu"],
     );
 }
+
+#[test]
+fn the_ray_backend_without_its_python_fails_naming_the_fix() {
+    let (dir, file) = setup(SWEEP);
+    let out = dir.path().join("out");
+    let o = aiccsim(&["sweep", file.to_str().unwrap(), "--address", "auto", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--address is for --backend ray"));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_aiccsim"))
+        .args(["sweep", file.to_str().unwrap(), "--backend", "ray", "--out", out.to_str().unwrap()])
+        .env("AICCSIM_PYTHON", dir.path().join("no-such-python"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("starting the Ray driver") && err.contains("set AICCSIM_PYTHON"), "{err}");
+    assert!(!out.join("sweep.csv").exists());
+}

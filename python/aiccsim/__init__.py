@@ -4,12 +4,14 @@
 >>> r = aiccsim.run("benches/s2_alltoall8.toml")
 >>> r.flows["slowdown"].max()
 
+``aiccsim.scenario`` builds scenarios in Python (``star(...) | cc("dcqcn") | incast(...)``).
 See docs/python.md.
 """
 
+from aiccsim import scenario
 from aiccsim._native import ScenarioError, __version__
 from aiccsim._result import ArrowTables, PolarsTables, Result
 from aiccsim._run import run
 from aiccsim._sweep import sweep
 
-__all__ = ["ArrowTables", "PolarsTables", "Result", "ScenarioError", "__version__", "run", "sweep"]
+__all__ = ["ArrowTables", "PolarsTables", "Result", "ScenarioError", "__version__", "run", "scenario", "sweep"]

@@ -1,0 +1,426 @@
+"""Scenario builders: each makes one part of a scenario (a topology, the congestion control, a
+workload, a section of settings) as the dict that ``aiccsim.run`` accepts, and ``|`` puts the
+parts together::
+
+    from aiccsim.scenario import cc, incast, star, switch
+
+    s = star(hosts=17, bandwidth="100Gbps", delay="1us") | switch(buffer="32MB") | cc("dcqcn")
+    s = s | incast(senders=range(1, 17), receiver=0, size="10MB")
+    aiccsim.run(s)
+
+The keyword arguments are the keys of the scenario file (docs/scenario.md), with the same values:
+quantities as strings with a unit (``"32MB"``, ``"1us"``). An argument left as ``None`` leaves
+its key out, so the simulator's default applies. Host sets (``senders``, ``hosts``) take
+``"all"``, a range string (``"1..=16"``), a Python ``range`` or a list of host numbers.
+
+Nothing is checked here: ``aiccsim.run`` checks the result as it checks a file, and a bad value
+raises ``aiccsim.ScenarioError`` naming the key (``<dict>: workload.receiver: host 9 does not
+exist ...``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Union
+
+__all__ = [
+    "Scenario",
+    "all_reduce",
+    "all_to_all",
+    "cc",
+    "clocks",
+    "collective",
+    "custom",
+    "dumbbell",
+    "ecn",
+    "fat_tree",
+    "flow",
+    "flows",
+    "incast",
+    "leaf_spine",
+    "link",
+    "nic",
+    "output",
+    "permutation",
+    "pfc",
+    "simulation",
+    "star",
+    "switch",
+    "trace",
+]
+
+HostSet = Union[str, range, Iterable[int]]
+
+
+class Scenario(dict[str, Any]):
+    """A scenario, or part of one: a dict shaped like the TOML file.
+
+    ``a | b`` is ``a`` with ``b``'s keys put in, tables merged key by key (``switch(buffer=...)
+    | pfc(xoff=...)`` gives one ``switch`` table with both), as a sweep's ``set`` does. A table
+    whose ``kind`` or ``algorithm`` differs from the one it meets replaces it whole, so that
+    ``base | cc("hpcc")`` does not keep DCQCN's parameters. ``a`` itself is left unchanged.
+    """
+
+    def __or__(self, other: Mapping[str, Any]) -> Scenario:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return Scenario(_merge(self, other))
+
+    def __ror__(self, other: Mapping[str, Any]) -> Scenario:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return Scenario(_merge(other, self))
+
+    def __ior__(self, other: Mapping[str, Any]) -> Scenario:
+        merged = _merge(self, other)
+        self.clear()
+        self.update(merged)
+        return self
+
+
+def _merge(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(a)
+    for key, value in b.items():
+        old = out.get(key)
+        if isinstance(old, Mapping) and isinstance(value, Mapping) and not _other_variant(old, value):
+            out[key] = _merge(old, value)
+        else:
+            out[key] = value
+    return out
+
+
+def _other_variant(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return any(k in a and k in b and a[k] != b[k] for k in ("kind", "algorithm"))
+
+
+def _table(**keys: Any) -> dict[str, Any]:
+    """The keys given, without those left as None, lists and ranges as lists."""
+    return {k: _value(v) for k, v in keys.items() if v is not None}
+
+
+def _value(v: Any) -> Any:
+    if isinstance(v, (str, bytes, Mapping)) or not isinstance(v, Iterable):
+        return v
+    return [_value(x) for x in v]
+
+
+def _hosts(hosts: HostSet | None) -> Any:
+    """A host set as the file writes it. A step-1 range becomes the range string (``"1..17"``),
+    so that the resolved scenario (``run.json``) is the one a file with ``"1..=16"`` gives."""
+    if isinstance(hosts, range) and hosts.step == 1:
+        return f"{hosts.start}..{hosts.stop}"
+    return _value(hosts)
+
+
+def _link(bandwidth: str | None, delay: str | None) -> dict[str, Any] | None:
+    if bandwidth is None and delay is None:
+        return None
+    return _table(bandwidth=bandwidth, delay=delay)
+
+
+# --- Topologies -------------------------------------------------------------------------------
+
+
+def star(*, hosts: int, bandwidth: str, delay: str, nics_per_server: int | None = None) -> Scenario:
+    """``[topology] kind = "star"``: every host on switch 0, host i on its port i. Every link
+    has ``bandwidth`` and ``delay``; ``nics_per_server`` groups consecutive hosts into servers."""
+    return Scenario(
+        topology=_table(kind="star", hosts=hosts, link=_link(bandwidth, delay), nics_per_server=nics_per_server)
+    )
+
+
+def dumbbell(
+    *,
+    left: int,
+    right: int,
+    bandwidth: str,
+    delay: str,
+    bottleneck_bandwidth: str,
+    bottleneck_delay: str,
+) -> Scenario:
+    """``[topology] kind = "dumbbell"``: ``left`` hosts on switch 0, ``right`` on switch 1, the
+    two switches joined by one link of ``bottleneck_bandwidth`` and ``bottleneck_delay``."""
+    return Scenario(
+        topology=_table(
+            kind="dumbbell",
+            left=left,
+            right=right,
+            link=_link(bandwidth, delay),
+            bottleneck=_link(bottleneck_bandwidth, bottleneck_delay),
+        )
+    )
+
+
+def leaf_spine(
+    *,
+    leaves: int,
+    spines: int,
+    hosts_per_leaf: int,
+    bandwidth: str,
+    delay: str,
+    fabric_bandwidth: str | None = None,
+    fabric_delay: str | None = None,
+    nics_per_server: int | None = None,
+) -> Scenario:
+    """``[topology] kind = "leaf_spine"``: host links of ``bandwidth`` and ``delay``;
+    leaf-to-spine links of ``fabric_bandwidth`` and ``fabric_delay`` (give both, or neither
+    for the host links' values)."""
+    return Scenario(
+        topology=_table(
+            kind="leaf_spine",
+            leaves=leaves,
+            spines=spines,
+            hosts_per_leaf=hosts_per_leaf,
+            link=_link(bandwidth, delay),
+            fabric_link=_link(fabric_bandwidth, fabric_delay),
+            nics_per_server=nics_per_server,
+        )
+    )
+
+
+def fat_tree(
+    *,
+    k: int,
+    bandwidth: str,
+    delay: str,
+    fabric_bandwidth: str | None = None,
+    fabric_delay: str | None = None,
+    nics_per_server: int | None = None,
+) -> Scenario:
+    """``[topology] kind = "fat_tree"``: a k-ary fat tree (k^3/4 hosts); host links of
+    ``bandwidth`` and ``delay``, switch-to-switch links of ``fabric_bandwidth`` and
+    ``fabric_delay`` (give both, or neither for the host links' values)."""
+    return Scenario(
+        topology=_table(
+            kind="fat_tree",
+            k=k,
+            link=_link(bandwidth, delay),
+            fabric_link=_link(fabric_bandwidth, fabric_delay),
+            nics_per_server=nics_per_server,
+        )
+    )
+
+
+def custom(*, hosts: int, switches: int, links: Iterable[Mapping[str, Any]]) -> Scenario:
+    """``[topology] kind = "custom"``: hosts ``h0``..., switches ``s0``... and ``links``, each
+    made by ``link(a, b, bandwidth=..., delay=...)``. A node numbers its ports in the order of
+    its links."""
+    return Scenario(topology=_table(kind="custom", hosts=hosts, switches=switches, links=links))
+
+
+def link(a: str, b: str, *, bandwidth: str, delay: str) -> dict[str, Any]:
+    """One link of a ``custom`` topology, between nodes ``a`` and ``b`` (``"h3"``, ``"s0"``)."""
+    return _table(a=a, b=b, bandwidth=bandwidth, delay=delay)
+
+
+# --- Settings ---------------------------------------------------------------------------------
+
+
+def simulation(*, seed: int | None = None, stop_time: str | None = None, stall_timeout: str | None = None) -> Scenario:
+    """``[simulation]``: the seed, when to stop, when to call a run stalled."""
+    return Scenario(simulation=_table(seed=seed, stop_time=stop_time, stall_timeout=stall_timeout))
+
+
+def switch(*, buffer: str | None = None, routing: str | None = None) -> Scenario:
+    """``[switch]``: the shared buffer and the routing (``"ecmp"``, ``"spray"``, ``"adaptive"``)
+    of every switch. ``pfc(...)`` and ``ecn(...)`` set its two sub-tables."""
+    return Scenario(switch=_table(buffer=buffer, routing=routing))
+
+
+def pfc(
+    *,
+    enabled: bool | None = None,
+    xoff: str | None = None,
+    dynamic_alpha: float | None = None,
+    xon_delta: str | None = None,
+    headroom: str | None = None,
+) -> Scenario:
+    """``[switch.pfc]``: priority flow control."""
+    return Scenario(
+        switch={
+            "pfc": _table(
+                enabled=enabled, xoff=xoff, dynamic_alpha=dynamic_alpha, xon_delta=xon_delta, headroom=headroom
+            )
+        }
+    )
+
+
+def ecn(
+    *,
+    enabled: bool | None = None,
+    kmin: str | None = None,
+    kmax: str | None = None,
+    pmax: float | None = None,
+    reference_bandwidth: str | None = None,
+    mark_at: str | None = None,
+) -> Scenario:
+    """``[switch.ecn]``: ECN marking."""
+    return Scenario(
+        switch={
+            "ecn": _table(
+                enabled=enabled,
+                kmin=kmin,
+                kmax=kmax,
+                pmax=pmax,
+                reference_bandwidth=reference_bandwidth,
+                mark_at=mark_at,
+            )
+        }
+    )
+
+
+def nic(
+    *,
+    mtu: str | None = None,
+    header: str | None = None,
+    ack_size: str | None = None,
+    cnp_size: str | None = None,
+    pause_size: str | None = None,
+    ack_every: int | None = None,
+    rto: str | None = None,
+    nack_interval: str | None = None,
+    data_priority: int | None = None,
+) -> Scenario:
+    """``[nic]``: packet sizes and transport timers, the same for every host."""
+    return Scenario(
+        nic=_table(
+            mtu=mtu,
+            header=header,
+            ack_size=ack_size,
+            cnp_size=cnp_size,
+            pause_size=pause_size,
+            ack_every=ack_every,
+            rto=rto,
+            nack_interval=nack_interval,
+            data_priority=data_priority,
+        )
+    )
+
+
+def cc(algorithm: str, **parameters: Any) -> Scenario:
+    """``[cc]``: the congestion-control algorithm (``"dcqcn"``, ``"hpcc"``, ``"pc4"``, ...) and
+    its parameters, which differ by algorithm: ``cc("dcqcn", byte_counter="10MB")``.
+    ``aiccsim algorithms`` lists them."""
+    return Scenario(cc=_table(algorithm=algorithm, **parameters))
+
+
+def clocks(*, offset: str | None = None, noise: str | None = None, noise_distribution: str | None = None) -> Scenario:
+    """``[clocks]``: the error of the hosts' clocks."""
+    return Scenario(clocks=_table(offset=offset, noise=noise, noise_distribution=noise_distribution))
+
+
+def output(
+    *,
+    sample_interval: str | None = None,
+    queue_switches: Iterable[int] | None = None,
+    rate_flows: Iterable[int] | None = None,
+    warn_above: str | None = None,
+) -> Scenario:
+    """``[output]``: the timelines (``queues.csv``, ``rates.csv``) and what they cover."""
+    return Scenario(
+        output=_table(
+            sample_interval=sample_interval,
+            queue_switches=queue_switches,
+            rate_flows=rate_flows,
+            warn_above=warn_above,
+        )
+    )
+
+
+def trace(
+    *, flows: Iterable[int] | None = None, nodes: Iterable[str] | None = None, max_rows: int | None = None
+) -> Scenario:
+    """``[output.trace]``: the per-packet trace (``trace.csv``) of these flows at these nodes
+    (each filter left out lets everything through)."""
+    return Scenario(output={"trace": _table(flows=flows, nodes=nodes, max_rows=max_rows)})
+
+
+# --- Workloads --------------------------------------------------------------------------------
+
+
+def flows(flows: Iterable[Mapping[str, Any]]) -> Scenario:
+    """``[workload] kind = "flows"``: an explicit list, each made by ``flow(...)``; flow ids
+    follow the list."""
+    return Scenario(workload=_table(kind="flows", flows=flows))
+
+
+def flow(
+    src: int,
+    dst: int,
+    size: str,
+    *,
+    start: str | None = None,
+    collective: Mapping[str, Any] | None = None,
+    after: Iterable[int] | None = None,
+    stop: str | None = None,
+) -> dict[str, Any]:
+    """One flow of ``flows([...])``: ``size`` bytes from host ``src`` to host ``dst``, starting at
+    ``start``, once the flows of ``after`` (earlier ids) are delivered."""
+    return _table(src=src, dst=dst, size=size, start=start, collective=collective, after=after, stop=stop)
+
+
+def incast(
+    *,
+    senders: HostSet,
+    receiver: int,
+    size: str,
+    start: str | None = None,
+    flows_per_sender: int | None = None,
+    collective: Mapping[str, Any] | None = None,
+) -> Scenario:
+    """``[workload] kind = "incast"``: every sender sends ``size`` to ``receiver`` at ``start``."""
+    return Scenario(
+        workload=_table(
+            kind="incast",
+            senders=_hosts(senders),
+            receiver=receiver,
+            size=size,
+            start=start,
+            flows_per_sender=flows_per_sender,
+            collective=collective,
+        )
+    )
+
+
+def all_to_all(
+    *,
+    size: str,
+    hosts: HostSet | None = None,
+    algorithm: str | None = None,
+    flows_per_pair: int | None = None,
+    start: str | None = None,
+) -> Scenario:
+    """``[workload] kind = "all_to_all"``: every member sends ``size`` to every other member,
+    ``"direct"`` (all at once) or ``"pairwise"`` (in rounds)."""
+    return Scenario(
+        workload=_table(
+            kind="all_to_all",
+            hosts=_hosts(hosts),
+            size=size,
+            algorithm=algorithm,
+            flows_per_pair=flows_per_pair,
+            start=start,
+        )
+    )
+
+
+def permutation(*, size: str, hosts: HostSet | None = None, start: str | None = None) -> Scenario:
+    """``[workload] kind = "permutation"``: each member sends ``size`` to another, drawn from
+    the seed; every member receives one flow."""
+    return Scenario(workload=_table(kind="permutation", hosts=_hosts(hosts), size=size, start=start))
+
+
+def all_reduce(
+    *, size: str, hosts: HostSet | None = None, algorithm: str | None = None, start: str | None = None
+) -> Scenario:
+    """``[workload] kind = "all_reduce"``: an all-reduce of ``size`` bytes per rank, ``"ring"``
+    or ``"direct"``, as point-to-point flows with dependencies."""
+    return Scenario(
+        workload=_table(kind="all_reduce", hosts=_hosts(hosts), size=size, algorithm=algorithm, start=start)
+    )
+
+
+def collective(kind: str, group_size: int, *, id: int | None = None) -> dict[str, Any]:
+    """A collective tag for ``flow(...)`` or ``incast(...)``: ``kind`` (``"all_reduce"``,
+    ``"all_to_all"``, ...), the number of ranks, and which instance (``id``, default 0)."""
+    return _table(kind=kind, group_size=group_size, id=id)

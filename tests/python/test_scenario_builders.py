@@ -1,0 +1,309 @@
+"""`aiccsim.scenario`: a built scenario is the one its TOML file describes (same resolved
+scenario, same flows.csv), `|` merges as documented, and Rust's errors come back as they are."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import aiccsim
+from aiccsim.scenario import (
+    Scenario,
+    all_reduce,
+    all_to_all,
+    cc,
+    clocks,
+    collective,
+    custom,
+    dumbbell,
+    ecn,
+    fat_tree,
+    flow,
+    flows,
+    incast,
+    leaf_spine,
+    link,
+    nic,
+    output,
+    permutation,
+    pfc,
+    simulation,
+    star,
+    switch,
+    trace,
+)
+
+from conftest import REPO
+
+LINK = {"bandwidth": "100Gbps", "delay": "1us"}
+
+
+def s1() -> Scenario:
+    return (
+        star(hosts=17, **LINK)
+        | switch(buffer="32MB")
+        | cc("dcqcn")
+        | incast(senders=range(1, 17), receiver=0, size="10MB")
+    )
+
+
+def s2() -> Scenario:
+    return star(hosts=8, **LINK) | cc("dcqcn") | all_to_all(size="1MB")
+
+
+def pfc_deadlock() -> Scenario:
+    ring = [link(f"h{i}", f"s{i}", **LINK) for i in range(5)] + [
+        link(f"s{i}", f"s{(i + 1) % 5}", **LINK) for i in range(5)
+    ]
+    return (
+        simulation(seed=1, stall_timeout="100ms")
+        | custom(hosts=5, switches=5, links=ring)
+        | switch(buffer="4MB")
+        | pfc(enabled=True, xoff="40KB")
+        | cc("none")
+        | flows([flow(i, (i + 2) % 5, "10MB") for i in range(5)])
+    )
+
+
+def all_reduce_8() -> Scenario:
+    return (
+        simulation(seed=1)
+        | star(hosts=8, bandwidth="200Gbps", delay="500ns")
+        | switch(buffer="32MB")
+        | pfc(enabled=True)
+        | ecn(kmin="400KB", kmax="1600KB", pmax=0.2)
+        | cc("none")
+        | all_reduce(size="10MB", algorithm="ring")
+    )
+
+
+def pc4_incast() -> Scenario:
+    return (
+        simulation(seed=1)
+        | star(hosts=11, **LINK)
+        | switch(buffer="32MB")
+        | pfc(enabled=True)
+        | cc("pc4", target_qtime="1us", scale_target_by_baseline=False, scale_target_by_flows=False)
+        | incast(senders=range(1, 11), receiver=0, size="10MB")
+    )
+
+
+# docs/scenario.md, example 2.
+LEAF_SPINE = """
+[simulation]
+seed = 3
+stop_time = "5ms"
+[topology]
+kind = "leaf_spine"
+leaves = 4
+spines = 2
+hosts_per_leaf = 8
+link = { bandwidth = "100Gbps", delay = "1us" }
+fabric_link = { bandwidth = "400Gbps", delay = "500ns" }
+[switch]
+buffer = "12MiB"
+routing = "spray"
+[switch.pfc]
+xoff = "256KB"
+xon_delta = "8KB"
+[switch.ecn]
+enabled = false
+[nic]
+ack_every = 4
+[cc]
+algorithm = "none"
+[workload]
+kind = "permutation"
+hosts = "all"
+size = "500KB"
+"""
+
+
+def leaf_spine_permutation() -> Scenario:
+    return (
+        simulation(seed=3, stop_time="5ms")
+        | leaf_spine(leaves=4, spines=2, hosts_per_leaf=8, **LINK, fabric_bandwidth="400Gbps", fabric_delay="500ns")
+        | switch(buffer="12MiB", routing="spray")
+        | pfc(xoff="256KB", xon_delta="8KB")
+        | ecn(enabled=False)
+        | nic(ack_every=4)
+        | cc("none")
+        | permutation(hosts="all", size="500KB")
+    )
+
+
+# docs/scenario.md, example 6, with a host list instead of "all".
+PC4_ALL_TO_ALL = """
+[topology]
+kind = "star"
+hosts = 8
+link = { bandwidth = "100Gbps", delay = "1us" }
+[cc]
+algorithm = "pc4"
+[clocks]
+offset = "100ns"
+noise = "50ns"
+noise_distribution = "gaussian"
+[workload]
+kind = "all_to_all"
+hosts = [0, 2, 4, 6, 7]
+size = "500KB"
+flows_per_pair = 2
+"""
+
+
+def pc4_all_to_all() -> Scenario:
+    return (
+        star(hosts=8, **LINK)
+        | cc("pc4")
+        | clocks(offset="100ns", noise="50ns", noise_distribution="gaussian")
+        | all_to_all(hosts=[*range(0, 6, 2), 6, 7], size="500KB", flows_per_pair=2)
+    )
+
+
+FAT_TREE = """
+[topology]
+kind = "fat_tree"
+k = 4
+link = { bandwidth = "100Gbps", delay = "1us" }
+fabric_link = { bandwidth = "400Gbps", delay = "1us" }
+nics_per_server = 2
+[cc]
+algorithm = "hpcc"
+eta = 0.9
+[workload]
+kind = "flows"
+flows = [
+  { src = 0, dst = 15, size = "1MB", collective = { kind = "all_reduce", group_size = 4, id = 1 } },
+  { src = 5, dst = 15, size = "1MB", collective = { kind = "all_reduce", group_size = 4, id = 1 } },
+  { src = 15, dst = 0, size = "64KiB", start = "20us", after = [0, 1] },
+]
+[output]
+sample_interval = "5us"
+queue_switches = [0, 1, 2, 3]
+rate_flows = [2]
+[output.trace]
+flows = [2]
+nodes = ["s0"]
+max_rows = 100
+"""
+
+
+def fat_tree_flows() -> Scenario:
+    tag = collective("all_reduce", 4, id=1)
+    return (
+        fat_tree(k=4, **LINK, fabric_bandwidth="400Gbps", fabric_delay="1us", nics_per_server=2)
+        | cc("hpcc", eta=0.9)
+        | flows(
+            [
+                flow(0, 15, "1MB", collective=tag),
+                flow(5, 15, "1MB", collective=tag),
+                flow(15, 0, "64KiB", start="20us", after=range(2)),
+            ]
+        )
+        | output(sample_interval="5us", queue_switches=range(4), rate_flows=(2,))
+        | trace(flows=[2], nodes=["s0"], max_rows=100)
+    )
+
+
+DUMBBELL = """
+[topology]
+kind = "dumbbell"
+left = 3
+right = 2
+link = { bandwidth = "100Gbps", delay = "1us" }
+bottleneck = { bandwidth = "50Gbps", delay = "2us" }
+[cc]
+algorithm = "dcqcn"
+byte_counter = "10MB"
+[workload]
+kind = "incast"
+senders = [0, 1, 2]
+receiver = 4
+size = "300KB"
+flows_per_sender = 2
+start = "1us"
+"""
+
+
+def dumbbell_incast() -> Scenario:
+    return (
+        dumbbell(left=3, right=2, **LINK, bottleneck_bandwidth="50Gbps", bottleneck_delay="2us")
+        | cc("dcqcn", byte_counter="10MB")
+        | incast(senders=(0, 1, 2), receiver=4, size="300KB", flows_per_sender=2, start="1us")
+    )
+
+
+EQUIVALENTS: list[tuple[str | Path, Callable[[], Scenario]]] = [
+    (REPO / "benches" / "s1_incast16_dcqcn.toml", s1),
+    (REPO / "benches" / "s2_alltoall8.toml", s2),
+    (REPO / "examples" / "pfc-deadlock.toml", pfc_deadlock),
+    (REPO / "experiments" / "rocecc-single-switch" / "all_reduce_8.toml", all_reduce_8),
+    (REPO / "experiments" / "pc4-clock-noise" / "incast.toml", pc4_incast),
+    (LEAF_SPINE, leaf_spine_permutation),
+    (PC4_ALL_TO_ALL, pc4_all_to_all),
+    (FAT_TREE, fat_tree_flows),
+    (DUMBBELL, dumbbell_incast),
+]
+
+
+@pytest.mark.parametrize(("toml", "build"), EQUIVALENTS, ids=[b.__name__ for _, b in EQUIVALENTS])
+def test_a_built_scenario_runs_as_its_toml_file(
+    toml: str | Path, build: Callable[[], Scenario], tmp_path: Path
+) -> None:
+    from_toml = aiccsim.run(toml)
+    built = aiccsim.run(build())
+    assert built.scenario == from_toml.scenario
+    from_toml.write(tmp_path / "toml")
+    built.write(tmp_path / "built")
+    flows_csv = (tmp_path / "built" / "flows.csv").read_bytes()
+    assert flows_csv == (tmp_path / "toml" / "flows.csv").read_bytes()
+    assert flows_csv.count(b"\n") > 1, "a header and flows"
+
+
+def test_or_merges_tables_and_replaces_another_kind_or_algorithm() -> None:
+    s = switch(buffer="4MB") | pfc(xoff="40KB") | ecn(enabled=False) | pfc(xon_delta="8KB")
+    assert s == {"switch": {"buffer": "4MB", "pfc": {"xoff": "40KB", "xon_delta": "8KB"}, "ecn": {"enabled": False}}}
+    assert cc("dcqcn", g=0.5) | cc("dcqcn", byte_counter="10MB") == {
+        "cc": {"algorithm": "dcqcn", "g": 0.5, "byte_counter": "10MB"}
+    }
+    assert cc("dcqcn", g=0.5) | cc("hpcc") == {"cc": {"algorithm": "hpcc"}}
+    base = star(hosts=4, **LINK) | incast(senders=[1, 2], receiver=0, size="1MB")
+    assert (base | all_reduce(size="4MB"))["workload"] == {"kind": "all_reduce", "size": "4MB"}
+    # A later value wins; the left operand is left as it was; a plain dict works on either side.
+    assert (base | star(hosts=8, **LINK))["topology"]["hosts"] == 8
+    assert base["topology"]["hosts"] == 4
+    merged = {"simulation": {"seed": 2}} | base
+    assert isinstance(merged, Scenario) and merged["simulation"] == {"seed": 2} and "topology" in merged
+    merged |= {"simulation": {"stop_time": "1ms"}}
+    assert merged["simulation"] == {"seed": 2, "stop_time": "1ms"}
+
+
+def test_host_sets_and_omitted_keys() -> None:
+    assert incast(senders=range(1, 17), receiver=0, size="1MB")["workload"]["senders"] == "1..17"
+    assert incast(senders=range(1, 8, 2), receiver=0, size="1MB")["workload"]["senders"] == [1, 3, 5, 7]
+    assert permutation(hosts="0..4", size="1MB")["workload"]["hosts"] == "0..4"
+    assert permutation(size="1MB") == {"workload": {"kind": "permutation", "size": "1MB"}}
+    assert star(hosts=4, **LINK)["topology"] == {"kind": "star", "hosts": 4, "link": LINK}
+    assert "fabric_link" not in fat_tree(k=4, **LINK)["topology"]
+
+
+def test_errors_come_from_the_simulator_naming_the_key() -> None:
+    base = star(hosts=5, **LINK) | cc("dcqcn")
+    with pytest.raises(aiccsim.ScenarioError) as e:
+        aiccsim.run(base | incast(senders=range(1, 5), receiver=9, size="1MB"))
+    assert (e.value.file, e.value.key) == ("<dict>", "workload.receiver")
+    with pytest.raises(aiccsim.ScenarioError, match="range") as e:
+        aiccsim.run(base | incast(senders=range(3, 3), receiver=0, size="1MB"))
+    assert e.value.key == "workload.senders"
+    with pytest.raises(aiccsim.ScenarioError, match="no unit") as e:
+        aiccsim.run(base | switch(buffer=32) | incast(senders=[1], receiver=0, size="1MB"))  # type: ignore[arg-type]
+    assert e.value.key == "switch.buffer"
+    with pytest.raises(aiccsim.ScenarioError) as e:
+        aiccsim.run(base | cc("dcqcn", gain=0.5) | incast(senders=[1], receiver=0, size="1MB"))
+    assert e.value.key.startswith("cc") and "gain" in str(e.value)
+    with pytest.raises(aiccsim.ScenarioError) as e:
+        aiccsim.run(leaf_spine(leaves=2, spines=1, hosts_per_leaf=2, **LINK, fabric_bandwidth="400Gbps"))
+    assert "fabric_link" in e.value.key and "delay" in str(e.value)

@@ -23,8 +23,8 @@ class Result:
 
     - ``summary``: ``summary.json`` as a dict (``stop_reason``, ``fct_ns``, ...).
     - ``scenario``: the scenario with every default filled in, as in ``run.json``.
-    - ``flows``, ``ports``, ``queues``, ``rates``, ``trace``: pandas DataFrames with the columns
-      of the CSV files of the same names. ``queues`` and ``rates`` are None without
+    - ``flows``, ``ports``, ``queues``, ``rates``, ``pauses``, ``trace``: pandas DataFrames with
+      the columns of the CSV files of the same names. ``queues``, ``rates`` and ``pauses`` are None without
       ``output.sample_interval``, ``trace`` without ``[output.trace]``: no file is written then.
     - ``polars``: the same tables as polars DataFrames (``result.polars.flows``).
     - ``arrow``: the same tables as pyarrow Tables (``result.arrow.flows``).
@@ -64,12 +64,16 @@ class Result:
         return self._pandas("rates")
 
     @cached_property
+    def pauses(self) -> pd.DataFrame | None:
+        return self._pandas("pauses")
+
+    @cached_property
     def trace(self) -> pd.DataFrame | None:
         return self._pandas("trace")
 
     def write(self, dir: str | os.PathLike[str]) -> Path:
         """Writes ``flows.csv``, ``ports.csv``, ``summary.json``, ``run.json`` and, if recorded,
-        ``queues.csv``, ``rates.csv`` and ``trace.csv`` into ``dir`` (created if needed),
+        ``queues.csv``, ``rates.csv``, ``pauses.csv`` and ``trace.csv`` into ``dir`` (created if needed),
         byte for byte as ``aiccsim run`` does. Returns the folder."""
         self._native.write(dir)
         return Path(dir)
@@ -119,6 +123,10 @@ class ArrowTables:
         return self._result._table("rates")
 
     @property
+    def pauses(self) -> pa.Table | None:
+        return self._result._table("pauses")
+
+    @property
     def trace(self) -> pa.Table | None:
         return self._result._table("trace")
 
@@ -149,6 +157,10 @@ class PolarsTables:
     @property
     def rates(self) -> pl.DataFrame | None:
         return self._frame("rates")
+
+    @property
+    def pauses(self) -> pl.DataFrame | None:
+        return self._frame("pauses")
 
     @property
     def trace(self) -> pl.DataFrame | None:

@@ -158,14 +158,14 @@ def test_a_malformed_file_names_the_file_and_the_column(tmp_path: Path) -> None:
     text = ports.read_text()
     ports.write_text(text.replace("tx_bytes", "bytes_sent", 1))
     with pytest.raises(ValueError, match=r"ports\.csv: the columns are node, port, peer, tx_packets, bytes_sent"):
-        aiccsim.load(tmp_path).ports
+        _ = aiccsim.load(tmp_path).ports
     lines = text.splitlines(keepends=True)
     ports.write_text(lines[0] + ",".join([""] + lines[1].split(",")[1:]))
     with pytest.raises(ValueError, match=r"ports\.csv: column node has an empty value in row 1"):
-        aiccsim.load(tmp_path).ports
+        _ = aiccsim.load(tmp_path).ports
     ports.write_text(lines[0] + lines[1].replace(",0,", ",zero,", 1))
     with pytest.raises(ValueError, match=r"ports\.csv: cannot read it as aiccsim's ports table"):
-        aiccsim.load(tmp_path).ports
+        _ = aiccsim.load(tmp_path).ports
     (tmp_path / "summary.json").write_text("{")
     with pytest.raises(ValueError, match=r"summary\.json: not valid JSON"):
         aiccsim.load(tmp_path)
@@ -182,4 +182,4 @@ def test_a_parquet_file_with_other_types_is_refused(tmp_path: Path) -> None:
     assert aiccsim.load(tmp_path).queues["bytes"].dtype == "int64"  # text that holds integers is cast
     pq.write_table(pa.table({"time_ns": [1.0]}), tmp_path / "queues.parquet")
     with pytest.raises(ValueError, match=r"queues\.parquet: the columns are time_ns; aiccsim writes"):
-        aiccsim.load(tmp_path).queues
+        _ = aiccsim.load(tmp_path).queues

@@ -38,7 +38,8 @@ def main(args: list[str]) -> int:
             return _report(options.dir, options.out)
         return _parquet(options.dirs)
     except ImportError as e:
-        print(f"error: aiccsim {options.command} needs {e.name}: {INSTALL}", file=sys.stderr)
+        package = (e.name or "a package it imports").split(".")[0]
+        print(f"error: aiccsim {options.command} needs {package}: {INSTALL}", file=sys.stderr)
         return 1
     except (FileNotFoundError, NotADirectoryError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)

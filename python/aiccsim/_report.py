@@ -78,7 +78,7 @@ def _run_page(r: Result, name: str) -> str:
         f"{_e(s['stop_reason'])}. aiccsim {_e(info.get('aiccsim_version', '?'))}, "
         f"seed {_e(info.get('seed', '?'))}.</p>",
         "<h2>Summary</h2>",
-        _table(["", "value"], _summary_rows(s)),
+        _table(["Figure (summary.json)", "Value"], _summary_rows(s)),
         "<h2>Plots</h2>",
         *_plots(RUN_PLOTS, r),
         "<h2>Scenario</h2>",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Union
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import EngFormatter
 
 from aiccsim._result import Result
 
@@ -90,7 +91,8 @@ def slowdown_by_size(results: Results, ax: Axes | None = None, *, bins: int = 10
             ax.plot(x, y, style, marker="o", color=f"C{i}", label=f"{_name(label, r)} p{q}")
     _log_if_wide(ax, "x", sizes, factor=10)
     _log_if_wide(ax, "y", np.concatenate([done["slowdown"].to_numpy() for *_, done in finished]))
-    ax.set(xlabel="flow size (bytes)", ylabel="slowdown (FCT / ideal FCT)", title="Slowdown by flow size")
+    ax.xaxis.set_major_formatter(EngFormatter(unit="B"))  # 200 kB, 1 MB: sizes in the scenario's units
+    ax.set(xlabel="flow size", ylabel="slowdown (FCT / ideal FCT)", title="Slowdown by flow size")
     ax.legend(fontsize="small")
     return ax
 

@@ -44,7 +44,7 @@ COMPARISON_PLOTS: list[tuple[str, Callable[[Any], Any]]] = [
 STYLE = """
 body { font-family: sans-serif; margin: 2em auto; max-width: 62em; padding: 0 1em; color: #222; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
-table { border-collapse: collapse; font-size: 0.9em; }
+div.table { overflow-x: auto; } table { border-collapse: collapse; font-size: 0.9em; }
 th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 figure { margin: 1.5em 0; } figcaption { font-weight: bold; margin-bottom: 0.3em; }
@@ -175,7 +175,8 @@ def _table(header: list[str], rows: list[list[Any]], escaped: bool = False) -> s
 
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(cell(v) for v in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    # In a box that scrolls sideways: an experiment's table has some twenty columns.
+    return f'<div class="table"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _figure(title: str, src: str) -> str:

@@ -125,9 +125,12 @@ def _why(name: str) -> str:
 def _text(folder: Path, name: str) -> str:
     path = folder / name
     if not path.is_file():
-        raise FileNotFoundError(
-            f"{folder}: not a results folder: {name} is missing (`aiccsim run --out DIR` and Result.write write one)"
+        hint = (
+            "it is an experiment's folder (aiccsim reproduce): load one of its runs' folders"
+            if (folder / "table.csv").is_file()
+            else "`aiccsim run --out DIR` and Result.write write one"
         )
+        raise FileNotFoundError(f"{folder}: not a results folder: {name} is missing ({hint})")
     return path.read_text(encoding="utf-8")
 
 

@@ -139,6 +139,9 @@ def test_not_a_results_folder(tmp_path: Path) -> None:
         aiccsim.load(tmp_path / "nothing")
     with pytest.raises(FileNotFoundError, match=r"not a results folder: summary\.json is missing"):
         aiccsim.load(tmp_path)
+    (tmp_path / "table.csv").write_text("scheme\n")
+    with pytest.raises(FileNotFoundError, match="it is an experiment's folder .*: load one of its runs' folders"):
+        aiccsim.load(tmp_path)
     aiccsim.run(SMALL).write(tmp_path)
     (tmp_path / "flows.csv").unlink()
     with pytest.raises(FileNotFoundError, match=r"flows\.csv \(or flows\.parquet\) is missing"):

@@ -47,9 +47,9 @@ class NoData(ValueError):
 
 
 def fct_cdf(results: Results, ax: Axes | None = None) -> Axes:
-    """The distribution of flow completion times, one line per run: the i-th of n finished flows
-    (by FCT) at height i/n. Unfinished flows are left out. The FCT axis is logarithmic when the
-    FCTs span more than a factor of 100."""
+    """The distribution of flow completion times, one line per run: 0 up to the first FCT, then
+    a step up of 1/n at each of the n finished flows' FCT. Unfinished flows are left out. The
+    FCT axis is logarithmic when the FCTs span more than a factor of 100."""
     runs = _runs(results)
     ax = _axes(ax)
     drawn = []
@@ -57,8 +57,9 @@ def fct_cdf(results: Results, ax: Axes | None = None) -> Axes:
         fct = np.sort(r.flows["fct_ns"].dropna().to_numpy()) / 1e3
         if len(fct) == 0:
             continue
-        y = np.arange(1, len(fct) + 1) / len(fct)
-        ax.step(fct, y, where="post", color=f"C{i}", label=_name(label, r))
+        x = np.concatenate([fct[:1], fct])
+        y = np.arange(len(fct) + 1) / len(fct)
+        ax.step(x, y, where="post", color=f"C{i}", label=_name(label, r))
         drawn.append(fct)
     if not drawn:
         raise NoData("fct_cdf: no flow finished, so there is no FCT to plot")

@@ -14,6 +14,7 @@ from typing import Any
 
 from aiccsim._load import load
 from aiccsim._native import ScenarioError, __version__
+from aiccsim._ns3 import import_ns3
 from aiccsim._result import ArrowTables, PolarsTables, Result
 from aiccsim._run import run
 from aiccsim._sweep import sweep
@@ -24,6 +25,7 @@ __all__ = [
     "Result",
     "ScenarioError",
     "__version__",
+    "import_ns3",
     "load",
     "plot",
     "report",

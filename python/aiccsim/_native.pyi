@@ -32,3 +32,11 @@ def run(
     wall_limit: float | None = None,
 ) -> NativeResult: ...
 def cli_main(args: list[str], relaunch: list[str]) -> int: ...
+def import_ns3(
+    topology: str,
+    topology_origin: str,
+    flows: str,
+    flows_origin: str,
+    base: str,
+    base_origin: str,
+) -> tuple[str, list[str]]: ...

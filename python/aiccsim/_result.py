@@ -149,16 +149,12 @@ class Result:
         return None if t is None else _arrow.to_pandas(t)
 
 
-# The tables the native module has. `pauses` is not one yet: a run's Result has None there.
-NATIVE_TABLES = ("flows", "ports", "queues", "rates", "trace")
-
-
 def from_native(native: NativeResult) -> Result:
     """The Result of a run: its tables come from the engine's memory, its CSV files from the
     engine's own writer."""
 
     def tables(name: str) -> pa.Table | None:
-        columns = native.table(name) if name in NATIVE_TABLES else None
+        columns = native.table(name)
         return None if columns is None else _arrow.table(columns)
 
     return Result(native.summary_json(), native.run_json(), tables, write_csv=native.write)

@@ -70,7 +70,7 @@ receiver = 0
 size = "1GB"
 """
 
-TABLES = ["flows", "ports", "queues", "rates", "trace"]
+TABLES = ["flows", "ports", "queues", "rates", "pauses", "trace"]
 
 
 @pytest.fixture

@@ -126,11 +126,31 @@ def test_throughput_timeline(small: aiccsim.Result, dcqcn: aiccsim.Result) -> No
     assert [line.get_label() for line in compared.get_lines()] == ["a: flow 1", "b: flow 1"]
 
 
-def test_pause_totals_without_a_pauses_table(small: aiccsim.Result) -> None:
-    assert small.pauses is None
-    pausing = small.ports[small.ports["pause_sent"] > 0]
-    assert len(pausing) > 0
+def test_pause_timeline(small: aiccsim.Result) -> None:
+    """A row per port and priority that paused its neighbour, a span per PAUSE (they alternate
+    with RESUMEs), ending at its RESUME."""
+    pauses = small.pauses
+    keys = pauses[["node", "port", "peer", "priority"]].drop_duplicates().sort_values(["node", "port"])
     ax = plot.pause_timeline(small)
+    rows = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert len(rows) == len(keys) > 0
+    assert sum(len(row.get_paths()) for row in rows) == (pauses["event"] == "pause").sum()
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        f"{k.node}:{k.port} → {k.peer} p{k.priority}" for k in keys.itertuples()
+    ]
+    first = pauses[(pauses["node"] == keys.iloc[0]["node"]) & (pauses["port"] == keys.iloc[0]["port"])]
+    start, end = rows[0].get_paths()[0].vertices[:, 0].min(), rows[0].get_paths()[0].vertices[:, 0].max()
+    assert (start, end) == tuple(first["time_ns"].iloc[:2] / 1e3)
+
+
+def test_pause_totals_without_a_pauses_table(small: aiccsim.Result, tmp_path: Path) -> None:
+    small.write(tmp_path)
+    (tmp_path / "pauses.csv").unlink()  # as an aiccsim before pauses.csv wrote it
+    older = aiccsim.load(tmp_path)
+    assert older.pauses is None
+    pausing = older.ports[older.ports["pause_sent"] > 0]
+    assert len(pausing) > 0
+    ax = plot.pause_timeline(older)
     assert [bar.get_width() for bar in ax.patches] == list(pausing["pause_sent"])
     assert [t.get_text() for t in ax.get_yticklabels()] == [
         f"s0:{p} → {q}" for p, q in zip(pausing["port"], pausing["peer"], strict=True)

@@ -1,5 +1,5 @@
 //! Writes a run's results into a folder: `flows.csv`, `summary.json`, `ports.csv`, `run.json`,
-//! with timelines on, `queues.csv` and `rates.csv`, and with a trace, `trace.csv`.
+//! with timelines on, `queues.csv`, `rates.csv` and `pauses.csv`, and with a trace, `trace.csv`.
 //!
 //! Times are written in nanoseconds with three decimals (exact picoseconds), so files are
 //! byte-identical for the same scenario and seed. Each file is written to a temporary name and
@@ -137,6 +137,23 @@ impl Results {
         c.flush()
     }
 
+    pub fn write_pauses(&self, w: &mut dyn Write) -> io::Result<()> {
+        let mut c = csv::Writer::from_writer(w);
+        c.write_record(["time_ns", "node", "port", "peer", "priority", "event"]).map_err(csv_err)?;
+        for e in &self.pauses {
+            c.write_record([
+                ns(e.time),
+                self.topology.node_name(e.node),
+                e.port.to_string(),
+                self.topology.node_name(e.peer),
+                e.priority.to_string(),
+                (if e.pause { "pause" } else { "resume" }).to_string(),
+            ])
+            .map_err(csv_err)?;
+        }
+        c.flush()
+    }
+
     pub fn write_trace(&self, w: &mut dyn Write) -> io::Result<()> {
         use crate::metrics::trace::kind_name;
         let mut c = csv::Writer::from_writer(w);
@@ -203,6 +220,7 @@ impl Results {
         if self.timelines {
             atomic_write(dir, "queues.csv", |w| self.write_queues(w))?;
             atomic_write(dir, "rates.csv", |w| self.write_rates(w))?;
+            atomic_write(dir, "pauses.csv", |w| self.write_pauses(w))?;
         }
         if self.trace.is_some() {
             atomic_write(dir, "trace.csv", |w| self.write_trace(w))?;

@@ -172,8 +172,10 @@ def throughput_timeline(
 def pause_timeline(results: Results, ax: Axes | None = None) -> Axes:
     """When PFC paused which link: one row per switch port and priority that sent PAUSE
     frames, a bar from each PAUSE to the RESUME that ends it (or the end of the run), from
-    pauses.csv. Results without a pauses table (none sampled, or files from an aiccsim without
-    it) get the totals of ports.csv instead: PAUSE frames sent per switch port, as bars."""
+    pauses.csv. Where the log was cut at its row limit (``summary["pause_log"]``), it ends at
+    the last frame logged and the title says so. Results without a pauses table (none sampled,
+    or files from an aiccsim without it) get the totals of ports.csv instead: PAUSE frames sent
+    per switch port, as bars."""
     runs = _runs(results)
     ax = _axes(ax)
     if all(r.pauses is not None for _, _, r in runs):
@@ -185,7 +187,9 @@ def pause_timeline(results: Results, ax: Axes | None = None) -> Axes:
         names = [_prefixed(label, f"{node}:{port} → {peer} p{prio}") for _, label, (node, port, peer, prio), _ in rows]
         ax.set_yticks(range(len(rows)), names)
         ax.invert_yaxis()
-        ax.set(xlabel="time (µs)", title="PFC pauses (sender port → paused neighbour, priority)")
+        cut = [label or "the log" for _, label, r in runs if _pause_log_cut(r)]
+        title = "PFC pauses (sender port → paused neighbour, priority)"
+        ax.set(xlabel="time (µs)", title=title + (f"\n{', '.join(cut)}: cut at the row limit" if cut else ""))
         _figure_height(ax, len(rows))
         return ax
     bars = [(i, label, r, p) for i, label, r in runs for p in r.ports.itertuples() if p.pause_sent > 0]
@@ -265,10 +269,14 @@ def _flow_lines(
 
 def _pause_spans(r: Result) -> list[tuple[tuple[str, int, str, int], list[tuple[float, float]]]]:
     """Per (node, port, peer, priority) that sent PAUSE frames, the paused intervals in µs: from
-    a PAUSE while not paused to the next RESUME, or to the end of the run."""
+    a PAUSE while not paused to the next RESUME, or to the end of the run (of the log, if the
+    log was cut: what came after is not known)."""
     pauses = r.pauses
     assert pauses is not None
-    end = r.summary["simulated_time_ns"] / 1e3
+    if _pause_log_cut(r):
+        end = pauses["time_ns"].max() / 1e3
+    else:
+        end = r.summary["simulated_time_ns"] / 1e3
     out = []
     for key, rows in pauses.groupby(["node", "port", "peer", "priority"], sort=True):
         spans, since = [], None
@@ -283,6 +291,10 @@ def _pause_spans(r: Result) -> list[tuple[tuple[str, int, str, int], list[tuple[
         if spans:
             out.append(((str(key[0]), int(key[1]), str(key[2]), int(key[3])), spans))
     return out
+
+
+def _pause_log_cut(r: Result) -> bool:
+    return bool((r.summary.get("pause_log") or {}).get("rows_dropped"))
 
 
 def _runs(results: Results) -> list[tuple[int, str | None, Result]]:

@@ -4,6 +4,7 @@ several runs, and the NoData message when a result lacks what a plot needs."""
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -185,6 +186,14 @@ def test_pause_timeline_from_a_pauses_table(small: aiccsim.Result, tmp_path: Pat
     assert [t.get_text() for t in ax.get_yticklabels()] == ["s0:1 → h1 p3", "s0:2 → h2 p3"]
     compared = plot.pause_timeline({"a": loaded, "b": loaded})
     assert [t.get_text() for t in compared.get_yticklabels()][2] == "b: s0:1 → h1 p3"
+    # A log cut at its row limit: the open pause ends at the last frame logged.
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    summary["pause_log"] = {"rows": 6, "rows_dropped": 10}
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    cut = plot.pause_timeline(aiccsim.load(tmp_path))
+    assert cut.get_title().endswith("the log: cut at the row limit")
+    last = [c for c in cut.collections if isinstance(c, PolyCollection)][1].get_paths()[0].vertices[:, 0]
+    assert (last.min(), last.max()) == (5.0, 9.0)
 
 
 def test_cct_bars(mixed: aiccsim.Result) -> None:

@@ -151,10 +151,30 @@ fn algorithms_lists_parameters_with_defaults() {
 
 #[test]
 fn help_is_everywhere() {
-    for sub in ["run", "validate", "reproduce", "algorithms", "bench"] {
+    for sub in ["run", "validate", "reproduce", "algorithms", "bench", "report", "parquet"] {
         let o = aiccsim(&[sub, "--help"]);
         assert!(o.status.success(), "{sub} --help");
         assert!(String::from_utf8_lossy(&o.stdout).contains("Usage"));
+    }
+}
+
+/// `report` and `parquet` run in Python: without a usable interpreter they say, in one line, how
+/// to get one (the Python tests run them with the package installed).
+#[test]
+fn report_and_parquet_without_python_say_how_to_install_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().to_str().unwrap();
+    for (sub, package) in [("report", "pip install '.[plot]'"), ("parquet", "pip install .")] {
+        let o = Command::new(env!("CARGO_BIN_EXE_aiccsim"))
+            .args([sub, folder])
+            .env("AICCSIM_PYTHON", dir.path().join("no-python"))
+            .output()
+            .expect("runs");
+        assert_eq!(o.status.code(), Some(1), "{sub}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with(&format!("error: aiccsim {sub} runs in Python and ")), "{err}");
+        assert!(err.contains("cannot be started") && err.contains(package), "{err}");
     }
 }
 

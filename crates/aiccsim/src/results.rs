@@ -190,24 +190,33 @@ impl Results {
         c.flush()
     }
 
+    /// The text of `summary.json`. The Python package writes it next to Parquet tables, so the
+    /// two kinds of results folder share it byte for byte.
+    pub fn summary_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(&self.summary).expect("summary serialises");
+        text.push('\n');
+        text
+    }
+
+    /// The text of `run.json`: what was run (version, seed, the resolved scenario).
+    pub fn run_json(&self) -> String {
+        let run = serde_json::json!({
+            "aiccsim_version": env!("CARGO_PKG_VERSION"),
+            "seed": self.scenario.simulation.seed,
+            "scenario": self.scenario,
+        });
+        let mut text = serde_json::to_string_pretty(&run).expect("run.json serialises");
+        text.push('\n');
+        text
+    }
+
     /// Writes every result file into `dir` (created if needed).
     pub fn write_dir(&self, dir: &Path) -> io::Result<()> {
         fs::create_dir_all(dir)?;
         atomic_write(dir, "flows.csv", |w| self.write_flows(w))?;
         atomic_write(dir, "ports.csv", |w| self.write_ports(w))?;
-        atomic_write(dir, "summary.json", |w| {
-            serde_json::to_writer_pretty(&mut *w, &self.summary)?;
-            writeln!(w)
-        })?;
-        atomic_write(dir, "run.json", |w| {
-            let run = serde_json::json!({
-                "aiccsim_version": env!("CARGO_PKG_VERSION"),
-                "seed": self.scenario.simulation.seed,
-                "scenario": self.scenario,
-            });
-            serde_json::to_writer_pretty(&mut *w, &run)?;
-            writeln!(w)
-        })?;
+        atomic_write(dir, "summary.json", |w| w.write_all(self.summary_json().as_bytes()))?;
+        atomic_write(dir, "run.json", |w| w.write_all(self.run_json().as_bytes()))?;
         if self.timelines {
             atomic_write(dir, "queues.csv", |w| self.write_queues(w))?;
             atomic_write(dir, "rates.csv", |w| self.write_rates(w))?;

@@ -3,6 +3,7 @@
 CARGO ?= cargo
 PYTHON ?= python3
 VENV := .venv
+CHROMIUM ?= chromium
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -19,9 +20,18 @@ lint: venv ## formatting and clippy (Rust), ruff (Python), warnings as errors
 	$(VENV)/bin/ruff check
 	$(VENV)/bin/ruff format --check
 
-test: lint ## lints, then every test (optimised, with debug assertions and overflow checks)
+test: lint chromium ## lints, then every test (optimised, with debug assertions and overflow checks)
 	$(CARGO) test --workspace
-	AICCSIM_BIN=$(CURDIR)/target/debug/aiccsim $(MAKE) --no-print-directory pytest
+	AICCSIM_BIN=$(CURDIR)/target/debug/aiccsim AICCSIM_CHROMIUM=$$(command -v $(CHROMIUM)) \
+		$(MAKE) --no-print-directory pytest
+
+# The test that opens `aiccsim report` pages in a headless browser needs Chromium: Debian's
+# package (no browser download), through sudo unless root. `make test` makes the test fail,
+# not skip, without it.
+chromium: ## install Chromium (Debian's package) if it is missing, for the report's browser test
+	@command -v $(CHROMIUM) >/dev/null || { \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$sudo apt-get update -q && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
 
 # A stamp file, so that the venv is made again only when the requirements change.
 $(VENV)/installed: requirements-dev.txt
@@ -54,4 +64,4 @@ fuzz-smoke: ## fuzz scenario parsing, validation and short runs for 30 s (instal
 	cd fuzz && $(CARGO) +nightly fuzz run --sanitizer none scenario target/smoke-corpus corpus/scenario seeds -- \
 		-dict=scenario.dict -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 -max_len=8192
 
-.PHONY: help build demo lint test bench venv python pytest fuzz-smoke
+.PHONY: help build demo lint test chromium bench venv python pytest fuzz-smoke

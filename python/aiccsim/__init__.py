@@ -5,13 +5,47 @@
 >>> r.flows["slowdown"].max()
 
 ``aiccsim.scenario`` builds scenarios in Python (``star(...) | cc("dcqcn") | incast(...)``).
-See docs/python.md.
+``aiccsim.load(DIR)`` reads a results folder back; ``aiccsim.plot`` draws results and
+``aiccsim.report(DIR)`` writes an HTML page of them (both need matplotlib). See docs/python.md.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from aiccsim import scenario
+from aiccsim._load import load
 from aiccsim._native import ScenarioError, __version__
+from aiccsim._ns3 import import_ns3
 from aiccsim._result import ArrowTables, PolarsTables, Result
 from aiccsim._run import run
 from aiccsim._sweep import sweep
 
-__all__ = ["ArrowTables", "PolarsTables", "Result", "ScenarioError", "__version__", "run", "scenario", "sweep"]
+__all__ = [
+    "ArrowTables",
+    "PolarsTables",
+    "Result",
+    "ScenarioError",
+    "__version__",
+    "import_ns3",
+    "load",
+    "plot",
+    "report",
+    "run",
+    "scenario",
+    "sweep",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # matplotlib is imported only when a plot or a report is asked for: `import aiccsim` stays
+    # quick, and works without it.
+    if name == "plot":
+        import aiccsim.plot
+
+        return aiccsim.plot
+    if name == "report":
+        from aiccsim._report import report
+
+        return report
+    raise AttributeError(f"module 'aiccsim' has no attribute {name!r}")

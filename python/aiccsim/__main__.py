@@ -1,7 +1,11 @@
 """`python -m aiccsim ARGS` is the `aiccsim` command (``aiccsim run``, ``validate``,
 ``reproduce``, ...), compiled into the native module: a pip install needs no other binary.
-The package also installs it as the ``aiccsim`` script."""
+The package also installs it as the ``aiccsim`` script.
 
+``report`` and ``parquet`` are written in Python (aiccsim/_commands.py): they are taken here,
+before the native command line (whose own ``report`` and ``parquet`` start this)."""
+
+import signal
 import sys
 from typing import NoReturn
 
@@ -9,9 +13,18 @@ from aiccsim import _native
 
 
 def main() -> NoReturn:
+    # `python -m aiccsim validate x.toml | head` ends quietly once `head` exits, as the binary
+    # does, instead of failing on the closed pipe (Python ignores SIGPIPE by default).
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    args = sys.argv[1:]
+    if args[:1] in (["report"], ["parquet"]):
+        from aiccsim import _commands
+
+        sys.exit(_commands.main(args))
     # `bench` starts itself again per scenario: through this interpreter.
     relaunch = [sys.executable, "-m", "aiccsim"]
-    sys.exit(_native.cli_main(["aiccsim", *sys.argv[1:]], relaunch))
+    sys.exit(_native.cli_main(["aiccsim", *args], relaunch))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ it, so both hold the same values with one schema (docs/python.md lists it).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,6 +25,16 @@ def table(columns: list[ColumnParts]) -> pa.Table:
         arrays.append(pa.Array.from_buffers(types[kind], length, wrapped, null_count=nulls))
         fields.append(pa.field(name, types[kind], nullable=nullable))
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def collectives(entries: list[dict[str, Any]]) -> pa.Table:
+    """summary.json's ``collectives``, one row per entry; a null finish (an unfinished flow)
+    stays null."""
+    import pyarrow as pa
+
+    from aiccsim._schema import COLLECTIVES
+
+    return pa.Table.from_pylist(entries, schema=COLLECTIVES)
 
 
 def to_pandas(t: pa.Table) -> pd.DataFrame:

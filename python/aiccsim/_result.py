@@ -1,9 +1,16 @@
-"""`Result`: one run's summary, scenario and tables, converted on first use and kept."""
+"""`Result`: one run's summary, scenario and tables, converted on first use and kept.
+
+A Result comes from a run (`aiccsim.run`: the native module's tables) or from a results folder
+(`aiccsim.load`: CSV or Parquet files). Either way it holds the text of `summary.json` and
+`run.json` and a function that gives each table as a pyarrow Table with the schema of
+`_schema.py`; pandas and polars frames are converted from those, by the same code for both.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,35 +24,56 @@ if TYPE_CHECKING:
 
     from aiccsim._native import NativeResult
 
+FORMATS = ("csv", "parquet", "both")
+
 
 class Result:
     """The results of one run.
 
     - ``summary``: ``summary.json`` as a dict (``stop_reason``, ``fct_ns``, ...).
-    - ``scenario``: the scenario with every default filled in, as in ``run.json``.
-    - ``flows``, ``ports``, ``queues``, ``rates``, ``trace``: pandas DataFrames with the columns
-      of the CSV files of the same names. ``queues`` and ``rates`` are None without
-      ``output.sample_interval``, ``trace`` without ``[output.trace]``: no file is written then.
+    - ``scenario``: the scenario with every default filled in, as in ``run.json``; ``run_info``
+      is the whole of ``run.json`` (``aiccsim_version``, ``seed``, ``scenario``).
+    - ``flows``, ``ports``, ``queues``, ``rates``, ``pauses``, ``trace``: pandas DataFrames with
+      the columns of the CSV files of the same names. ``queues``, ``rates`` and ``pauses`` are
+      None without ``output.sample_interval``, ``trace`` without ``[output.trace]``: no file is
+      written then.
+    - ``collectives``: one row per entry of ``summary["collectives"]``.
     - ``polars``: the same tables as polars DataFrames (``result.polars.flows``).
     - ``arrow``: the same tables as pyarrow Tables (``result.arrow.flows``).
-    - ``write(dir)``: the files ``aiccsim run --out DIR`` writes.
+    - ``write(dir, format="csv")``: the files ``aiccsim run --out DIR`` writes, or Parquet files.
 
     Each table is converted once, on first use; later reads return the same object.
     """
 
-    def __init__(self, native: NativeResult) -> None:
-        self._native = native
+    def __init__(
+        self,
+        summary_json: str,
+        run_json: str,
+        tables: Callable[[str], pa.Table | None],
+        write_csv: Callable[[Path], None] | None = None,
+    ) -> None:
+        """Not for users: `aiccsim.run` and `aiccsim.load` make Results. ``tables(name)`` gives
+        a table with the schema of `_schema.TABLES[name]`, or None if the run did not record
+        it; ``write_csv(dir)`` writes the CSV and JSON files (None: from the Arrow tables)."""
+        self._summary_json = summary_json
+        self._run_json = run_json
+        self._source = tables
+        self._write_csv = write_csv
         self._arrow: dict[str, pa.Table | None] = {}
         self.arrow = ArrowTables(self)
         self.polars = PolarsTables(self)
 
     @cached_property
     def summary(self) -> dict[str, Any]:
-        return json.loads(self._native.summary_json())  # type: ignore[no-any-return]
+        return json.loads(self._summary_json)  # type: ignore[no-any-return]
 
     @cached_property
+    def run_info(self) -> dict[str, Any]:
+        return json.loads(self._run_json)  # type: ignore[no-any-return]
+
+    @property
     def scenario(self) -> dict[str, Any]:
-        return json.loads(self._native.scenario_json())  # type: ignore[no-any-return]
+        return self.run_info["scenario"]  # type: ignore[no-any-return]
 
     @cached_property
     def flows(self) -> pd.DataFrame:
@@ -64,15 +92,38 @@ class Result:
         return self._pandas("rates")
 
     @cached_property
+    def pauses(self) -> pd.DataFrame | None:
+        return self._pandas("pauses")
+
+    @cached_property
     def trace(self) -> pd.DataFrame | None:
         return self._pandas("trace")
 
-    def write(self, dir: str | os.PathLike[str]) -> Path:
-        """Writes ``flows.csv``, ``ports.csv``, ``summary.json``, ``run.json`` and, if recorded,
-        ``queues.csv``, ``rates.csv`` and ``trace.csv`` into ``dir`` (created if needed),
-        byte for byte as ``aiccsim run`` does. Returns the folder."""
-        self._native.write(dir)
-        return Path(dir)
+    @cached_property
+    def collectives(self) -> pd.DataFrame:
+        return _arrow.to_pandas(self._required("collectives"))
+
+    def write(self, dir: str | os.PathLike[str], format: str = "csv") -> Path:
+        """Writes ``summary.json``, ``run.json`` and the tables into ``dir`` (created if needed):
+        ``flows``, ``ports`` and, if recorded, ``queues``, ``rates``, ``pauses`` and ``trace``.
+
+        ``format="csv"`` writes the ``.csv`` files byte for byte as ``aiccsim run`` does;
+        ``"parquet"`` writes ``.parquet`` files instead, with the Arrow schemas of the tables
+        (``aiccsim.load`` reads either back into the same tables); ``"both"`` writes both.
+        Returns the folder."""
+        from aiccsim import _write
+
+        if format not in FORMATS:
+            raise ValueError(f"format={format!r}: one of {', '.join(map(repr, FORMATS))}")
+        path = Path(dir)
+        if format in ("csv", "both"):
+            if self._write_csv is not None:
+                self._write_csv(path)
+            else:
+                _write.csv_files(self, path)
+        if format in ("parquet", "both"):
+            _write.parquet_files(self, path)
+        return path
 
     def __repr__(self) -> str:
         s = self.summary
@@ -82,8 +133,10 @@ class Result:
 
     def _table(self, name: str) -> pa.Table | None:
         if name not in self._arrow:
-            columns = self._native.table(name)
-            self._arrow[name] = None if columns is None else _arrow.table(columns)
+            if name == "collectives":
+                self._arrow[name] = _arrow.collectives(self.summary["collectives"])
+            else:
+                self._arrow[name] = self._source(name)
         return self._arrow[name]
 
     def _required(self, name: str) -> pa.Table:
@@ -94,6 +147,17 @@ class Result:
     def _pandas(self, name: str) -> pd.DataFrame | None:
         t = self._table(name)
         return None if t is None else _arrow.to_pandas(t)
+
+
+def from_native(native: NativeResult) -> Result:
+    """The Result of a run: its tables come from the engine's memory, its CSV files from the
+    engine's own writer."""
+
+    def tables(name: str) -> pa.Table | None:
+        columns = native.table(name)
+        return None if columns is None else _arrow.table(columns)
+
+    return Result(native.summary_json(), native.run_json(), tables, write_csv=native.write)
 
 
 class ArrowTables:
@@ -119,8 +183,16 @@ class ArrowTables:
         return self._result._table("rates")
 
     @property
+    def pauses(self) -> pa.Table | None:
+        return self._result._table("pauses")
+
+    @property
     def trace(self) -> pa.Table | None:
         return self._result._table("trace")
+
+    @property
+    def collectives(self) -> pa.Table:
+        return self._result._required("collectives")
 
 
 class PolarsTables:
@@ -132,15 +204,11 @@ class PolarsTables:
 
     @property
     def flows(self) -> pl.DataFrame:
-        frame = self._frame("flows")
-        assert frame is not None
-        return frame
+        return self._required("flows")
 
     @property
     def ports(self) -> pl.DataFrame:
-        frame = self._frame("ports")
-        assert frame is not None
-        return frame
+        return self._required("ports")
 
     @property
     def queues(self) -> pl.DataFrame | None:
@@ -151,8 +219,21 @@ class PolarsTables:
         return self._frame("rates")
 
     @property
+    def pauses(self) -> pl.DataFrame | None:
+        return self._frame("pauses")
+
+    @property
     def trace(self) -> pl.DataFrame | None:
         return self._frame("trace")
+
+    @property
+    def collectives(self) -> pl.DataFrame:
+        return self._required("collectives")
+
+    def _required(self, name: str) -> pl.DataFrame:
+        frame = self._frame(name)
+        assert frame is not None
+        return frame
 
     def _frame(self, name: str) -> pl.DataFrame | None:
         if name not in self._frames:

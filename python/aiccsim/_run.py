@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any, Union
 
 from aiccsim import _native
-from aiccsim._result import Result
+from aiccsim._result import Result, from_native
 
 ScenarioSource = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
@@ -39,7 +39,7 @@ def run(
     source, origin = _source(scenario)
     if isinstance(wall_limit, datetime.timedelta):
         wall_limit = wall_limit.total_seconds()
-    return Result(_native.run(source, origin, seed, wall_limit))
+    return from_native(_native.run(source, origin, seed, wall_limit))
 
 
 def _source(scenario: ScenarioSource) -> tuple[str | dict[str, Any], str]:

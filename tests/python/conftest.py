@@ -70,7 +70,7 @@ receiver = 0
 size = "1GB"
 """
 
-TABLES = ["flows", "ports", "queues", "rates", "trace"]
+TABLES = ["flows", "ports", "queues", "rates", "pauses", "trace"]
 
 
 @pytest.fixture
@@ -103,3 +103,48 @@ def python_m_aiccsim(*args: str, cwd: Path | None = None) -> subprocess.Complete
 
 def without_performance(summary: dict) -> dict:
     return {k: v for k, v in summary.items() if k != "performance"}
+
+
+# A small experiment for `aiccsim reproduce`: the 4-to-1 incast of SMALL (PFC pauses, timelines)
+# with PFC only and with DCQCN, and a claim.
+EXPERIMENT = """
+title = "4-to-1 incast: PFC only vs DCQCN"
+base = "small.toml"
+
+[[run]]
+name = "PFC only"
+
+[[run]]
+name = "DCQCN"
+set = { cc = { algorithm = "dcqcn" } }
+
+[plot]
+kind = "fct_cdf"
+
+[[check]]
+claim = "PFC only sends PAUSE frames"
+metric = "pause_frames"
+runs = ["PFC only"]
+rule = "at_least"
+value = 1
+"""
+
+
+@pytest.fixture(scope="session")
+def experiment_dir(aiccsim_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The output folder of `aiccsim reproduce` for EXPERIMENT (table.csv, checks.csv, plot.svg,
+    one folder per run). Tests copy it before changing anything in it."""
+    root = tmp_path_factory.mktemp("experiment")
+    spec = root / "experiments" / "tiny"
+    spec.mkdir(parents=True)
+    (spec / "experiment.toml").write_text(EXPERIMENT)
+    (spec / "small.toml").write_text(SMALL)
+    out = root / "out"
+    done = subprocess.run(
+        [str(aiccsim_bin), "reproduce", "tiny", "--experiments", str(root / "experiments"), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return out

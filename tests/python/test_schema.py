@@ -49,6 +49,14 @@ SCHEMA = {
         ("window_bytes", "Int64"),
         ("throughput_gbps", "float64"),
     ],
+    "pauses": [
+        ("time_ns", "float64"),
+        ("node", "str"),
+        ("port", "int64"),
+        ("peer", "str"),
+        ("priority", "int64"),
+        ("event", "str"),
+    ],
     "trace": [
         ("time_ns", "float64"),
         ("event", "str"),
@@ -93,11 +101,12 @@ def test_every_table_is_covered(runs: list[aiccsim.Result]) -> None:
     assert small.trace["flow"].isna().any() and small.trace["queue_bytes"].isna().any()
     assert stopped.flows["finish_ns"].isna().any() and stopped.rates["window_bytes"].notna().all()
     assert small.flows["collective"].isna().all() and stopped.flows["collective"].notna().all()
+    assert set(small.pauses["event"]) == {"pause", "resume"}
 
 
 def test_tables_not_recorded_are_none() -> None:
     r = aiccsim.run(SMALL.split("[output]")[0])
-    for name in ["queues", "rates", "trace"]:
+    for name in ["queues", "rates", "pauses", "trace"]:
         assert getattr(r, name) is None
         assert getattr(r.polars, name) is None
         assert getattr(r.arrow, name) is None

@@ -7,6 +7,7 @@ mod bench;
 mod checks;
 mod overrides;
 mod plot;
+mod python;
 mod reproduce;
 mod sweep;
 
@@ -104,6 +105,27 @@ enum Command {
         #[arg(long, short)]
         out: PathBuf,
     },
+    /// Write a self-contained HTML page of a run's results: summary, plots, scenario.
+    ///
+    /// For an experiment's folder (aiccsim reproduce), a page per run and an index page comparing
+    /// the runs. Runs in Python (AICCSIM_PYTHON, else python3), which needs the aiccsim package
+    /// and matplotlib (pip install '.[plot]').
+    Report {
+        /// A results folder (aiccsim run --out DIR) or an experiment's folder (out/ID).
+        dir: PathBuf,
+        /// The page to write; default DIR/report.html.
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+    },
+    /// Add Parquet files of the tables (flows.parquet, ...) to results folders.
+    ///
+    /// The CSV files stay. An experiment's folder (aiccsim reproduce) converts every run's folder.
+    /// Runs in Python (AICCSIM_PYTHON, else python3), which needs the aiccsim package.
+    Parquet {
+        /// Results folders or experiment folders.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+    },
     /// List the congestion-control algorithms with their parameters and defaults.
     Algorithms,
     /// Run the benchmark scenarios and report wall time, events and packet-hops per second.
@@ -152,6 +174,18 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
             (SweepBackend::Local, Some(_)) => Err(CliError::input("--address is for --backend ray")),
         },
         Command::ImportNs3 { topology, flows, base, out } => import_ns3(&topology, &flows, base.as_deref(), &out),
+        // The Python side prints its own errors: its exit code is the command's.
+        Command::Report { dir, out } => {
+            let mut args = vec![dir.into_os_string()];
+            if let Some(out) = out {
+                args.extend([OsString::from("--out"), out.into_os_string()]);
+            }
+            return python::run("report", args, &["aiccsim", "matplotlib"], "'.[plot]'");
+        }
+        Command::Parquet { dirs } => {
+            let args = dirs.into_iter().map(PathBuf::into_os_string).collect();
+            return python::run("parquet", args, &["aiccsim", "pyarrow.parquet"], ".");
+        }
         Command::Algorithms => {
             print_algorithms();
             Ok(())

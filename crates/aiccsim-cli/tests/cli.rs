@@ -151,10 +151,30 @@ fn algorithms_lists_parameters_with_defaults() {
 
 #[test]
 fn help_is_everywhere() {
-    for sub in ["run", "validate", "reproduce", "algorithms", "bench"] {
+    for sub in ["run", "validate", "reproduce", "algorithms", "bench", "report", "parquet"] {
         let o = aiccsim(&[sub, "--help"]);
         assert!(o.status.success(), "{sub} --help");
         assert!(String::from_utf8_lossy(&o.stdout).contains("Usage"));
+    }
+}
+
+/// `report` and `parquet` run in Python: without a usable interpreter they say, in one line, how
+/// to get one (the Python tests run them with the package installed).
+#[test]
+fn report_and_parquet_without_python_say_how_to_install_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().to_str().unwrap();
+    for (sub, package) in [("report", "pip install '.[plot]'"), ("parquet", "pip install .")] {
+        let o = Command::new(env!("CARGO_BIN_EXE_aiccsim"))
+            .args([sub, folder])
+            .env("AICCSIM_PYTHON", dir.path().join("no-python"))
+            .output()
+            .expect("runs");
+        assert_eq!(o.status.code(), Some(1), "{sub}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with(&format!("error: aiccsim {sub} runs in Python and ")), "{err}");
+        assert!(err.contains("cannot be started") && err.contains(package), "{err}");
     }
 }
 
@@ -241,4 +261,39 @@ fn big_expected_output_is_warned_about_before_the_run() {
     let quiet = write(dir.path(), "q.toml", SMALL);
     let o = aiccsim(&["run", quiet.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
+}
+
+/// `aiccsim validate big.toml | head -1`: the reader goes away with most of the output unwritten;
+/// the command ends quietly (by SIGPIPE, as `cat` would), without a panic message.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_pipe_ends_the_command_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.toml");
+    // 5000 explicit flows: the resolved scenario is far larger than a pipe's buffer.
+    let flows: Vec<String> = (0..5000).map(|i| format!("{{ src = {}, dst = 0, size = \"1KB\" }}", 1 + i % 3)).collect();
+    let text = format!(
+        "[topology]\nkind = \"star\"\nhosts = 4\nlink = {{ bandwidth = \"100Gbps\", delay = \"1us\" }}\n\
+         [workload]\nkind = \"flows\"\nflows = [{}]\n",
+        flows.join(", ")
+    );
+    std::fs::write(&path, text).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_aiccsim"))
+        .args(["validate", path.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    // The reader (and with it the pipe's only read end) is dropped here.
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(first.starts_with('#') || first.starts_with('['), "{first}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.signal(), Some(13), "{:?} {stderr}", out.status); // SIGPIPE
 }

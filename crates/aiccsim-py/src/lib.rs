@@ -7,6 +7,7 @@
 mod cli;
 mod columns;
 mod errors;
+mod ns3;
 mod result;
 mod run;
 mod scenario;
@@ -18,6 +19,7 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run::run, m)?)?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
+    m.add_function(wrap_pyfunction!(ns3::import_ns3, m)?)?;
     m.add_class::<result::NativeResult>()?;
     m.add("ScenarioError", m.py().get_type::<errors::ScenarioError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

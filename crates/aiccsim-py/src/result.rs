@@ -14,14 +14,14 @@ pub struct NativeResult {
 
 #[pymethods]
 impl NativeResult {
-    /// The text of `summary.json`.
+    /// The text of `summary.json`, byte for byte as `aiccsim run` writes it.
     fn summary_json(&self) -> String {
-        serde_json::to_string(&self.results.summary).expect("the summary serialises")
+        self.results.summary_json()
     }
 
-    /// The scenario with every default filled in, as JSON (the `scenario` of `run.json`).
-    fn scenario_json(&self) -> String {
-        serde_json::to_string(&self.results.scenario).expect("the scenario serialises")
+    /// The text of `run.json`: version, seed and the scenario with every default filled in.
+    fn run_json(&self) -> String {
+        self.results.run_json()
     }
 
     /// The columns of one table, or None if the run did not record it.

@@ -26,12 +26,13 @@ pub fn table(r: &Results, name: &str) -> Option<Vec<Column>> {
         "ports" => Some(ports(r)),
         "queues" => r.timelines.then(|| queues(r)),
         "rates" => r.timelines.then(|| rates(r)),
+        "pauses" => r.timelines.then(|| pauses(r)),
         "trace" => r.trace.is_some().then(|| trace(r)),
         _ => None,
     }
 }
 
-pub const NAMES: [&str; 5] = ["flows", "ports", "queues", "rates", "trace"];
+pub const NAMES: [&str; 6] = ["flows", "ports", "queues", "rates", "pauses", "trace"];
 
 fn flows(r: &Results) -> Vec<Column> {
     let f = &r.flows;
@@ -86,6 +87,19 @@ fn rates(r: &Results) -> Vec<Column> {
         Column::float("rate_gbps", s.iter().map(|x| six_decimals(x.rate_bps / 1e9))),
         Column::int_opt("window_bytes", s.iter().map(|x| x.window_bytes.map(|w| w as i64))),
         Column::float("throughput_gbps", s.iter().map(|x| six_decimals(x.throughput_bps / 1e9))),
+    ]
+}
+
+fn pauses(r: &Results) -> Vec<Column> {
+    let p = &r.pauses;
+    let topo = &r.topology;
+    vec![
+        Column::float("time_ns", p.iter().map(|x| ns(x.time))),
+        Column::str("node", p.iter().map(|x| topo.node_name(x.node))),
+        Column::int("port", p.iter().map(|x| x.port.into())),
+        Column::str("peer", p.iter().map(|x| topo.node_name(x.peer))),
+        Column::int("priority", p.iter().map(|x| x.priority.into())),
+        Column::str("event", p.iter().map(|x| if x.pause { "pause" } else { "resume" })),
     ]
 }
 

@@ -1,5 +1,5 @@
 //! Writes a run's results into a folder: `flows.csv`, `summary.json`, `ports.csv`, `run.json`,
-//! with timelines on, `queues.csv` and `rates.csv`, and with a trace, `trace.csv`.
+//! with timelines on, `queues.csv`, `rates.csv` and `pauses.csv`, and with a trace, `trace.csv`.
 //!
 //! Times are written in nanoseconds with three decimals (exact picoseconds), so files are
 //! byte-identical for the same scenario and seed. Each file is written to a temporary name and
@@ -137,6 +137,23 @@ impl Results {
         c.flush()
     }
 
+    pub fn write_pauses(&self, w: &mut dyn Write) -> io::Result<()> {
+        let mut c = csv::Writer::from_writer(w);
+        c.write_record(["time_ns", "node", "port", "peer", "priority", "event"]).map_err(csv_err)?;
+        for e in &self.pauses {
+            c.write_record([
+                ns(e.time),
+                self.topology.node_name(e.node),
+                e.port.to_string(),
+                self.topology.node_name(e.peer),
+                e.priority.to_string(),
+                (if e.pause { "pause" } else { "resume" }).to_string(),
+            ])
+            .map_err(csv_err)?;
+        }
+        c.flush()
+    }
+
     pub fn write_trace(&self, w: &mut dyn Write) -> io::Result<()> {
         use crate::metrics::trace::kind_name;
         let mut c = csv::Writer::from_writer(w);
@@ -173,27 +190,37 @@ impl Results {
         c.flush()
     }
 
+    /// The text of `summary.json`. The Python package writes it next to Parquet tables, so the
+    /// two kinds of results folder share it byte for byte.
+    pub fn summary_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(&self.summary).expect("summary serialises");
+        text.push('\n');
+        text
+    }
+
+    /// The text of `run.json`: what was run (version, seed, the resolved scenario).
+    pub fn run_json(&self) -> String {
+        let run = serde_json::json!({
+            "aiccsim_version": env!("CARGO_PKG_VERSION"),
+            "seed": self.scenario.simulation.seed,
+            "scenario": self.scenario,
+        });
+        let mut text = serde_json::to_string_pretty(&run).expect("run.json serialises");
+        text.push('\n');
+        text
+    }
+
     /// Writes every result file into `dir` (created if needed).
     pub fn write_dir(&self, dir: &Path) -> io::Result<()> {
         fs::create_dir_all(dir)?;
         atomic_write(dir, "flows.csv", |w| self.write_flows(w))?;
         atomic_write(dir, "ports.csv", |w| self.write_ports(w))?;
-        atomic_write(dir, "summary.json", |w| {
-            serde_json::to_writer_pretty(&mut *w, &self.summary)?;
-            writeln!(w)
-        })?;
-        atomic_write(dir, "run.json", |w| {
-            let run = serde_json::json!({
-                "aiccsim_version": env!("CARGO_PKG_VERSION"),
-                "seed": self.scenario.simulation.seed,
-                "scenario": self.scenario,
-            });
-            serde_json::to_writer_pretty(&mut *w, &run)?;
-            writeln!(w)
-        })?;
+        atomic_write(dir, "summary.json", |w| w.write_all(self.summary_json().as_bytes()))?;
+        atomic_write(dir, "run.json", |w| w.write_all(self.run_json().as_bytes()))?;
         if self.timelines {
             atomic_write(dir, "queues.csv", |w| self.write_queues(w))?;
             atomic_write(dir, "rates.csv", |w| self.write_rates(w))?;
+            atomic_write(dir, "pauses.csv", |w| self.write_pauses(w))?;
         }
         if self.trace.is_some() {
             atomic_write(dir, "trace.csv", |w| self.write_trace(w))?;

@@ -64,6 +64,35 @@ pub struct RateSample {
     pub throughput_bps: f64,
 }
 
+/// One row of `pauses.csv`: a PFC frame a switch port sent to its peer.
+#[derive(Clone, Copy, Debug)]
+pub struct PauseSample {
+    pub time: SimTime,
+    /// The sending port (global index).
+    pub port: u32,
+    pub priority: u8,
+    /// PAUSE (true) or RESUME (false).
+    pub pause: bool,
+}
+
+/// `pauses.csv` keeps at most this many rows; the rest are counted (`pause_log.rows_dropped`).
+/// A run that sends more PFC frames than this has them in `ports.csv` totals; the timeline of
+/// the first million shows how the pausing starts.
+pub const MAX_PAUSE_ROWS: usize = 1_000_000;
+
+/// A row of `pauses.csv` as written: nodes by number (names at writing).
+#[derive(Clone, Copy, Debug)]
+pub struct PauseRow {
+    pub time: SimTime,
+    pub node: u32,
+    /// The port's number on `node`.
+    pub port: u32,
+    /// The node the frame pauses or resumes.
+    pub peer: u32,
+    pub priority: u8,
+    pub pause: bool,
+}
+
 /// Per-port counters, for `ports.csv`.
 #[derive(Clone, Debug)]
 pub struct PortRecord {
@@ -83,6 +112,8 @@ pub struct Recorder {
     last_queue: Vec<u64>,
     pub queues: Vec<QueueSample>,
     pub rates: Vec<RateSample>,
+    pub pauses: Vec<PauseSample>,
+    pub pauses_dropped: u64,
 }
 
 impl Recorder {
@@ -104,6 +135,25 @@ impl Recorder {
             last_queue: vec![0; topo.ports.len()],
             queues: Vec::new(),
             rates: Vec::new(),
+            pauses: Vec::new(),
+            pauses_dropped: 0,
+        }
+    }
+
+    /// Whether PFC frames are logged (timelines are on).
+    #[inline]
+    pub fn logs_pauses(&self) -> bool {
+        self.interval.is_some()
+    }
+
+    /// Switch port `port` sends a PFC frame: every one is logged, not sampled, because a
+    /// pause can start and end between two samples.
+    #[cold]
+    pub fn pfc_frame(&mut self, time: SimTime, port: u32, priority: u8, pause: bool) {
+        if self.pauses.len() < MAX_PAUSE_ROWS {
+            self.pauses.push(PauseSample { time, port, priority, pause });
+        } else {
+            self.pauses_dropped += 1;
         }
     }
 
@@ -234,6 +284,9 @@ pub struct Summary {
     /// Rows of `trace.csv` kept and dropped past `output.trace.max_rows` (with a trace only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceSummary>,
+    /// Rows of `pauses.csv` kept and dropped past `MAX_PAUSE_ROWS` (with timelines only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pause_log: Option<TraceSummary>,
     /// Wall-clock figures: the only fields that differ between two runs of the same scenario.
     pub performance: Performance,
 }
@@ -310,6 +363,8 @@ pub struct Results {
     pub summary: Summary,
     pub queues: Vec<QueueSample>,
     pub rates: Vec<RateSample>,
+    /// PFC frames sent by switches, with node names resolved (timelines only).
+    pub pauses: Vec<PauseRow>,
     pub ports: Vec<PortRecord>,
     pub timelines: bool,
     /// The per-packet trace, when the scenario asked for one.
@@ -468,6 +523,9 @@ pub(crate) fn collect(
         rtt_ns: delays.0.summary_ns(),
         queuing_delay_ns: delays.1.summary_ns(),
         trace: tracer.as_ref().map(|t| TraceSummary { rows: t.rows.len() as u64, rows_dropped: t.rows_dropped }),
+        pause_log: recorder
+            .logs_pauses()
+            .then_some(TraceSummary { rows: recorder.pauses.len() as u64, rows_dropped: recorder.pauses_dropped }),
         performance: Performance {
             wall_seconds,
             events_per_second: counters.events as f64 / secs,
@@ -479,6 +537,21 @@ pub(crate) fn collect(
         scenario,
         flows: records,
         summary,
+        pauses: recorder
+            .pauses
+            .iter()
+            .map(|e| {
+                let p = &ports[e.port as usize];
+                PauseRow {
+                    time: e.time,
+                    node: p.node,
+                    port: p.local,
+                    peer: ports[p.peer as usize].node,
+                    priority: e.priority,
+                    pause: e.pause,
+                }
+            })
+            .collect(),
         queues: recorder.queues,
         rates: recorder.rates,
         ports: port_records,

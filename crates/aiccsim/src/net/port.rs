@@ -321,6 +321,9 @@ impl Simulation {
         pkt.pfc_class = class;
         pkt.pfc_pause = pause;
         self.in_network += 1;
+        if self.recorder.logs_pauses() {
+            self.recorder.pfc_frame(self.now, p, class, pause);
+        }
         let port = &mut self.ports[p as usize];
         port.pfc_out.push_back(pkt);
         port.pfc_frames += 1;

@@ -1,0 +1,353 @@
+"""Plots of results with matplotlib: `aiccsim report` draws these, and so can a notebook.
+
+Every function takes a `Result`, or a mapping label -> Result to compare runs on one plot (one
+colour per run, in the mapping's order), and optionally the matplotlib Axes to draw on; it
+returns the Axes. Without an Axes it draws on a new Figure (``ax.figure``) made without pyplot,
+so nothing is added to pyplot's global state and any backend can show or save it
+(``ax.figure.savefig("fct.png")``; a notebook shows ``ax.figure``).
+
+When none of the results has what a plot needs (no timelines sampled, no finished flow, no
+collective), the function raises `NoData`, a ValueError whose message says what is missing and
+which scenario setting records it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Union
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.ticker import EngFormatter
+
+from aiccsim._result import Result
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+
+Results = Union[Result, Mapping[str, Result]]
+
+__all__ = [
+    "NoData",
+    "cct_bars",
+    "fct_cdf",
+    "pause_timeline",
+    "queue_timeline",
+    "rate_timeline",
+    "slowdown_by_size",
+    "throughput_timeline",
+]
+
+SAMPLED = "set output.sample_interval in the scenario's [output] to sample timelines"
+
+
+class NoData(ValueError):
+    """None of the results has the data a plot needs; the message says what to change."""
+
+
+def fct_cdf(results: Results, ax: Axes | None = None) -> Axes:
+    """The distribution of flow completion times, one line per run: 0 up to the first FCT, then
+    a step up of 1/n at each of the n finished flows' FCT. Unfinished flows are left out. The
+    FCT axis is logarithmic when the FCTs span more than a factor of 100."""
+    runs = _runs(results)
+    ax = _axes(ax)
+    drawn = []
+    for i, label, r in runs:
+        fct = np.sort(r.flows["fct_ns"].dropna().to_numpy()) / 1e3
+        if len(fct) == 0:
+            continue
+        x = np.concatenate([fct[:1], fct])
+        y = np.arange(len(fct) + 1) / len(fct)
+        ax.step(x, y, where="post", color=f"C{i}", label=_name(label, r))
+        drawn.append(fct)
+    if not drawn:
+        raise NoData("fct_cdf: no flow finished, so there is no FCT to plot")
+    _log_if_wide(ax, "x", np.concatenate(drawn))
+    ax.set(xlabel="flow completion time (µs)", ylabel="fraction of flows", ylim=(0, 1.02), title="FCT CDF")
+    ax.legend(fontsize="small", loc="lower right")
+    return ax
+
+
+def slowdown_by_size(results: Results, ax: Axes | None = None, *, bins: int = 10) -> Axes:
+    """The median (solid) and 99th-percentile (dashed) slowdown of finished flows by flow size,
+    two lines per run. Flows are grouped by size: each distinct size if there are at most
+    ``bins`` of them, else ``bins`` groups of equal width on a log scale, each drawn at the
+    median size of its flows. Percentiles are by nearest rank, as in summary.json."""
+    runs = _runs(results)
+    ax = _axes(ax)
+    finished = [(i, label, r, r.flows[r.flows["slowdown"].notna()]) for i, label, r in runs]
+    sizes = np.concatenate([done["size_bytes"].to_numpy() for *_, done in finished])
+    if len(sizes) == 0:
+        raise NoData("slowdown_by_size: no flow finished, so there is no slowdown to plot")
+    distinct = np.unique(sizes)
+    edges = None if len(distinct) <= bins else np.geomspace(distinct[0], distinct[-1] + 1, bins + 1)
+    for i, label, r, done in finished:
+        if done.empty:
+            continue
+        groups = done.groupby(done["size_bytes"] if edges is None else np.digitize(done["size_bytes"], edges))
+        x = groups["size_bytes"].median().to_numpy()
+        for q, style in [(50, "-"), (99, "--")]:
+            y = groups["slowdown"].agg(lambda s, q=q: np.percentile(s, q, method="inverted_cdf")).to_numpy()
+            ax.plot(x, y, style, marker="o", color=f"C{i}", label=f"{_name(label, r)} p{q}")
+    _log_if_wide(ax, "x", sizes, factor=10)
+    _log_if_wide(ax, "y", np.concatenate([done["slowdown"].to_numpy() for *_, done in finished]))
+    ax.xaxis.set_major_formatter(EngFormatter(unit="B"))  # 200 kB, 1 MB: sizes in the scenario's units
+    ax.set(xlabel="flow size", ylabel="slowdown (FCT / ideal FCT)", title="Slowdown by flow size")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def queue_timeline(
+    results: Results,
+    ax: Axes | None = None,
+    *,
+    ports: Sequence[tuple[int, int]] | None = None,
+    top: int | None = None,
+) -> Axes:
+    """The egress queue of switch ports over time (queues.csv), one line per port and run.
+
+    ``ports``: (switch, port) pairs; by default the ``top`` ports with the largest queue over
+    all runs (6 for one Result, 1 to compare runs). A sample that queues.csv leaves out is an
+    empty queue: each line is drawn as steps through the samples, from 0 at time 0."""
+    runs = _runs(results)
+    ax = _axes(ax)
+    queues = [(i, label, r, r.queues) for i, label, r in runs if r.queues is not None]
+    if not queues:
+        raise NoData(f"queue_timeline: no queue samples: {SAMPLED}")
+    if all(q.empty for *_, q in queues):
+        raise NoData("queue_timeline: every sampled switch queue stayed empty")
+    if ports is None:
+        peaks = _concat([q for *_, q in queues]).groupby(["switch", "port"])["bytes"].max()
+        count = top if top is not None else (6 if len(runs) == 1 else 1)
+        ports = list(peaks.sort_values(ascending=False, kind="stable").index[:count])
+    for i, label, r, q in queues:
+        for j, (switch, port) in enumerate(ports):
+            rows = q[(q["switch"] == switch) & (q["port"] == port)]
+            t = np.concatenate([[0.0], rows["time_ns"].to_numpy() / 1e3])
+            kb = np.concatenate([[0.0], rows["bytes"].to_numpy() / 1e3])
+            name = _prefixed(label, _port_name(r, f"s{switch}", port))
+            ax.step(t, kb, where="post", label=name, **_style(len(runs), i, j))
+    ax.set(xlabel="time (µs)", ylabel="egress queue (KB)", title="Switch queues")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize="small")
+    return ax
+
+
+def rate_timeline(
+    results: Results,
+    ax: Axes | None = None,
+    *,
+    flows: Sequence[int] | None = None,
+    window: bool = False,
+    top: int = 8,
+) -> Axes:
+    """The rate the congestion-control algorithm sets for each flow over time (rates.csv), or
+    with ``window=True`` its window, one line per flow and run. ``flows``: the flow ids; by
+    default the first ``top`` flows sampled."""
+    column, unit, scale = ("window_bytes", "window (KB)", 1e3) if window else ("rate_gbps", "rate (Gbit/s)", 1.0)
+    ax = _flow_lines("rate_timeline", results, ax, column, flows, top, "default", scale)
+    ax.set(xlabel="time (µs)", ylabel=unit, title="Window per flow" if window else "Rate per flow")
+    ax.set_ylim(bottom=0)
+    return ax
+
+
+def throughput_timeline(
+    results: Results,
+    ax: Axes | None = None,
+    *,
+    flows: Sequence[int] | None = None,
+    top: int = 8,
+) -> Axes:
+    """The throughput each flow delivered over time (rates.csv: payload bytes received in order
+    during the interval before each sample), one line per flow and run, drawn as steps that
+    cover their interval. ``flows``: the flow ids; by default the first ``top`` flows
+    sampled."""
+    ax = _flow_lines("throughput_timeline", results, ax, "throughput_gbps", flows, top, "steps-pre", 1.0)
+    ax.set(xlabel="time (µs)", ylabel="throughput (Gbit/s)", title="Throughput per flow")
+    ax.set_ylim(bottom=0)
+    return ax
+
+
+def pause_timeline(results: Results, ax: Axes | None = None) -> Axes:
+    """When PFC paused which link: one row per switch port and priority that sent PAUSE
+    frames, a bar from each PAUSE to the RESUME that ends it (or the end of the run), from
+    pauses.csv. Where the log was cut at its row limit (``summary["pause_log"]``), it ends at
+    the last frame logged and the title says so. Results without a pauses table (none sampled,
+    or files from an aiccsim without it) get the totals of ports.csv instead: PAUSE frames sent
+    per switch port, as bars."""
+    runs = _runs(results)
+    ax = _axes(ax)
+    if all(r.pauses is not None for _, _, r in runs):
+        rows = [(i, label, key, spans) for i, label, r in runs for key, spans in _pause_spans(r)]
+        if not rows:
+            raise NoData("pause_timeline: no PAUSE frame was sent")
+        for y, (i, _, _, spans) in enumerate(rows):
+            ax.broken_barh([(start, end - start) for start, end in spans], (y - 0.4, 0.8), color=f"C{i}")
+        names = [_prefixed(label, f"{node}:{port} → {peer} p{prio}") for _, label, (node, port, peer, prio), _ in rows]
+        ax.set_yticks(range(len(rows)), names)
+        ax.invert_yaxis()
+        cut = [label or "the log" for _, label, r in runs if _pause_log_cut(r)]
+        title = "PFC pauses (sender port → paused neighbour, priority)"
+        ax.set(xlabel="time (µs)", title=title + (f"\n{', '.join(cut)}: cut at the row limit" if cut else ""))
+        _figure_height(ax, len(rows))
+        return ax
+    bars = [(i, label, r, p) for i, label, r in runs for p in r.ports.itertuples() if p.pause_sent > 0]
+    if not bars:
+        raise NoData("pause_timeline: no PAUSE frame was sent")
+    for y, (i, _, _, p) in enumerate(bars):
+        ax.barh(y, p.pause_sent, color=f"C{i}")
+    ax.set_yticks(range(len(bars)), [_prefixed(label, _port_name(r, p.node, p.port)) for _, label, r, p in bars])
+    ax.invert_yaxis()
+    ax.set(xlabel="PAUSE frames sent", title="PFC PAUSE frames per switch port (totals of ports.csv)")
+    _figure_height(ax, len(bars))
+    return ax
+
+
+def cct_bars(results: Results, ax: Axes | None = None) -> Axes:
+    """How long each collective took (summary.json's ``collectives``: from its first flow's
+    start to its last flow's finish), one bar per collective and run. A collective that did not
+    finish has no bar and is marked "unfinished"."""
+    runs = _runs(results)
+    ax = _axes(ax)
+    names = list(dict.fromkeys(n for _, _, r in runs for n in r.collectives["name"]))
+    if not names:
+        raise NoData("cct_bars: no collective (the workload's flows carry no collective tag)")
+    height = 0.8 / len(runs)
+    for i, label, r in runs:
+        durations = dict(zip(r.collectives["name"], r.collectives["duration_ns"]))
+        for j, name in enumerate(names):
+            y = j - 0.4 + (i + 0.5) * height
+            d = durations.get(name)
+            if d is None or np.isnan(d):
+                if name in durations:
+                    ax.text(0, y, " unfinished", va="center", fontsize="small")
+                continue
+            ax.barh(y, d / 1e3, height, color=f"C{i}", label=_name(label, r) if j == 0 else None)
+    ax.set_yticks(range(len(names)), names)
+    ax.invert_yaxis()
+    ax.set(xlabel="collective completion time (µs)", title="Collective completion times")
+    if len(runs) > 1:
+        ax.legend(fontsize="small")
+    _figure_height(ax, len(names) * len(runs))
+    return ax
+
+
+def _flow_lines(
+    function: str,
+    results: Results,
+    ax: Axes | None,
+    column: str,
+    flows: Sequence[int] | None,
+    top: int,
+    drawstyle: str,
+    scale: float,
+) -> Axes:
+    """One line per flow and run: a column of rates.csv (divided by ``scale``) against time."""
+    runs = _runs(results)
+    ax = _axes(ax)
+    sampled = [(i, label, r.rates) for i, label, r in runs if r.rates is not None]
+    if not sampled:
+        raise NoData(f"{function}: no rate samples: {SAMPLED}")
+    rates = [(i, label, q[q[column].notna()]) for i, label, q in sampled]
+    if all(q.empty for *_, q in rates):
+        algorithms = ", ".join(sorted({r.summary["algorithm"] for _, _, r in runs}))
+        why = f"{algorithms} keeps no window" if column == "window_bytes" else "no flow was sampled"
+        raise NoData(f"{function}: nothing to plot: {why}")
+    if flows is None:
+        flows = sorted(_concat([q for *_, q in rates])["flow"].unique())[:top]
+    for i, label, q in rates:
+        for j, flow in enumerate(flows):
+            rows = q[q["flow"] == flow]
+            if rows.empty:
+                continue
+            x, y = rows["time_ns"].to_numpy() / 1e3, rows[column].to_numpy(dtype=float) / scale
+            ax.plot(x, y, drawstyle=drawstyle, label=_prefixed(label, f"flow {flow}"), **_style(len(runs), i, j))
+    ax.legend(fontsize="small", ncol=2 if len(ax.get_lines()) > 8 else 1)
+    return ax
+
+
+def _pause_spans(r: Result) -> list[tuple[tuple[str, int, str, int], list[tuple[float, float]]]]:
+    """Per (node, port, peer, priority) that sent PAUSE frames, the paused intervals in µs: from
+    a PAUSE while not paused to the next RESUME, or to the end of the run (of the log, if the
+    log was cut: what came after is not known)."""
+    pauses = r.pauses
+    assert pauses is not None
+    if _pause_log_cut(r):
+        end = pauses["time_ns"].max() / 1e3
+    else:
+        end = r.summary["simulated_time_ns"] / 1e3
+    out = []
+    for key, rows in pauses.groupby(["node", "port", "peer", "priority"], sort=True):
+        spans, since = [], None
+        for t, event in zip(rows["time_ns"].to_numpy() / 1e3, rows["event"]):
+            if event == "pause" and since is None:
+                since = t
+            elif event == "resume" and since is not None:
+                spans.append((since, t))
+                since = None
+        if since is not None:
+            spans.append((since, end))
+        if spans:
+            out.append(((str(key[0]), int(key[1]), str(key[2]), int(key[3])), spans))
+    return out
+
+
+def _pause_log_cut(r: Result) -> bool:
+    return bool((r.summary.get("pause_log") or {}).get("rows_dropped"))
+
+
+def _runs(results: Results) -> list[tuple[int, str | None, Result]]:
+    """(colour index, label, Result) per run; a lone Result has no label."""
+    if isinstance(results, Result):
+        return [(0, None, results)]
+    if isinstance(results, Mapping) and results and all(isinstance(r, Result) for r in results.values()):
+        return [(i, str(label), r) for i, (label, r) in enumerate(results.items())]
+    raise TypeError("plot a Result, or a non-empty mapping of labels to Results")
+
+
+def _style(runs: int, run: int, line: int) -> dict[str, str]:
+    """One run: a colour per line. Several: a colour per run, a dash pattern per line."""
+    if runs == 1:
+        return {"color": f"C{line}"}
+    return {"color": f"C{run}", "linestyle": ["-", "--", ":", "-."][line % 4]}
+
+
+def _axes(ax: Axes | None) -> Axes:
+    if ax is not None:
+        return ax
+    return Figure(figsize=(8, 4.5), layout="constrained").add_subplot()
+
+
+def _figure_height(ax: Axes, rows: int) -> None:
+    """A figure this function made grows with its rows of bars, so that their labels fit."""
+    fig = ax.figure
+    if isinstance(fig, Figure) and len(fig.axes) == 1:
+        fig.set_figheight(max(fig.get_figheight(), 1.2 + 0.28 * rows))
+
+
+def _name(label: str | None, r: Result) -> str:
+    return label if label is not None else str(r.summary["algorithm"])
+
+
+def _prefixed(label: str | None, what: str) -> str:
+    return what if label is None else f"{label}: {what}"
+
+
+def _port_name(r: Result, node: str, port: int) -> str:
+    """The port as "s0:1 → h1": node, port, and the neighbour it leads to (from ports.csv)."""
+    p = r.ports
+    peer = p.loc[(p["node"] == node) & (p["port"] == port), "peer"]
+    return f"{node}:{port}" + (f" → {peer.iloc[0]}" if len(peer) else "")
+
+
+def _log_if_wide(ax: Axes, axis: str, values: np.ndarray, factor: float = 100) -> None:
+    positive = values[values > 0]
+    if len(positive) and positive.max() > factor * positive.min():
+        (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+
+
+def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,243 @@
+"""`aiccsim.plot` on real results: what each plot draws (lines, bars, spans), comparisons of
+several runs, and the NoData message when a result lacks what a plot needs."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.collections import PolyCollection
+from matplotlib.figure import Figure
+
+import aiccsim
+from aiccsim import plot
+
+from conftest import SMALL, STOPPED
+
+# Flows of four sizes (two of them in collectives, one of which cannot finish in 30 us), DCQCN.
+MIXED = """
+[topology]
+kind = "star"
+hosts = 4
+link = { bandwidth = "100Gbps", delay = "1us" }
+[cc]
+algorithm = "dcqcn"
+[workload]
+kind = "flows"
+flows = [
+  { src = 1, dst = 0, size = "10KB" },
+  { src = 2, dst = 0, size = "10KB" },
+  { src = 3, dst = 0, size = "100KB" },
+  { src = 1, dst = 2, size = "100KB" },
+  { src = 2, dst = 3, size = "1MB", collective = { kind = "all_reduce", group_size = 2, id = 0 } },
+  { src = 3, dst = 2, size = "1MB", collective = { kind = "all_reduce", group_size = 2, id = 0 } },
+  { src = 0, dst = 1, size = "2MB", collective = { kind = "all_to_all", group_size = 2, id = 1 } },
+  { src = 1, dst = 0, size = "2MB", collective = { kind = "all_to_all", group_size = 2, id = 1 } },
+]
+[output]
+sample_interval = "5us"
+"""
+
+
+@pytest.fixture(scope="module")
+def small() -> aiccsim.Result:
+    return aiccsim.run(SMALL)
+
+
+@pytest.fixture(scope="module")
+def dcqcn() -> aiccsim.Result:
+    return aiccsim.run(SMALL.replace('algorithm = "none"', 'algorithm = "dcqcn"'))
+
+
+@pytest.fixture(scope="module")
+def mixed() -> aiccsim.Result:
+    return aiccsim.run(MIXED)
+
+
+@pytest.fixture(scope="module")
+def bare() -> aiccsim.Result:
+    """No timelines, no trace."""
+    return aiccsim.run(SMALL.split("[output]")[0])
+
+
+def test_fct_cdf(small: aiccsim.Result, dcqcn: aiccsim.Result) -> None:
+    ax = plot.fct_cdf(small)
+    (line,) = ax.get_lines()
+    x, y = line.get_data()
+    fct = sorted(small.flows["fct_ns"] / 1e3)
+    assert list(x) == [fct[0], *fct]
+    assert list(y) == [0, 0.25, 0.5, 0.75, 1.0]
+    assert ax.get_xlabel() == "flow completion time (µs)" and ax.get_legend() is not None
+    both = plot.fct_cdf({"PFC only": small, "DCQCN": dcqcn})
+    assert [line.get_label() for line in both.get_lines()] == ["PFC only", "DCQCN"]
+
+
+def test_slowdown_by_size(mixed: aiccsim.Result, small: aiccsim.Result) -> None:
+    ax = plot.slowdown_by_size(mixed)
+    p50, p99 = ax.get_lines()
+    assert (p50.get_label(), p99.get_label()) == ("dcqcn p50", "dcqcn p99")
+    # One point per distinct size, at that size; p99 of two flows is the larger one.
+    assert list(p50.get_xdata()) == [10_000, 100_000, 1_000_000, 2_000_000]
+    big = mixed.flows[mixed.flows["size_bytes"] == 2_000_000]["slowdown"]
+    assert p99.get_ydata()[-1] == big.max() and p50.get_ydata()[-1] == big.min()
+    assert ax.get_xscale() == "log"  # sizes span 200x
+    assert len(plot.slowdown_by_size(mixed, bins=2).get_lines()[0].get_xdata()) == 2
+    assert len(plot.slowdown_by_size({"a": mixed, "b": small}).get_lines()) == 4
+
+
+def test_queue_timeline(small: aiccsim.Result, dcqcn: aiccsim.Result) -> None:
+    queued = small.queues.groupby(["switch", "port"])["bytes"].max().sort_values(ascending=False, kind="stable")
+    ax = plot.queue_timeline(small)
+    assert len(ax.get_lines()) == min(6, len(queued))
+    busiest = ax.get_lines()[0]
+    switch, port = queued.index[0]
+    assert busiest.get_label() == f"s{switch}:{port} → h0"
+    # In KB, from 0 at time 0, stepping through the samples.
+    assert busiest.get_drawstyle() == "steps-post"
+    assert busiest.get_ydata()[0] == 0 and max(busiest.get_ydata()) == queued.iloc[0] / 1e3
+    assert len(plot.queue_timeline(small, ports=[(0, 0)]).get_lines()) == 1
+    compared = plot.queue_timeline({"PFC only": small, "DCQCN": dcqcn})
+    assert [line.get_label() for line in compared.get_lines()] == ["PFC only: s0:0 → h0", "DCQCN: s0:0 → h0"]
+
+
+def test_rate_and_window_timelines(small: aiccsim.Result) -> None:
+    hpcc = aiccsim.run(STOPPED)
+    ax = plot.rate_timeline(small)
+    assert [line.get_label() for line in ax.get_lines()] == [f"flow {f}" for f in range(4)]
+    assert ax.get_ylabel() == "rate (Gbit/s)" and set(ax.get_lines()[0].get_ydata()) == {100.0}
+    window = plot.rate_timeline(hpcc, window=True, top=3)
+    assert len(window.get_lines()) == 3 and window.get_ylabel() == "window (KB)"
+    assert len(plot.rate_timeline(hpcc, flows=[0, 4]).get_lines()) == 2
+    with pytest.raises(plot.NoData, match="rate_timeline: nothing to plot: none keeps no window"):
+        plot.rate_timeline(small, window=True)
+
+
+def test_throughput_timeline(small: aiccsim.Result, dcqcn: aiccsim.Result) -> None:
+    ax = plot.throughput_timeline(small)
+    lines = ax.get_lines()
+    assert len(lines) == 4 and all(line.get_drawstyle() == "steps-pre" for line in lines)
+    flow0 = small.rates[small.rates["flow"] == 0]
+    assert list(lines[0].get_ydata()) == list(flow0["throughput_gbps"])
+    compared = plot.throughput_timeline({"a": small, "b": dcqcn}, flows=[1])
+    assert [line.get_label() for line in compared.get_lines()] == ["a: flow 1", "b: flow 1"]
+
+
+def test_pause_timeline(small: aiccsim.Result) -> None:
+    """A row per port and priority that paused its neighbour, a span per PAUSE (they alternate
+    with RESUMEs), ending at its RESUME."""
+    pauses = small.pauses
+    keys = pauses[["node", "port", "peer", "priority"]].drop_duplicates().sort_values(["node", "port"])
+    ax = plot.pause_timeline(small)
+    rows = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert len(rows) == len(keys) > 0
+    assert sum(len(row.get_paths()) for row in rows) == (pauses["event"] == "pause").sum()
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        f"{k.node}:{k.port} → {k.peer} p{k.priority}" for k in keys.itertuples()
+    ]
+    first = pauses[(pauses["node"] == keys.iloc[0]["node"]) & (pauses["port"] == keys.iloc[0]["port"])]
+    start, end = rows[0].get_paths()[0].vertices[:, 0].min(), rows[0].get_paths()[0].vertices[:, 0].max()
+    assert (start, end) == tuple(first["time_ns"].iloc[:2] / 1e3)
+
+
+def test_pause_totals_without_a_pauses_table(small: aiccsim.Result, tmp_path: Path) -> None:
+    small.write(tmp_path)
+    (tmp_path / "pauses.csv").unlink()  # as an aiccsim before pauses.csv wrote it
+    older = aiccsim.load(tmp_path)
+    assert older.pauses is None
+    pausing = older.ports[older.ports["pause_sent"] > 0]
+    assert len(pausing) > 0
+    ax = plot.pause_timeline(older)
+    assert [bar.get_width() for bar in ax.patches] == list(pausing["pause_sent"])
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        f"s0:{p} → {q}" for p, q in zip(pausing["port"], pausing["peer"], strict=True)
+    ]
+    ring = aiccsim.run(STOPPED)  # one flow per link at a time: no PAUSE
+    assert ring.summary["pause_frames"] == 0
+    with pytest.raises(plot.NoData, match="no PAUSE frame was sent"):
+        plot.pause_timeline(ring)
+
+
+def test_pause_timeline_from_a_pauses_table(small: aiccsim.Result, tmp_path: Path) -> None:
+    """A hand-made pauses.csv (the schema the engine's file will have): spans from each PAUSE to
+    the RESUME that ends it; a repeated PAUSE extends the span; one left open lasts to the end."""
+    small.write(tmp_path)
+    (tmp_path / "pauses.csv").write_text(
+        "time_ns,node,port,peer,priority,event\n"
+        "1000.000,s0,1,h1,3,pause\n"
+        "1500.000,s0,1,h1,3,pause\n"
+        "3000.000,s0,1,h1,3,resume\n"
+        "5000.000,s0,2,h2,3,pause\n"
+        "8000.000,s0,1,h1,3,pause\n"
+        "9000.000,s0,1,h1,3,resume\n"
+    )
+    loaded = aiccsim.load(tmp_path)
+    ax = plot.pause_timeline(loaded)
+    rows = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert len(rows) == 2
+    spans = [[(p.vertices[:, 0].min(), p.vertices[:, 0].max()) for p in row.get_paths()] for row in rows]
+    end = loaded.summary["simulated_time_ns"] / 1e3
+    assert spans[0] == [(1.0, 3.0), (8.0, 9.0)]
+    assert np.allclose(spans[1], [(5.0, end)])
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["s0:1 → h1 p3", "s0:2 → h2 p3"]
+    compared = plot.pause_timeline({"a": loaded, "b": loaded})
+    assert [t.get_text() for t in compared.get_yticklabels()][2] == "b: s0:1 → h1 p3"
+    # A log cut at its row limit: the open pause ends at the last frame logged.
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    summary["pause_log"] = {"rows": 6, "rows_dropped": 10}
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    cut = plot.pause_timeline(aiccsim.load(tmp_path))
+    assert cut.get_title().endswith("the log: cut at the row limit")
+    last = [c for c in cut.collections if isinstance(c, PolyCollection)][1].get_paths()[0].vertices[:, 0]
+    assert (last.min(), last.max()) == (5.0, 9.0)
+
+
+def test_cct_bars(mixed: aiccsim.Result) -> None:
+    ax = plot.cct_bars(mixed)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["all_reduce:0", "all_to_all:1"]
+    assert [bar.get_width() for bar in ax.patches] == list(mixed.collectives["duration_ns"] / 1e3)
+    assert len(plot.cct_bars({"a": mixed, "b": mixed}).patches) == 4
+    stopped = plot.cct_bars(aiccsim.run(STOPPED))
+    assert len(stopped.patches) == 0 and [t.get_text() for t in stopped.texts] == [" unfinished"]
+
+
+def test_no_data_says_what_to_set(bare: aiccsim.Result, small: aiccsim.Result) -> None:
+    for draw in [plot.queue_timeline, plot.rate_timeline, plot.throughput_timeline]:
+        with pytest.raises(plot.NoData, match=r"no (queue|rate) samples: set output\.sample_interval"):
+            draw(bare)
+    with pytest.raises(plot.NoData, match="cct_bars: no collective"):
+        plot.cct_bars(small)
+    stopped = aiccsim.run(STOPPED.replace('stop_time = "30us"', 'stop_time = "1us"'))
+    for draw in [plot.fct_cdf, plot.slowdown_by_size]:
+        with pytest.raises(plot.NoData, match="no flow finished"):
+            draw(stopped)
+    assert issubclass(plot.NoData, ValueError)
+
+
+def test_drawing_on_given_axes_and_saving(small: aiccsim.Result) -> None:
+    fig = Figure()
+    ax = fig.add_subplot()
+    assert plot.fct_cdf(small, ax=ax) is ax and len(ax.get_lines()) == 1
+    png = io.BytesIO()
+    plot.queue_timeline(small).figure.savefig(png, format="png")
+    assert png.getvalue().startswith(b"\x89PNG")
+    with pytest.raises(TypeError, match="a Result, or a non-empty mapping"):
+        plot.fct_cdf({})
+
+
+def test_pyplot_is_left_alone() -> None:
+    """The plots use no pyplot: a script's own figures and backend are not touched."""
+    code = f"""
+import io, sys, aiccsim
+r = aiccsim.run({SMALL!r})
+for f in [aiccsim.plot.fct_cdf, aiccsim.plot.queue_timeline, aiccsim.plot.pause_timeline]:
+    f(r).figure.savefig(io.BytesIO(), format="png")
+print("matplotlib.pyplot" in sys.modules)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "False\n"

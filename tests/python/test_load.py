@@ -16,6 +16,7 @@ import aiccsim
 from aiccsim._schema import TABLES as SCHEMAS
 
 from conftest import SMALL, STOPPED, TABLES
+from test_schema import SCHEMA
 
 ALL = [*TABLES, "collectives"]
 
@@ -125,14 +126,7 @@ def test_pauses_are_optional_and_read_with_their_schema(tmp_path: Path) -> None:
     )
     pauses = aiccsim.load(tmp_path).pauses
     assert pauses is not None
-    assert [(c, str(t)) for c, t in pauses.dtypes.items()] == [
-        ("time_ns", "float64"),
-        ("node", "str"),
-        ("port", "int64"),
-        ("peer", "str"),
-        ("priority", "int64"),
-        ("event", "str"),
-    ]
+    assert [(c, str(t)) for c, t in pauses.dtypes.items()] == SCHEMA["pauses"]
     assert pauses["time_ns"].tolist() == [1000.0, 2500.5] and pauses["event"].tolist() == ["pause", "resume"]
 
 

@@ -26,6 +26,7 @@ class Result:
     - ``flows``, ``ports``, ``queues``, ``rates``, ``pauses``, ``trace``: pandas DataFrames with
       the columns of the CSV files of the same names. ``queues``, ``rates`` and ``pauses`` are None without
       ``output.sample_interval``, ``trace`` without ``[output.trace]``: no file is written then.
+    - ``iterations``: ``iterations.csv`` as a pandas DataFrame; None unless the workload is ``training``.
     - ``polars``: the same tables as polars DataFrames (``result.polars.flows``).
     - ``arrow``: the same tables as pyarrow Tables (``result.arrow.flows``).
     - ``write(dir)``: the files ``aiccsim run --out DIR`` writes.
@@ -71,10 +72,14 @@ class Result:
     def trace(self) -> pd.DataFrame | None:
         return self._pandas("trace")
 
+    @cached_property
+    def iterations(self) -> pd.DataFrame | None:
+        return self._pandas("iterations")
+
     def write(self, dir: str | os.PathLike[str]) -> Path:
         """Writes ``flows.csv``, ``ports.csv``, ``summary.json``, ``run.json`` and, if recorded,
-        ``queues.csv``, ``rates.csv``, ``pauses.csv`` and ``trace.csv`` into ``dir`` (created if needed),
-        byte for byte as ``aiccsim run`` does. Returns the folder."""
+        ``queues.csv``, ``rates.csv``, ``pauses.csv``, ``trace.csv`` and ``iterations.csv`` into ``dir``
+        (created if needed), byte for byte as ``aiccsim run`` does. Returns the folder."""
         self._native.write(dir)
         return Path(dir)
 
@@ -130,6 +135,10 @@ class ArrowTables:
     def trace(self) -> pa.Table | None:
         return self._result._table("trace")
 
+    @property
+    def iterations(self) -> pa.Table | None:
+        return self._result._table("iterations")
+
 
 class PolarsTables:
     """``result.polars``: the tables as polars DataFrames (needs the ``polars`` package)."""
@@ -165,6 +174,10 @@ class PolarsTables:
     @property
     def trace(self) -> pl.DataFrame | None:
         return self._frame("trace")
+
+    @property
+    def iterations(self) -> pl.DataFrame | None:
+        return self._frame("iterations")
 
     def _frame(self, name: str) -> pl.DataFrame | None:
         if name not in self._frames:

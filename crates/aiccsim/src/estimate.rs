@@ -246,6 +246,7 @@ const PORT_ROW: u128 = 90;
 const QUEUE_ROW: u128 = 32;
 const RATE_ROW: u128 = 52;
 const TRACE_ROW: u128 = 56;
+const ITERATION_ROW: u128 = 80;
 /// Bytes of one entry of the event queue (time, sequence, event).
 const EVENT_BYTES: u128 = 32;
 
@@ -307,6 +308,10 @@ pub fn estimate(s: &Scenario) -> Estimate {
     };
 
     let trace_rows = s.output.trace.as_ref().map_or(0, |t| t.max_rows as u128);
+    let iterations = match &s.workload {
+        WorkloadConfig::Training(t) => t.iterations as u128,
+        _ => 0,
+    };
     let memory = vec![
         Part { key: "workload", what: format!("{} flows", work.flows), bytes: work.flows.saturating_mul(per_flow) },
         Part {
@@ -335,6 +340,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
         Part { key: "output.rate_flows", what: "rates.csv".into(), bytes: rate_rows * RATE_ROW },
         // At most its row limit: a filter may keep far fewer.
         Part { key: "output.trace", what: "trace.csv (at most)".into(), bytes: trace_rows * TRACE_ROW },
+        Part { key: "workload.iterations", what: "iterations.csv".into(), bytes: iterations * ITERATION_ROW },
     ];
     Estimate { memory, output, ideal_duration }
 }
@@ -388,15 +394,32 @@ mod tests {
             "kind = \"all_reduce\"\nsize = \"700KB\"",
             "kind = \"all_reduce\"\nsize = \"700KB\"\nalgorithm = \"direct\"\nhosts = \"0..5\"",
             "kind = \"flows\"\nflows = [{ src = 1, dst = 0, size = \"1KB\" }, { src = 2, dst = 0, size = \"4KB\" }]",
+            concat!(
+                "kind = \"training\"\nhosts = \"1..6\"\niterations = 3\nlayers = [",
+                "{ forward = \"1us\", backward = \"2us\", all_reduce = { size = \"500KB\" } },",
+                "{ forward = \"1us\", input_grad = \"2us\", weight_grad = \"0us\", forward_all_to_all = { size = \"3KB\" },",
+                "  backward_all_to_all = { size = \"0B\" }, all_reduce = { size = \"70KB\", algorithm = \"direct\" } }]",
+            ),
         ] {
             let s = scenario(&topology, workload);
-            let flows = expand(&s.workload, 7, 1).flows;
+            let expanded = expand(&s.workload, 7, 1);
+            let flows = expanded.flows;
             let w = workload_size(&s.workload, 7);
             assert_eq!(w.flows, flows.len() as u128, "{workload}");
+            assert_eq!(w.computes, expanded.computes.len() as u128, "{workload}");
             let bytes: u64 = flows.iter().map(|f| f.size).sum();
             // All-reduce chunks are rounded per rank; the estimate is within a byte per flow.
             assert!(w.bytes.abs_diff(bytes as u128) <= w.flows, "{workload}: {} vs {bytes}", w.bytes);
         }
+    }
+
+    #[test]
+    fn a_training_run_lasts_at_least_its_compute() {
+        let s = scenario(
+            &format!("kind = \"star\"\nhosts = 4\n{LINK}"),
+            "kind = \"training\"\niterations = 10\nstart = \"5us\"\nlayers = [{ forward = \"10us\", backward = \"20us\", all_reduce = { size = \"1KB\" } }]",
+        );
+        assert_eq!(estimate(&s).ideal_duration, SimTime::from_us(305));
     }
 
     #[test]

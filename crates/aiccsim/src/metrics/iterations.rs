@@ -6,8 +6,8 @@
 //! compute of iteration k, and ends when iteration k + 1 starts. The last iteration ends when
 //! its last step has ended and its last flow is delivered (the final gradients are in). A rank
 //! computes for `compute` in every iteration, and each of its steps waits for the one before, so
-//! a duration is never shorter than the compute: the difference is the time the slowest rank's
-//! path through the iteration spent waiting for flows.
+//! a duration is never shorter than the compute: the difference is time spent waiting for flows
+//! that compute did not hide.
 
 use super::FlowRecord;
 use crate::engine::ComputeStep;

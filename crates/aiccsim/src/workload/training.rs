@@ -25,8 +25,8 @@ use crate::config::TrainingWorkload;
 use crate::time::SimTime;
 use std::ops::Range;
 
-/// The compute steps of a layer, in the order a rank runs them in the backward pass
-/// (`Forward` in the forward pass).
+/// A layer's compute steps: its forward compute, and in the backward pass its input-gradient
+/// compute, then its weight-gradient compute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
     Forward,

@@ -24,6 +24,7 @@ const SEEDS: &[&str] = &[
     include_str!("../seeds/dumbbell_all_to_all.toml"),
     include_str!("../seeds/fat_tree_all_reduce.toml"),
     include_str!("../seeds/leaf_spine_permutation.toml"),
+    include_str!("../seeds/star_training.toml"),
 ];
 
 #[derive(Clone, Debug, PartialEq)]
@@ -166,6 +167,7 @@ const WORDS: &[&str] = &[
     "all_to_all",
     "permutation",
     "all_reduce",
+    "training",
     "none",
     "dcqcn",
     "dctcp",

@@ -8,12 +8,14 @@
 
 use aiccsim::config::{AllReduceAlgorithm, HostSet, TopologyConfig, WorkloadConfig};
 use aiccsim::time::SimTime;
+use aiccsim::workload::training;
 use aiccsim::{Scenario, Simulation};
 
 const FILE: &str = "fuzz.toml";
 const MAX_HOSTS: u64 = 64;
 const MAX_SWITCHES: u64 = 80;
 const MAX_FLOWS: u64 = 256;
+const MAX_COMPUTE_STEPS: u64 = 4096;
 const STOP_TIME: SimTime = SimTime::from_us(200);
 /// Enough for a few thousand packets across the fabric; a run that gets no further in this many
 /// events is cut there, as a stop time would cut it.
@@ -152,6 +154,12 @@ fn bounded(mut s: Scenario) -> Option<Scenario> {
             match w.algorithm {
                 AllReduceAlgorithm::Ring | AllReduceAlgorithm::Direct => 2 * n * n.saturating_sub(1),
             }
+        }
+        WorkloadConfig::Training(w) => {
+            if training::count_computes(w, hosts as u32) > MAX_COMPUTE_STEPS {
+                return None;
+            }
+            training::count_flows(w, hosts as u32)
         }
     };
     if flows > MAX_FLOWS {

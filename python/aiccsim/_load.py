@@ -27,7 +27,8 @@ def load(dir: str | os.PathLike[str], *, format: str | None = None) -> Result:
 
     Which tables the run recorded follows ``run.json``'s scenario, as for ``aiccsim.run``:
     ``queues``, ``rates`` and ``pauses`` with ``output.sample_interval``, ``trace`` with
-    ``[output.trace]`` (files left from an earlier run into the folder are ignored). ``pauses``
+    ``[output.trace]``, ``iterations`` with a ``training`` workload (files left from an earlier
+    run into the folder are ignored). ``pauses``
     is None too when the folder has no pauses file (aiccsim versions before it).
 
     Raises ``FileNotFoundError`` when the folder or a file it needs is missing (the message
@@ -40,11 +41,19 @@ def load(dir: str | os.PathLike[str], *, format: str | None = None) -> Result:
         raise FileNotFoundError(f"{folder}: no such folder (a results folder is what `aiccsim run --out DIR` writes)")
     summary_text = _text(folder, "summary.json")
     run_text = _text(folder, "run.json")
-    output = _json(folder / "run.json", run_text).get("scenario", {}).get("output", {})
+    scenario = _json(folder / "run.json", run_text).get("scenario", {})
+    output = scenario.get("output", {})
     _json(folder / "summary.json", summary_text)
 
     timelines = "sample_interval" in output
-    recorded = {"flows": True, "ports": True, "queues": timelines, "rates": timelines, "trace": "trace" in output}
+    recorded = {
+        "flows": True,
+        "ports": True,
+        "queues": timelines,
+        "rates": timelines,
+        "trace": "trace" in output,
+        "iterations": scenario.get("workload", {}).get("kind") == "training",
+    }
     files: dict[str, Path | None] = {}
     for name, wanted in recorded.items():
         files[name] = _file(folder, name, format) if wanted else None
@@ -119,7 +128,7 @@ def _missing(name: str, format: str | None) -> str:
 
 
 def _why(name: str) -> str:
-    return "output.trace" if name == "trace" else "output.sample_interval"
+    return {"trace": "output.trace", "iterations": 'workload.kind = "training"'}.get(name, "output.sample_interval")
 
 
 def _text(folder: Path, name: str) -> str:

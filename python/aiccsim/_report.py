@@ -30,6 +30,7 @@ RUN_PLOTS: list[tuple[str, Callable[[Any], Any]]] = [
     ("Window per flow", lambda r: plot.rate_timeline(r, window=True)),
     ("PFC pauses", plot.pause_timeline),
     ("Collective completion times", plot.cct_bars),
+    ("Training iterations", plot.iteration_bars),
 ]
 
 # The plots of an experiment's index page, each with every run on it.
@@ -39,6 +40,7 @@ COMPARISON_PLOTS: list[tuple[str, Callable[[Any], Any]]] = [
     ("Busiest switch queue", plot.queue_timeline),
     ("PFC pauses", plot.pause_timeline),
     ("Collective completion times", plot.cct_bars),
+    ("Training iterations", plot.iteration_bars),
 ]
 
 STYLE = """

@@ -38,6 +38,7 @@ class Result:
       None without ``output.sample_interval``, ``trace`` without ``[output.trace]``: no file is
       written then.
     - ``collectives``: one row per entry of ``summary["collectives"]``.
+    - ``iterations``: ``iterations.csv``; None unless the workload is ``training``.
     - ``polars``: the same tables as polars DataFrames (``result.polars.flows``).
     - ``arrow``: the same tables as pyarrow Tables (``result.arrow.flows``).
     - ``write(dir, format="csv")``: the files ``aiccsim run --out DIR`` writes, or Parquet files.
@@ -103,9 +104,13 @@ class Result:
     def collectives(self) -> pd.DataFrame:
         return _arrow.to_pandas(self._required("collectives"))
 
+    @cached_property
+    def iterations(self) -> pd.DataFrame | None:
+        return self._pandas("iterations")
+
     def write(self, dir: str | os.PathLike[str], format: str = "csv") -> Path:
         """Writes ``summary.json``, ``run.json`` and the tables into ``dir`` (created if needed):
-        ``flows``, ``ports`` and, if recorded, ``queues``, ``rates``, ``pauses`` and ``trace``.
+        ``flows``, ``ports`` and, if recorded, ``queues``, ``rates``, ``pauses``, ``trace`` and ``iterations``.
 
         ``format="csv"`` writes the ``.csv`` files byte for byte as ``aiccsim run`` does;
         ``"parquet"`` writes ``.parquet`` files instead, with the Arrow schemas of the tables
@@ -194,6 +199,10 @@ class ArrowTables:
     def collectives(self) -> pa.Table:
         return self._result._required("collectives")
 
+    @property
+    def iterations(self) -> pa.Table | None:
+        return self._result._table("iterations")
+
 
 class PolarsTables:
     """``result.polars``: the tables as polars DataFrames (needs the ``polars`` package)."""
@@ -234,6 +243,10 @@ class PolarsTables:
         frame = self._frame(name)
         assert frame is not None
         return frame
+
+    @property
+    def iterations(self) -> pl.DataFrame | None:
+        return self._frame("iterations")
 
     def _frame(self, name: str) -> pl.DataFrame | None:
         if name not in self._frames:

@@ -76,6 +76,16 @@ TABLES: dict[str, pa.Schema] = {
         ("ecn", INT),
         ("queue_bytes", INT, NULLABLE),
     ),
+    "iterations": _schema(
+        ("iteration", INT),
+        ("start_ns", FLOAT, NULLABLE),
+        ("end_ns", FLOAT, NULLABLE),
+        ("duration_ns", FLOAT, NULLABLE),
+        ("compute_ns", FLOAT),
+        ("exposed_comm_ns", FLOAT, NULLABLE),
+        ("flows", INT),
+        ("bytes", INT),
+    ),
 }
 
 # Not a file: one row per entry of summary.json's `collectives`.

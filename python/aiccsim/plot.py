@@ -32,6 +32,7 @@ __all__ = [
     "NoData",
     "cct_bars",
     "fct_cdf",
+    "iteration_bars",
     "pause_timeline",
     "queue_timeline",
     "rate_timeline",
@@ -230,6 +231,52 @@ def cct_bars(results: Results, ax: Axes | None = None) -> Axes:
     if len(runs) > 1:
         ax.legend(fontsize="small")
     _figure_height(ax, len(names) * len(runs))
+    return ax
+
+
+def iteration_bars(results: Results, ax: Axes | None = None) -> Axes:
+    """Training iterations as stacked bars (iterations.csv): compute below, exposed
+    communication (the time the iteration waited for communication that compute did not hide)
+    on top. One Result: a bar per iteration. Several: a bar per run, the mean of its finished
+    iterations, so that schemes compare as in a paper's iteration-time figure. An iteration
+    that did not finish has no bar and is marked "unfinished"."""
+    runs = _runs(results)
+    ax = _axes(ax)
+    tables = [(i, label, r.iterations) for i, label, r in runs if r.iterations is not None]
+    if not tables:
+        raise NoData('iteration_bars: no training iterations (the workload\'s kind is not "training")')
+    bars: list[tuple[str, float, float]] = []
+    unfinished: list[str] = []
+    if len(runs) == 1:
+        _, _, it = tables[0]
+        for row in it.itertuples():
+            name = f"iteration {row.iteration}"
+            if np.isnan(row.duration_ns):
+                unfinished.append(name)
+            else:
+                bars.append((name, row.compute_ns, row.exposed_comm_ns))
+    else:
+        for _, label, it in tables:
+            done = it[it["duration_ns"].notna()]
+            name = str(label)
+            if done.empty:
+                unfinished.append(name)
+            else:
+                mean = done[["compute_ns", "exposed_comm_ns"]].mean()
+                bars.append((f"{name} (mean of {len(done)})", mean["compute_ns"], mean["exposed_comm_ns"]))
+    names = [b[0] for b in bars] + unfinished
+    y = np.arange(len(names))
+    compute = np.array([b[1] for b in bars]) / 1e3
+    exposed = np.array([b[2] for b in bars]) / 1e3
+    ax.barh(y[: len(bars)], compute, color="C0", label="compute")
+    ax.barh(y[: len(bars)], exposed, left=compute, color="C3", label="exposed communication")
+    for k in range(len(bars), len(names)):
+        ax.text(0, k, " unfinished", va="center", fontsize="small")
+    ax.set_yticks(y, names)
+    ax.invert_yaxis()
+    ax.set(xlabel="time (µs)", title="Training iterations: compute and exposed communication")
+    ax.legend(fontsize="small")
+    _figure_height(ax, len(names))
     return ax
 
 

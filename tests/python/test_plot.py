@@ -241,3 +241,26 @@ print("matplotlib.pyplot" in sys.modules)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "False\n"
+
+
+def test_iteration_bars(bare: aiccsim.Result) -> None:
+    from test_iterations import TRAINING
+
+    r = aiccsim.run(TRAINING)
+    it = r.iterations
+    ax = plot.iteration_bars(r)
+    # One Result: a compute bar and an exposed-communication bar stacked on it per finished
+    # iteration; the two unfinished ones are marked.
+    done = it[it["duration_ns"].notna()]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [f"iteration {i}" for i in range(4)]
+    widths = [bar.get_width() for bar in ax.patches]
+    assert widths == pytest.approx(list(done["compute_ns"] / 1e3) + list(done["exposed_comm_ns"] / 1e3))
+    lefts = [bar.get_x() for bar in ax.patches[len(done) :]]
+    assert lefts == pytest.approx(list(done["compute_ns"] / 1e3))
+    assert [t.get_text() for t in ax.texts] == [" unfinished", " unfinished"]
+    # Several runs: one bar pair per run, the mean of its finished iterations.
+    both = plot.iteration_bars({"a": r, "b": r})
+    assert [t.get_text() for t in both.get_yticklabels()] == ["a (mean of 2)", "b (mean of 2)"]
+    assert both.patches[2].get_width() == pytest.approx(done["exposed_comm_ns"].mean() / 1e3)
+    with pytest.raises(plot.NoData, match="iteration_bars: no training iterations"):
+        plot.iteration_bars(bare)

@@ -27,7 +27,11 @@ SMALL_PLOTS = [
     "Rate per flow",
     "PFC pauses",
 ]
-SMALL_MISSING = ["Window per flow: nothing to plot: none keeps no window", "Collective completion times: no collective"]
+SMALL_MISSING = [
+    "Window per flow: nothing to plot: none keeps no window",
+    "Collective completion times: no collective",
+    "Training iterations: no training iterations",
+]
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +85,14 @@ def test_a_run_without_timelines_still_has_its_summary_and_pauses(tmp_path: Path
     page = aiccsim.report(tmp_path)[0].read_text()
     assert plots(page) == ["FCT CDF", "Slowdown by flow size", "PFC pauses"]
     assert "Switch queues: no queue samples: set output.sample_interval" in page
+
+
+def test_a_training_run_shows_its_iterations(tmp_path: Path) -> None:
+    from test_iterations import TRAINING
+
+    aiccsim.run(TRAINING).write(tmp_path)
+    page = aiccsim.report(tmp_path)[0].read_text()
+    assert "Training iterations" in plots(page) and "Collective completion times" in plots(page)
 
 
 def test_the_pages_of_an_experiment(experiment_dir: Path, tmp_path: Path) -> None:

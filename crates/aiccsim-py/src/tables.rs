@@ -3,6 +3,7 @@
 //! missing value here.
 
 use crate::columns::Column;
+use aiccsim::metrics::iterations::IterationRecord;
 use aiccsim::metrics::trace::kind_name;
 use aiccsim::time::SimTime;
 use aiccsim::Results;
@@ -28,11 +29,12 @@ pub fn table(r: &Results, name: &str) -> Option<Vec<Column>> {
         "rates" => r.timelines.then(|| rates(r)),
         "pauses" => r.timelines.then(|| pauses(r)),
         "trace" => r.trace.is_some().then(|| trace(r)),
+        "iterations" => r.iterations.as_deref().map(iterations),
         _ => None,
     }
 }
 
-pub const NAMES: [&str; 6] = ["flows", "ports", "queues", "rates", "pauses", "trace"];
+pub const NAMES: [&str; 7] = ["flows", "ports", "queues", "rates", "pauses", "trace", "iterations"];
 
 fn flows(r: &Results) -> Vec<Column> {
     let f = &r.flows;
@@ -118,5 +120,18 @@ fn trace(r: &Results) -> Vec<Column> {
         Column::int("priority", t.iter().map(|x| x.priority.into())),
         Column::int("ecn", t.iter().map(|x| x.ecn.into())),
         Column::int_opt("queue_bytes", t.iter().map(|x| x.queue_bytes.map(|q| q as i64))),
+    ]
+}
+
+fn iterations(i: &[IterationRecord]) -> Vec<Column> {
+    vec![
+        Column::int("iteration", i.iter().map(|x| x.iteration.into())),
+        Column::float_opt("start_ns", i.iter().map(|x| x.start.map(ns))),
+        Column::float_opt("end_ns", i.iter().map(|x| x.end.map(ns))),
+        Column::float_opt("duration_ns", i.iter().map(|x| x.duration().map(ns))),
+        Column::float("compute_ns", i.iter().map(|x| ns(x.compute))),
+        Column::float_opt("exposed_comm_ns", i.iter().map(|x| x.exposed_comm().map(ns))),
+        Column::int("flows", i.iter().map(|x| x.flows.into())),
+        Column::int("bytes", i.iter().map(|x| x.bytes as i64)),
     ]
 }

@@ -12,12 +12,13 @@ use crate::cc::{Cc, FlowFacts, Receiver};
 use crate::config::{
     AllReduceAlgorithm, AllToAllAlgorithm, HostSet, LinkConfig, Scenario, TopologyConfig, WorkloadConfig,
 };
+use crate::engine::ComputeStep;
 use crate::net::packet::Packet;
 use crate::net::port::Port;
 use crate::nic::qp::Flow;
 use crate::time::SimTime;
 use crate::topology::PortInfo;
-use crate::workload::FlowDef;
+use crate::workload::{ComputeDef, FlowDef};
 use std::mem::size_of;
 
 /// One part of an estimate: the scenario key that drives it, and its bytes.
@@ -133,6 +134,9 @@ struct WorkloadSize {
     /// Bytes the busiest host sends or receives.
     busiest_host_bytes: u128,
     latest_start: SimTime,
+    /// Compute steps, and the compute time of each host in all (`training`).
+    computes: u128,
+    compute_time: SimTime,
 }
 
 fn set_len(set: &HostSet, hosts: u64) -> u128 {
@@ -156,13 +160,13 @@ fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
                 bytes: list.flows.iter().map(|f| f.size.0 as u128).sum(),
                 // Sent and received share the host's full-duplex link in opposite directions.
                 busiest_host_bytes: per_host.values().max().copied().unwrap_or(0) / 2,
-                latest_start: list.flows.iter().map(|f| f.start).max().unwrap_or_default(),
+                ..only_flows(list.flows.iter().map(|f| f.start).max().unwrap_or_default())
             }
         }
         WorkloadConfig::Incast(i) => {
             let flows = set_len(&i.senders, hosts) * i.flows_per_sender as u128;
             let bytes = flows * i.size.0 as u128;
-            WorkloadSize { flows, bytes, busiest_host_bytes: bytes, latest_start: i.start }
+            WorkloadSize { flows, bytes, busiest_host_bytes: bytes, ..only_flows(i.start) }
         }
         WorkloadConfig::AllToAll(a) => {
             let n = set_len(&a.hosts, hosts);
@@ -175,7 +179,7 @@ fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
                 flows,
                 bytes: flows * a.size.0 as u128,
                 busiest_host_bytes: n.saturating_sub(1) * per_pair * a.size.0 as u128,
-                latest_start: a.start,
+                ..only_flows(a.start)
             }
         }
         WorkloadConfig::Permutation(p) => {
@@ -184,18 +188,55 @@ fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
                 flows: n,
                 bytes: n * p.size.0 as u128,
                 busiest_host_bytes: p.size.0 as u128,
-                latest_start: p.start,
+                ..only_flows(p.start)
             }
         }
         WorkloadConfig::AllReduce(a) => {
             let n = set_len(&a.hosts, hosts).max(1);
-            let flows = match a.algorithm {
-                AllReduceAlgorithm::Ring | AllReduceAlgorithm::Direct => 2 * n * (n - 1),
-            };
+            let flows = all_reduce_flows(n, a.algorithm);
             // Each rank sends (and receives) 2(n-1)/n of its buffer.
             let per_rank = 2 * (n - 1) * a.size.0 as u128 / n;
-            WorkloadSize { flows, bytes: n * per_rank, busiest_host_bytes: per_rank, latest_start: a.start }
+            WorkloadSize { flows, bytes: n * per_rank, busiest_host_bytes: per_rank, ..only_flows(a.start) }
         }
+        WorkloadConfig::Training(t) => {
+            let n = set_len(&t.hosts, hosts).max(1);
+            let (mut flows, mut per_rank) = (0u128, 0u128);
+            let mut compute = SimTime::ZERO;
+            for layer in &t.layers {
+                for a2a in [layer.forward_all_to_all, layer.backward_all_to_all].into_iter().flatten() {
+                    if a2a.size.0 > 0 {
+                        flows += n * (n - 1);
+                        per_rank += (n - 1) * a2a.size.0 as u128;
+                    }
+                }
+                if let Some(ar) = layer.all_reduce.filter(|a| a.size.0 > 0) {
+                    flows += all_reduce_flows(n, ar.algorithm);
+                    per_rank += 2 * (n - 1) * ar.size.0 as u128 / n;
+                }
+                let backward = [layer.backward, layer.input_grad, layer.weight_grad];
+                compute = backward.into_iter().flatten().fold(compute + layer.forward, |sum, t| sum + t);
+            }
+            let k = t.iterations as u128;
+            WorkloadSize {
+                flows: flows * k,
+                bytes: n * per_rank * k,
+                busiest_host_bytes: per_rank * k,
+                latest_start: t.start,
+                computes: 3 * t.layers.len() as u128 * n * k,
+                compute_time: SimTime(compute.0.saturating_mul(t.iterations.into())),
+            }
+        }
+    }
+}
+
+/// A workload of flows only, the latest of them starting at `latest_start`.
+fn only_flows(latest_start: SimTime) -> WorkloadSize {
+    WorkloadSize { flows: 0, bytes: 0, busiest_host_bytes: 0, latest_start, computes: 0, compute_time: SimTime::ZERO }
+}
+
+fn all_reduce_flows(ranks: u128, algorithm: AllReduceAlgorithm) -> u128 {
+    match algorithm {
+        AllReduceAlgorithm::Ring | AllReduceAlgorithm::Direct => 2 * ranks * ranks.saturating_sub(1),
     }
 }
 
@@ -205,6 +246,7 @@ const PORT_ROW: u128 = 90;
 const QUEUE_ROW: u128 = 32;
 const RATE_ROW: u128 = 52;
 const TRACE_ROW: u128 = 56;
+const ITERATION_ROW: u128 = 80;
 /// Bytes of one entry of the event queue (time, sequence, event).
 const EVENT_BYTES: u128 = 32;
 
@@ -215,7 +257,9 @@ pub fn estimate(s: &Scenario) -> Estimate {
     let ports = 2 * fabric.links as u128;
     let packet = (s.nic.mtu.0 + s.nic.header.0).max(1) as u128;
     let ideal = work.busiest_host_bytes.saturating_mul(8_000_000_000_000) / fabric.host_rate_bps.max(1) as u128;
-    let mut ideal_duration = work.latest_start + SimTime(ideal.min(u64::MAX as u128 / 2) as u64);
+    // Compute and communication may overlap: the run takes at least the longer of the two.
+    let ideal = SimTime(ideal.min(u64::MAX as u128 / 2) as u64).max(work.compute_time);
+    let mut ideal_duration = work.latest_start + ideal;
     if let Some(stop) = s.simulation.stop_time {
         ideal_duration = ideal_duration.min(stop);
     }
@@ -228,6 +272,12 @@ pub fn estimate(s: &Scenario) -> Estimate {
         + 2 * size_of::<u32>() // dependencies: waiting count, start group
         + size_of::<Vec<u32>>() // dependents
         + 16) as u128 // a dependency or two of a collective
+        + EVENT_BYTES;
+    let per_compute = (size_of::<ComputeDef>()
+        + size_of::<ComputeStep>()
+        + size_of::<u32>() // dependencies: waiting count
+        + size_of::<Vec<u32>>() // dependents
+        + 8) as u128 // the step before it, and a flow or two
         + EVENT_BYTES;
     let per_port = (size_of::<Port>() + size_of::<PortInfo>() + 2 * size_of::<u64>()) as u128 + PORT_ROW;
     // Packets are held by value (64 B each, whatever their wire size): a full shared buffer per
@@ -258,8 +308,17 @@ pub fn estimate(s: &Scenario) -> Estimate {
     };
 
     let trace_rows = s.output.trace.as_ref().map_or(0, |t| t.max_rows as u128);
+    let iterations = match &s.workload {
+        WorkloadConfig::Training(t) => t.iterations as u128,
+        _ => 0,
+    };
     let memory = vec![
         Part { key: "workload", what: format!("{} flows", work.flows), bytes: work.flows.saturating_mul(per_flow) },
+        Part {
+            key: "workload.iterations",
+            what: format!("{} compute steps", work.computes),
+            bytes: work.computes.saturating_mul(per_compute),
+        },
         Part { key: "topology", what: format!("{ports} ports"), bytes: ports * per_port + routes },
         Part { key: "switch.buffer", what: "packets in buffers and on links".into(), bytes: buffered + on_wires },
         Part {
@@ -281,6 +340,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
         Part { key: "output.rate_flows", what: "rates.csv".into(), bytes: rate_rows * RATE_ROW },
         // At most its row limit: a filter may keep far fewer.
         Part { key: "output.trace", what: "trace.csv (at most)".into(), bytes: trace_rows * TRACE_ROW },
+        Part { key: "workload.iterations", what: "iterations.csv".into(), bytes: iterations * ITERATION_ROW },
     ];
     Estimate { memory, output, ideal_duration }
 }
@@ -334,15 +394,32 @@ mod tests {
             "kind = \"all_reduce\"\nsize = \"700KB\"",
             "kind = \"all_reduce\"\nsize = \"700KB\"\nalgorithm = \"direct\"\nhosts = \"0..5\"",
             "kind = \"flows\"\nflows = [{ src = 1, dst = 0, size = \"1KB\" }, { src = 2, dst = 0, size = \"4KB\" }]",
+            concat!(
+                "kind = \"training\"\nhosts = \"1..6\"\niterations = 3\nlayers = [",
+                "{ forward = \"1us\", backward = \"2us\", all_reduce = { size = \"500KB\" } },",
+                "{ forward = \"1us\", input_grad = \"2us\", weight_grad = \"0us\", forward_all_to_all = { size = \"3KB\" },",
+                "  backward_all_to_all = { size = \"0B\" }, all_reduce = { size = \"70KB\", algorithm = \"direct\" } }]",
+            ),
         ] {
             let s = scenario(&topology, workload);
-            let flows = expand(&s.workload, 7, 1);
+            let expanded = expand(&s.workload, 7, 1);
+            let flows = expanded.flows;
             let w = workload_size(&s.workload, 7);
             assert_eq!(w.flows, flows.len() as u128, "{workload}");
+            assert_eq!(w.computes, expanded.computes.len() as u128, "{workload}");
             let bytes: u64 = flows.iter().map(|f| f.size).sum();
             // All-reduce chunks are rounded per rank; the estimate is within a byte per flow.
             assert!(w.bytes.abs_diff(bytes as u128) <= w.flows, "{workload}: {} vs {bytes}", w.bytes);
         }
+    }
+
+    #[test]
+    fn a_training_run_lasts_at_least_its_compute() {
+        let s = scenario(
+            &format!("kind = \"star\"\nhosts = 4\n{LINK}"),
+            "kind = \"training\"\niterations = 10\nstart = \"5us\"\nlayers = [{ forward = \"10us\", backward = \"20us\", all_reduce = { size = \"1KB\" } }]",
+        );
+        assert_eq!(estimate(&s).ideal_duration, SimTime::from_us(305));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Writes a run's results into a folder: `flows.csv`, `summary.json`, `ports.csv`, `run.json`,
-//! with timelines on, `queues.csv`, `rates.csv` and `pauses.csv`, and with a trace, `trace.csv`.
+//! with timelines on, `queues.csv`, `rates.csv` and `pauses.csv`, with a trace, `trace.csv`, and
+//! with a `training` workload, `iterations.csv`.
 //!
 //! Times are written in nanoseconds with three decimals (exact picoseconds), so files are
 //! byte-identical for the same scenario and seed. Each file is written to a temporary name and
@@ -210,6 +211,35 @@ impl Results {
         text
     }
 
+    pub fn write_iterations(&self, w: &mut dyn Write) -> io::Result<()> {
+        let mut c = csv::Writer::from_writer(w);
+        c.write_record([
+            "iteration",
+            "start_ns",
+            "end_ns",
+            "duration_ns",
+            "compute_ns",
+            "exposed_comm_ns",
+            "flows",
+            "bytes",
+        ])
+        .map_err(csv_err)?;
+        for r in self.iterations.iter().flatten() {
+            c.write_record([
+                r.iteration.to_string(),
+                r.start.map(ns).unwrap_or_default(),
+                r.end.map(ns).unwrap_or_default(),
+                r.duration().map(ns).unwrap_or_default(),
+                ns(r.compute),
+                r.exposed_comm().map(ns).unwrap_or_default(),
+                r.flows.to_string(),
+                r.bytes.to_string(),
+            ])
+            .map_err(csv_err)?;
+        }
+        c.flush()
+    }
+
     /// Writes every result file into `dir` (created if needed).
     pub fn write_dir(&self, dir: &Path) -> io::Result<()> {
         fs::create_dir_all(dir)?;
@@ -224,6 +254,9 @@ impl Results {
         }
         if self.trace.is_some() {
             atomic_write(dir, "trace.csv", |w| self.write_trace(w))?;
+        }
+        if self.iterations.is_some() {
+            atomic_write(dir, "iterations.csv", |w| self.write_iterations(w))?;
         }
         Ok(())
     }

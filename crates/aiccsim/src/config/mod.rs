@@ -556,6 +556,7 @@ pub enum WorkloadConfig {
     AllToAll(AllToAllWorkload),
     Permutation(PermutationWorkload),
     AllReduce(AllReduceWorkload),
+    Training(TrainingWorkload),
 }
 
 tagged_enum!(WorkloadConfig, "kind", {
@@ -564,6 +565,7 @@ tagged_enum!(WorkloadConfig, "kind", {
     "all_to_all" => AllToAll(AllToAllWorkload),
     "permutation" => Permutation(PermutationWorkload),
     "all_reduce" => AllReduce(AllReduceWorkload),
+    "training" => Training(TrainingWorkload),
 });
 
 /// An explicit list of flows.
@@ -655,6 +657,82 @@ pub struct AllReduceWorkload {
     pub algorithm: AllReduceAlgorithm,
     #[serde(default)]
     pub start: SimTime,
+}
+
+/// Training iterations of a model whose ranks are `hosts`: each iteration runs every layer's
+/// forward compute (first layer first), then every layer's backward compute (last layer first),
+/// with the layers' collectives in between (`workload/training.rs` gives the exact order).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainingWorkload {
+    #[serde(default)]
+    pub hosts: HostSet,
+    pub iterations: u32,
+    /// When every rank starts the first iteration.
+    #[serde(default)]
+    pub start: SimTime,
+    /// From the model's input to its output.
+    pub layers: Vec<LayerConfig>,
+}
+
+/// One layer: its compute times (the same on every rank) and its communication.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayerConfig {
+    pub forward: SimTime,
+    /// The whole backward compute; or give it split into `input_grad` and `weight_grad`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backward: Option<SimTime>,
+    /// Backward compute of the gradient handed to the layer below (first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_grad: Option<SimTime>,
+    /// Backward compute of the layer's own weight gradient (after `input_grad`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight_grad: Option<SimTime>,
+    /// Data parallel: the weight gradient's all-reduce, issued when it is computed and
+    /// overlapping the rest of the backward pass; the next iteration's forward of this layer
+    /// waits for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all_reduce: Option<LayerAllReduce>,
+    /// Model parallel: an all-to-all of the layer's output after its forward compute, which the
+    /// next compute waits for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forward_all_to_all: Option<LayerAllToAll>,
+    /// Model parallel: an all-to-all of the input gradient after `input_grad`, which the
+    /// backward compute of the layer below waits for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backward_all_to_all: Option<LayerAllToAll>,
+}
+
+impl LayerConfig {
+    /// (input-gradient, weight-gradient) compute; an unsplit `backward` is all input gradient,
+    /// so that everything the backward pass issues waits for all of it. `None` when validation
+    /// would reject the layer.
+    pub fn backward_split(&self) -> Option<(SimTime, SimTime)> {
+        match (self.backward, self.input_grad, self.weight_grad) {
+            (Some(b), None, None) => Some((b, SimTime::ZERO)),
+            (None, Some(i), Some(w)) => Some((i, w)),
+            _ => None,
+        }
+    }
+}
+
+/// A layer's weight-gradient all-reduce: `size` bytes per rank; "0B" issues none.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayerAllReduce {
+    pub size: ByteSize,
+    #[serde(default)]
+    pub algorithm: AllReduceAlgorithm,
+}
+
+/// A layer's all-to-all: `size` bytes from every rank to every other; "0B" issues none.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayerAllToAll {
+    pub size: ByteSize,
+    #[serde(default)]
+    pub algorithm: AllToAllAlgorithm,
 }
 
 /// Opt-in timelines, sampled every `sample_interval`.

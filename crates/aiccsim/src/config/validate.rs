@@ -3,7 +3,7 @@
 
 use super::{
     AllReduceWorkload, AllToAllWorkload, FlowList, HostSet, IncastWorkload, PermutationWorkload, Scenario,
-    WorkloadConfig,
+    TrainingWorkload, WorkloadConfig,
 };
 use crate::topology::Topology;
 
@@ -13,6 +13,10 @@ type Check = Result<(), (String, String)>;
 /// halves of its algorithm, its record), so this is a few gigabytes. Workloads multiply
 /// (all-to-all is n^2 x `flows_per_pair`), and a typo should not become an out-of-memory crash.
 const MAX_FLOWS: u64 = 1 << 22;
+
+/// Compute steps in one scenario at most (a `training` workload has three per layer, rank and
+/// iteration), about a hundred bytes each.
+const MAX_COMPUTE_STEPS: u64 = 1 << 22;
 
 fn fail(key: impl Into<String>, msg: impl Into<String>) -> Check {
     Err((key.into(), msg.into()))
@@ -237,6 +241,7 @@ pub fn validate(s: &Scenario) -> Check {
                 }
             }
         }
+        WorkloadConfig::Training(w) => training_ok(w, hosts, &set_ok)?,
     }
 
     let flows = crate::workload::count(&s.workload, hosts);
@@ -247,6 +252,7 @@ pub fn validate(s: &Scenario) -> Check {
                 ("workload.flows_per_pair", "lower flows_per_pair or use fewer hosts")
             }
             WorkloadConfig::Flows(_) => ("workload.flows", "split the list over several scenarios"),
+            WorkloadConfig::Training(_) => ("workload.iterations", "lower iterations or use fewer ranks"),
             _ => ("workload.hosts", "use fewer hosts"),
         };
         return fail(
@@ -261,22 +267,20 @@ pub fn validate(s: &Scenario) -> Check {
             return fail("output.sample_interval", "must be positive, e.g. \"10us\"");
         }
     }
+    // (A training workload without communication has no flows at all.)
+    let no_such_flow = |bad: u32| match flows {
+        0 => format!("flow {bad} does not exist (the workload has no flows)"),
+        n => format!("flow {bad} does not exist (the workload has flows 0 to {})", n - 1),
+    };
     if let Some(ids) = &s.output.rate_flows {
         if let Some(&bad) = ids.iter().find(|&&f| u64::from(f) >= flows) {
-            return fail(
-                "output.rate_flows",
-                format!("flow {bad} does not exist (the workload has flows 0 to {})", flows - 1),
-            );
+            return fail("output.rate_flows", no_such_flow(bad));
         }
     }
     if let Some(trace) = &s.output.trace {
         if let Some(ids) = &trace.flows {
-            let flows = crate::workload::expand(&s.workload, hosts, s.simulation.seed).len();
-            if let Some(&bad) = ids.iter().find(|&&f| f as usize >= flows) {
-                return fail(
-                    "output.trace.flows",
-                    format!("flow {bad} does not exist (the workload has flows 0 to {})", flows - 1),
-                );
+            if let Some(&bad) = ids.iter().find(|&&f| u64::from(f) >= flows) {
+                return fail("output.trace.flows", no_such_flow(bad));
             }
         }
         for (i, name) in trace.nodes.iter().flatten().enumerate() {
@@ -310,6 +314,69 @@ pub fn validate(s: &Scenario) -> Check {
                 ),
             );
         }
+    }
+    Ok(())
+}
+
+/// The `training` workload: its ranks, iterations and layers.
+fn training_ok(w: &TrainingWorkload, hosts: u32, set_ok: &dyn Fn(&str, &HostSet, usize) -> Check) -> Check {
+    set_ok("workload.hosts", &w.hosts, 2)?;
+    if w.iterations == 0 {
+        return fail("workload.iterations", "must be at least 1");
+    }
+    if w.layers.is_empty() {
+        return fail(
+            "workload.layers",
+            "the model has no layers; add at least one [[workload.layers]] with forward and backward",
+        );
+    }
+    let ranks = w.hosts.len(hosts);
+    for (i, layer) in w.layers.iter().enumerate() {
+        let key = |k: &str| format!("workload.layers[{i}].{k}");
+        match (layer.backward, layer.input_grad, layer.weight_grad) {
+            (Some(_), None, None) | (None, Some(_), Some(_)) => {}
+            (Some(_), _, _) => {
+                return fail(
+                    key("backward"),
+                    "give either backward or its split into input_grad and weight_grad, not both",
+                );
+            }
+            (None, None, None) => {
+                return fail(
+                    key("backward"),
+                    "missing: give the backward compute time (e.g. backward = \"40us\"), or input_grad and weight_grad",
+                );
+            }
+            (None, Some(_), None) => {
+                return fail(
+                    key("weight_grad"),
+                    "input_grad needs weight_grad too (\"0us\" for a layer without weights)",
+                );
+            }
+            (None, None, Some(_)) => {
+                return fail(key("input_grad"), "weight_grad needs input_grad too (\"0us\" if it takes no time)");
+            }
+        }
+        if let Some(ar) = layer.all_reduce {
+            if ar.size.0 > 0 && ar.size.0 < ranks {
+                return fail(
+                    key("all_reduce.size"),
+                    format!(
+                        "{} cannot be split into {ranks} chunks of at least 1 byte; raise the size, or \"0B\" for no all-reduce",
+                        ar.size
+                    ),
+                );
+            }
+        }
+    }
+    let steps = crate::workload::training::count_computes(w, hosts);
+    if steps > MAX_COMPUTE_STEPS {
+        return fail(
+            "workload.iterations",
+            format!(
+                "makes {steps} compute steps (3 per layer, rank and iteration), more than the {MAX_COMPUTE_STEPS} aiccsim runs in one scenario; lower iterations or use fewer layers or ranks"
+            ),
+        );
     }
     Ok(())
 }

@@ -9,10 +9,13 @@
 //! (end of its serialisation, or its NIC's next pacer time) and the arrival of the head of its
 //! link. The heap therefore stays about the size of the set of busy ports.
 
+mod dependencies;
 mod queue;
 mod stop;
 mod timers;
 
+pub use dependencies::ComputeStep;
+pub(crate) use dependencies::Dependencies;
 pub use queue::EventQueue;
 pub use stop::{PausedPort, RunControl, StallReport, StopReason};
 pub use timers::TimerSlot;
@@ -43,6 +46,8 @@ pub enum Event {
     FlowStart(u32),
     /// A flow's sender stops taking new data.
     FlowStop(u32),
+    /// A compute step ends.
+    ComputeDone(u32),
     /// Congestion-control timer (flow, slot, generation).
     CcTimer(u32, u8, u32),
     /// Retransmission timeout check (flow, generation).
@@ -145,10 +150,10 @@ pub struct Simulation {
     /// Per-switch random streams for ECN marking and for spraying.
     pub(crate) ecn_rng: Vec<SimRng>,
     pub(crate) spray_rng: Vec<SimRng>,
-    /// Flow dependencies: who waits for each flow's delivery, and how many deliveries each
-    /// flow still waits for.
-    pub(crate) dependents: Vec<Vec<u32>>,
-    pub(crate) waiting_on: Vec<u32>,
+    /// What waits for what (flows and compute steps), and the compute steps' progress.
+    pub(crate) deps: Dependencies,
+    /// Which steps and flows make up which training iteration (`training` workloads only).
+    training: Option<workload::training::Layout>,
     /// Per host: flows into it that have started and are not delivered (a controller's view),
     /// and those of them it has seen a packet of (its own view).
     pub(crate) incoming_flows: Vec<u32>,
@@ -239,7 +244,8 @@ impl Simulation {
         let spray_rng = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch.spray", s as u64)).collect();
         let hosts = (0..topo.num_hosts).map(|_| HostState::default()).collect();
 
-        let defs = workload::expand(&scenario.workload, topo.num_hosts, params.seed);
+        let mut work = workload::expand(&scenario.workload, topo.num_hosts, params.seed);
+        let defs = &work.flows;
         let mut flows = Vec::with_capacity(defs.len());
         let mut ccs = Vec::with_capacity(defs.len());
         let mut receivers = Vec::with_capacity(defs.len());
@@ -248,7 +254,7 @@ impl Simulation {
         let mut start_group = vec![u32::MAX; defs.len()];
         let mut group_unstarted = Vec::new();
         for (id, d) in defs.iter().enumerate() {
-            if d.after.is_empty() {
+            if d.after.is_empty() && d.after_compute.is_empty() {
                 let next = groups.len() as u32;
                 let g = *groups.entry((d.dst, d.start)).or_insert(next);
                 if g == next {
@@ -258,8 +264,7 @@ impl Simulation {
                 start_group[id] = g;
             }
         }
-        let mut dependents = vec![Vec::new(); defs.len()];
-        let mut waiting_on = vec![0u32; defs.len()];
+        let deps = Dependencies::new(defs, &work.computes);
         let mut largest_base_rtt = SimTime::ZERO;
         for (id, d) in defs.iter().enumerate() {
             let key = routing::flow_key(params.seed, id as u32);
@@ -280,10 +285,6 @@ impl Simulation {
                 packet_bytes: max_packet,
                 collective: d.collective.map(|c| (c.kind, c.group_size)),
             };
-            for &before in &d.after {
-                dependents[before as usize].push(id as u32);
-            }
-            waiting_on[id] = d.after.len() as u32;
             let mut flow = Flow::new(id as u32, d, key, ideal, params.data_priority);
             flow.one_way_baseline = one_way_baseline;
             flows.push(flow);
@@ -328,8 +329,8 @@ impl Simulation {
             progress_at: SimTime::ZERO,
             ecn_rng,
             spray_rng,
-            dependents,
-            waiting_on,
+            deps,
+            training: work.training.take(),
             incoming_flows: vec![0; topo_hosts as usize],
             start_group,
             group_unstarted,
@@ -349,7 +350,7 @@ impl Simulation {
         // About 600 B per port: past ~1000 ports the port array alone overflows a 512 KiB L2.
         sim.prefetching = sim.ports.len() > 1024;
         for (f, def) in defs.iter().enumerate() {
-            if sim.waiting_on[f] == 0 {
+            if sim.deps.flow_ready(f as u32) {
                 let start = sim.flows[f].start;
                 sim.events.push(start, Event::FlowStart(f as u32));
             }
@@ -357,6 +358,7 @@ impl Simulation {
                 sim.events.push(stop, Event::FlowStop(f as u32));
             }
         }
+        sim.start_ready_computes();
         if sim.params.sample_interval.is_some() {
             sim.events.push(SimTime::ZERO, Event::Sample);
         }
@@ -417,7 +419,7 @@ impl Simulation {
         let mut reason = StopReason::Completed;
         loop {
             let Some((t, ev)) = self.events.pop() else {
-                if self.flows_done < total {
+                if self.flows_done < total || self.deps.computes_left > 0 {
                     reason = StopReason::Stalled; // nothing left that could move them
                 }
                 break;
@@ -448,7 +450,8 @@ impl Simulation {
                 }
             }
             self.dispatch(ev);
-            if self.flows_done == total && self.in_network == 0 {
+            // (The compute steps are checked last: that costs nothing while flows are running.)
+            if self.flows_done == total && self.in_network == 0 && self.deps.computes_left == 0 {
                 break;
             }
             if self.counters.events >= self.event_limit {
@@ -495,6 +498,7 @@ impl Simulation {
             self.switches.iter().map(|s| s.max_used).max().unwrap_or(0),
             self.events.max_len,
             (self.rtts, self.queuing),
+            (self.deps.computes, self.training),
             self.tracer.map(|t| *t),
             wall_seconds,
         )
@@ -568,6 +572,7 @@ impl Simulation {
             Event::Arrive(p) => self.arrive(p),
             Event::FlowStart(f) => self.flow_start(f),
             Event::FlowStop(f) => self.flow_stop(f),
+            Event::ComputeDone(c) => self.compute_done(c),
             Event::CcTimer(f, slot, gen) => self.cc_timer_fired(f, slot as usize, gen),
             Event::Rto(f, gen) => self.rto_fired(f, gen),
             Event::Sample => {

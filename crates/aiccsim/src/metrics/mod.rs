@@ -2,6 +2,7 @@
 
 mod histogram;
 mod ideal;
+pub mod iterations;
 pub mod trace;
 
 pub use histogram::DurationHistogram;
@@ -10,7 +11,7 @@ pub use ideal::ideal_fct;
 
 use crate::cc::{Cc, CongestionControl, Telemetry};
 use crate::config::{OutputConfig, Scenario};
-use crate::engine::{Counters, StallReport, StopReason};
+use crate::engine::{ComputeStep, Counters, StallReport, StopReason};
 use crate::net::port::{Port, PortStats};
 use crate::nic::qp::Flow;
 use crate::time::SimTime;
@@ -244,6 +245,9 @@ pub struct Summary {
     pub completion_time_ns: Option<f64>,
     /// Each collective's span: first flow start to last flow delivery.
     pub collectives: Vec<CollectiveRecord>,
+    /// The training iterations (`training` workloads only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<iterations::IterationSummary>,
     /// True when the run ended before every flow finished (see `stop_reason`).
     pub partial: bool,
     /// `completed`, `stop_time`, `stalled` (no progress: see `stall`), `interrupted` (Ctrl-C) or
@@ -369,6 +373,10 @@ pub struct Results {
     pub timelines: bool,
     /// The per-packet trace, when the scenario asked for one.
     pub trace: Option<Vec<trace::TraceRow>>,
+    /// Every compute step: when it started and ended (empty unless the workload has steps).
+    pub computes: Vec<ComputeStep>,
+    /// One row per training iteration (`training` workloads only).
+    pub iterations: Option<Vec<iterations::IterationRecord>>,
     /// The fabric the run used (node names for the trace).
     pub topology: Topology,
 }
@@ -428,6 +436,7 @@ pub(crate) fn collect(
     max_switch_buffer_bytes: u64,
     max_pending_events: usize,
     delays: (DurationHistogram, DurationHistogram),
+    (computes, training): (Vec<ComputeStep>, Option<crate::workload::training::Layout>),
     tracer: Option<trace::Tracer>,
     wall_seconds: f64,
 ) -> Results {
@@ -446,6 +455,7 @@ pub(crate) fn collect(
             timeouts: f.timeouts,
         })
         .collect();
+    let iterations = training.map(|layout| iterations::measure(&layout, &computes, &records));
     let fcts: Vec<f64> = records.iter().filter_map(|r| r.fct()).map(|t| t.as_ns_f64()).collect();
     let slowdowns: Vec<f64> = records.iter().filter_map(|r| r.slowdown()).collect();
     let in_flight = counters.data_bytes_sent - counters.data_bytes_received - counters.data_bytes_dropped;
@@ -480,6 +490,7 @@ pub(crate) fn collect(
             .and_then(|f| f.into_iter().max())
             .map(|t| t.as_ns_f64()),
         collectives: CollectiveRecord::of(&flows, &records),
+        iterations: iterations.as_deref().map(iterations::IterationSummary::of),
         partial: stop_reason != StopReason::Completed,
         stop_reason,
         stall,
@@ -557,6 +568,8 @@ pub(crate) fn collect(
         ports: port_records,
         timelines,
         trace: tracer.map(|t| t.rows),
+        computes,
+        iterations,
         topology: topo,
     }
 }

@@ -195,21 +195,14 @@ impl Simulation {
         }
     }
 
-    /// Every byte of flow `f` has reached its receiver: start the flows that waited for it.
+    /// Every byte of flow `f` has reached its receiver: start what waited for it.
     pub(crate) fn flow_delivered(&mut self, f: u32) {
         let (dst, seen) = (self.flows[f as usize].dst as usize, self.flows[f as usize].seen);
         self.incoming_flows[dst] -= 1;
         if seen {
             self.incoming_seen[dst] -= 1;
         }
-        for i in 0..self.dependents[f as usize].len() {
-            let d = self.dependents[f as usize][i] as usize;
-            self.waiting_on[d] -= 1;
-            if self.waiting_on[d] == 0 {
-                let at = self.flows[d].start.max(self.now);
-                self.events.push(at, Event::FlowStart(d as u32));
-            }
-        }
+        self.release(f);
     }
 
     /// When the retransmission timeout is due: `rto` (times the backoff) after the last progress.

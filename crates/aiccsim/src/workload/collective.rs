@@ -24,6 +24,7 @@ fn member_flow(
         start,
         collective: tag,
         after,
+        after_compute: Vec::new(),
         stop: None,
     }
 }

@@ -1,6 +1,8 @@
-//! Turns the `[workload]` section into the list of flows the engine starts.
+//! Turns the `[workload]` section into what the engine runs: flows, and compute steps, with the
+//! dependencies between them.
 
 mod collective;
+pub mod training;
 
 use crate::config::{
     AllReduceWorkload, AllToAllWorkload, CollectiveTag, FlowList, IncastWorkload, PermutationWorkload, WorkloadConfig,
@@ -19,8 +21,41 @@ pub struct FlowDef {
     pub collective: Option<CollectiveTag>,
     /// Flows that must be delivered before this one starts (earlier in the list).
     pub after: Vec<u32>,
+    /// Compute steps that must be done before this one starts.
+    pub after_compute: Vec<u32>,
     /// The sender stops taking new data at this time (the flow ends with what it has sent).
     pub stop: Option<SimTime>,
+}
+
+/// One compute step: `host` works for `duration` once everything it waits for is done (and
+/// not before `start`), then releases what waits for it. Steps take their time whatever else
+/// their host is doing; a workload that wants a host's steps one after another makes each
+/// wait for the one before.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ComputeDef {
+    pub host: u32,
+    pub duration: SimTime,
+    pub start: SimTime,
+    /// Flows that must be delivered first.
+    pub after: Vec<u32>,
+    /// Compute steps that must be done first (earlier in the list).
+    pub after_compute: Vec<u32>,
+}
+
+/// An expanded workload.
+#[derive(Clone, Debug, Default)]
+pub struct Workload {
+    pub flows: Vec<FlowDef>,
+    /// Empty for every kind but `training`.
+    pub computes: Vec<ComputeDef>,
+    /// Which flows and steps make up which training iteration (`training` only).
+    pub training: Option<training::Layout>,
+}
+
+impl Workload {
+    fn of_flows(flows: Vec<FlowDef>) -> Workload {
+        Workload { flows, ..Workload::default() }
+    }
 }
 
 /// The number of flows `expand` makes, computed without making them (validation bounds it
@@ -34,17 +69,28 @@ pub fn count(cfg: &WorkloadConfig, hosts: u32) -> u64 {
             n.saturating_mul(n.saturating_sub(1)).saturating_mul(u64::from(w.flows_per_pair))
         }
         WorkloadConfig::Permutation(w) => w.hosts.len(hosts),
-        WorkloadConfig::AllReduce(w) => {
-            // Ring: 2(n-1) steps of n flows; direct: n(n-1) reduce-scatter and as many all-gather.
-            let n = w.hosts.len(hosts);
-            n.saturating_mul(n.saturating_sub(1)).saturating_mul(2)
-        }
+        WorkloadConfig::AllReduce(w) => all_reduce_flows(w.hosts.len(hosts)),
+        WorkloadConfig::Training(w) => training::count_flows(w, hosts),
     }
 }
 
+/// Ring: 2(n-1) steps of n flows; direct: n(n-1) reduce-scatter and as many all-gather.
+fn all_reduce_flows(ranks: u64) -> u64 {
+    ranks.saturating_mul(ranks.saturating_sub(1)).saturating_mul(2)
+}
+
 /// Expands a validated workload. `hosts` is the number of hosts in the topology.
-pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
+pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Workload {
     match cfg {
+        WorkloadConfig::Training(w) => training::expand(w, hosts),
+        other => Workload::of_flows(expand_flows(other, hosts, seed)),
+    }
+}
+
+/// The flows of a workload made of flows only.
+fn expand_flows(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
+    match cfg {
+        WorkloadConfig::Training(_) => unreachable!("training is expanded with its compute steps"),
         WorkloadConfig::Flows(FlowList { flows }) => flows
             .iter()
             .map(|f| FlowDef {
@@ -54,6 +100,7 @@ pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
                 start: f.start,
                 collective: f.collective,
                 after: f.after.clone(),
+                after_compute: Vec::new(),
                 stop: f.stop,
             })
             .collect(),
@@ -69,6 +116,7 @@ pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
                         start: *start,
                         collective: *collective,
                         after: Vec::new(),
+                        after_compute: Vec::new(),
                         stop: None,
                     });
                 }
@@ -97,6 +145,7 @@ pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
                     start: *start,
                     collective: None,
                     after: Vec::new(),
+                    after_compute: Vec::new(),
                     stop: None,
                 })
                 .collect()
@@ -143,7 +192,7 @@ mod tests {
                 cfgs.push(WorkloadConfig::AllReduce(AllReduceWorkload { hosts: set.clone(), size, algorithm, start }));
             }
             for cfg in cfgs {
-                assert_eq!(count(&cfg, 8), expand(&cfg, 8, 1).len() as u64, "{cfg:?}");
+                assert_eq!(count(&cfg, 8), expand(&cfg, 8, 1).flows.len() as u64, "{cfg:?}");
             }
         }
     }
@@ -155,14 +204,14 @@ mod tests {
             size: ByteSize(1000),
             start: SimTime::ZERO,
         });
-        let flows = expand(&cfg, 64, 3);
+        let flows = expand(&cfg, 64, 3).flows;
         assert_eq!(flows.len(), 64);
         let mut dsts: Vec<u32> = flows.iter().map(|f| f.dst).collect();
         assert!(flows.iter().all(|f| f.src != f.dst));
         dsts.sort_unstable();
         assert_eq!(dsts, (0..64).collect::<Vec<_>>());
-        assert_eq!(flows, expand(&cfg, 64, 3), "same seed, same permutation");
-        assert_ne!(flows, expand(&cfg, 64, 4), "another seed, another permutation");
+        assert_eq!(flows, expand(&cfg, 64, 3).flows, "same seed, same permutation");
+        assert_ne!(flows, expand(&cfg, 64, 4).flows, "another seed, another permutation");
     }
 
     #[test]
@@ -174,7 +223,7 @@ mod tests {
             flows_per_pair: 1,
             start: SimTime::ZERO,
         });
-        let flows = expand(&cfg, 8, 1);
+        let flows = expand(&cfg, 8, 1).flows;
         assert_eq!(flows.len(), 56);
         assert_eq!(count(&cfg, 8), 56);
         assert!(flows.iter().all(|f| f.collective.unwrap().group_size == 8));

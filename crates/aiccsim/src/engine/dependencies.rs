@@ -1,0 +1,105 @@
+//! The dependency graph of a run: flows and compute steps, each starting once everything it
+//! waits for is done. A flow is done when it is delivered (its last byte reached the receiver);
+//! a compute step when its fixed duration has passed after it started.
+//!
+//! Flows and steps share one numbering of graph nodes: flow f is node f, compute step c is
+//! node F + c (F flows). Nothing here runs per packet: a flow touches the graph once at its
+//! delivery, a step once when it ends.
+
+use super::{Event, Simulation};
+use crate::time::SimTime;
+use crate::workload::{ComputeDef, FlowDef};
+
+/// A compute step as the run goes.
+#[derive(Clone, Debug)]
+pub struct ComputeStep {
+    pub host: u32,
+    pub duration: SimTime,
+    /// It starts no earlier than this.
+    pub earliest: SimTime,
+    pub start: Option<SimTime>,
+    pub end: Option<SimTime>,
+}
+
+pub(crate) struct Dependencies {
+    flows: u32,
+    /// Per node: the nodes that wait for it.
+    dependents: Vec<Vec<u32>>,
+    /// Per node: how many of the nodes it waits for are not done yet.
+    waiting_on: Vec<u32>,
+    pub(crate) computes: Vec<ComputeStep>,
+    /// Compute steps not yet ended: the run is not over while any is left.
+    pub(crate) computes_left: usize,
+}
+
+impl Dependencies {
+    pub(crate) fn new(flows: &[FlowDef], computes: &[ComputeDef]) -> Dependencies {
+        let f = flows.len() as u32;
+        let nodes = flows.len() + computes.len();
+        let mut dependents = vec![Vec::new(); nodes];
+        let mut waiting_on = vec![0u32; nodes];
+        let waits = flows.iter().map(|d| (&d.after, &d.after_compute));
+        let waits = waits.chain(computes.iter().map(|c| (&c.after, &c.after_compute)));
+        for (node, (after, after_compute)) in waits.enumerate() {
+            for &before in after {
+                dependents[before as usize].push(node as u32);
+            }
+            for &before in after_compute {
+                dependents[(f + before) as usize].push(node as u32);
+            }
+            waiting_on[node] = (after.len() + after_compute.len()) as u32;
+        }
+        let computes: Vec<ComputeStep> = computes
+            .iter()
+            .map(|c| ComputeStep { host: c.host, duration: c.duration, earliest: c.start, start: None, end: None })
+            .collect();
+        Dependencies { flows: f, dependents, waiting_on, computes_left: computes.len(), computes }
+    }
+
+    /// Whether flow `f` waits for nothing.
+    pub(crate) fn flow_ready(&self, f: u32) -> bool {
+        self.waiting_on[f as usize] == 0
+    }
+}
+
+impl Simulation {
+    /// Starts the compute steps that wait for nothing (the flows that wait for nothing are
+    /// queued with the rest of the flow setup).
+    pub(crate) fn start_ready_computes(&mut self) {
+        for c in 0..self.deps.computes.len() as u32 {
+            if self.deps.waiting_on[(self.deps.flows + c) as usize] == 0 {
+                self.begin_compute(c);
+            }
+        }
+    }
+
+    /// Node `node` is done: whatever waited only for it starts now (or at its own start time).
+    pub(crate) fn release(&mut self, node: u32) {
+        for i in 0..self.deps.dependents[node as usize].len() {
+            let d = self.deps.dependents[node as usize][i];
+            self.deps.waiting_on[d as usize] -= 1;
+            if self.deps.waiting_on[d as usize] > 0 {
+                continue;
+            }
+            if d < self.deps.flows {
+                let at = self.flows[d as usize].start.max(self.now);
+                self.events.push(at, Event::FlowStart(d));
+            } else {
+                self.begin_compute(d - self.deps.flows);
+            }
+        }
+    }
+
+    fn begin_compute(&mut self, c: u32) {
+        let step = &mut self.deps.computes[c as usize];
+        let start = step.earliest.max(self.now);
+        step.start = Some(start);
+        self.events.push(start + step.duration, Event::ComputeDone(c));
+    }
+
+    pub(crate) fn compute_done(&mut self, c: u32) {
+        self.deps.computes[c as usize].end = Some(self.now);
+        self.deps.computes_left -= 1;
+        self.release(self.deps.flows + c);
+    }
+}

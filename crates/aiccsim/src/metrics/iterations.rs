@@ -1,0 +1,103 @@
+//! The iterations of a `training` workload, measured after the run from its compute steps and
+//! flows: how long each took, and how much of that the ranks spent waiting for communication
+//! instead of computing (the exposed communication of paper 002 and ASTRA-sim).
+//!
+//! Iterations tile the run: iteration k starts when the last rank starts its first forward
+//! compute of iteration k, and ends when iteration k + 1 starts. The last iteration ends when
+//! its last step has ended and its last flow is delivered (the final gradients are in). A rank
+//! computes for `compute` in every iteration, and each of its steps waits for the one before, so
+//! a duration is never shorter than the compute: the difference is time spent waiting for flows
+//! that compute did not hide.
+
+use super::FlowRecord;
+use crate::engine::ComputeStep;
+use crate::time::SimTime;
+use crate::workload::training::{Layout, Phase};
+use serde::Serialize;
+
+/// One row of `iterations.csv`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IterationRecord {
+    pub iteration: u32,
+    /// `None` if not every rank had started the iteration when the run ended.
+    pub start: Option<SimTime>,
+    /// `None` if the iteration had not ended when the run ended.
+    pub end: Option<SimTime>,
+    /// Compute time of the iteration on each rank (the layers' compute times).
+    pub compute: SimTime,
+    /// Flows the iteration's collectives made, and their payload bytes.
+    pub flows: u32,
+    pub bytes: u64,
+}
+
+impl IterationRecord {
+    pub fn duration(&self) -> Option<SimTime> {
+        Some(self.end? - self.start?)
+    }
+
+    /// The part of the duration that was not compute.
+    pub fn exposed_comm(&self) -> Option<SimTime> {
+        self.duration().map(|d| d - self.compute)
+    }
+}
+
+/// The `iterations` block of `summary.json`: means over the finished iterations (`null` when
+/// none finished).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct IterationSummary {
+    pub count: u32,
+    pub finished: u32,
+    pub mean_duration_ns: Option<f64>,
+    pub mean_compute_ns: Option<f64>,
+    pub mean_exposed_comm_ns: Option<f64>,
+}
+
+impl IterationSummary {
+    pub fn of(rows: &[IterationRecord]) -> IterationSummary {
+        let finished: Vec<&IterationRecord> = rows.iter().filter(|r| r.end.is_some()).collect();
+        let mean = |f: &dyn Fn(&IterationRecord) -> SimTime| {
+            let n = finished.len() as f64;
+            (!finished.is_empty()).then(|| finished.iter().map(|r| f(r).as_ns_f64()).sum::<f64>() / n)
+        };
+        IterationSummary {
+            count: rows.len() as u32,
+            finished: finished.len() as u32,
+            mean_duration_ns: mean(&|r| r.duration().unwrap_or_default()),
+            mean_compute_ns: mean(&|r| r.compute),
+            mean_exposed_comm_ns: mean(&|r| r.exposed_comm().unwrap_or_default()),
+        }
+    }
+}
+
+/// Measures every iteration of `layout` from the compute steps and flow records of the run.
+pub fn measure(layout: &Layout, computes: &[ComputeStep], flows: &[FlowRecord]) -> Vec<IterationRecord> {
+    let ranks = layout.ranks.len();
+    // When every rank had started iteration k: the latest start of its first forward compute.
+    let starts: Vec<Option<SimTime>> = (0..layout.iterations)
+        .map(|k| {
+            let firsts = (0..ranks).map(|r| computes[layout.compute_id(k, 0, Phase::Forward, r) as usize].start);
+            firsts.collect::<Option<Vec<SimTime>>>()?.into_iter().max()
+        })
+        .collect();
+    (0..layout.iterations)
+        .map(|k| {
+            let own = layout.iteration_flows[k as usize].clone();
+            let own = &flows[own.start as usize..own.end as usize];
+            let end = if k + 1 < layout.iterations {
+                starts[k as usize + 1]
+            } else {
+                let steps = layout.iteration_computes(k).map(|c| computes[c as usize].end);
+                let ends: Option<Vec<SimTime>> = steps.chain(own.iter().map(|f| f.finish)).collect();
+                ends.and_then(|e| e.into_iter().max())
+            };
+            IterationRecord {
+                iteration: k,
+                start: starts[k as usize],
+                end,
+                compute: layout.compute,
+                flows: own.len() as u32,
+                bytes: own.iter().fold(0u64, |sum, f| sum.saturating_add(f.size_bytes)),
+            }
+        })
+        .collect()
+}

@@ -16,7 +16,7 @@ import pytest
 
 import aiccsim
 
-from conftest import SMALL, python_m_aiccsim
+from conftest import EXPERIMENT, SMALL, python_m_aiccsim
 
 # What the page of SMALL (4-to-1 incast, PFC only, timelines) shows, and what it says it lacks.
 SMALL_PLOTS = [
@@ -173,3 +173,23 @@ def test_python_m_says_how_to_install_matplotlib(small_dir: Path) -> None:
         "error: aiccsim report needs matplotlib: install it with `pip install '.[plot]'` in the aiccsim source "
         "tree (`make python` for its .venv/)\n"
     )
+
+
+@pytest.mark.parametrize("claim_holds", [True, False])
+def test_reproduce_report_writes_the_pages(
+    experiment_dir: Path, aiccsim_bin: Path, tmp_path: Path, claim_holds: bool
+) -> None:
+    """`aiccsim reproduce ID --report`: the experiment's pages come with it, also when a claim
+    fails (exit code 3 is kept: the results are there to look at)."""
+    spec = tmp_path / "experiments" / "tiny"
+    spec.mkdir(parents=True)
+    experiment = EXPERIMENT if claim_holds else EXPERIMENT.replace("value = 1", "value = 1000000")
+    (spec / "experiment.toml").write_text(experiment)
+    (spec / "small.toml").write_text(SMALL)
+    out = tmp_path / "out"
+    args = ["reproduce", "tiny", "--experiments", str(tmp_path / "experiments"), "--out", str(out), "--report"]
+    env = {**os.environ, "AICCSIM_PYTHON": sys.executable}
+    done = subprocess.run([str(aiccsim_bin), *args], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == (0 if claim_holds else 3), done.stderr
+    for page in [out / "report.html", out / "pfc_only" / "report.html", out / "dcqcn" / "report.html"]:
+        assert "FCT CDF" in plots(page.read_text()), page

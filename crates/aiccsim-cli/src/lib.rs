@@ -67,6 +67,10 @@ enum Command {
         /// Stop each run after this much wall-clock time (e.g. "600s").
         #[arg(long, value_parser = parse_wall)]
         max_wall: Option<Duration>,
+        /// Then write the HTML report of the results (as `aiccsim report OUT` does): the
+        /// experiment's index page and a page per run, with the Python package's plots.
+        #[arg(long)]
+        report: bool,
     },
     /// Run a base scenario over a grid of settings and seeds, in parallel, into one table
     /// (OUT/sweep.csv); points already finished are skipped.
@@ -167,7 +171,19 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
             println!("# estimated memory: {}", aiccsim::estimate::Estimate::describe(&e.memory));
             println!("# estimated result files: {}", aiccsim::estimate::Estimate::describe(&e.output));
         }),
-        Command::Reproduce { id, out, experiments, max_wall } => reproduce::run(&id, out, experiments, max_wall),
+        Command::Reproduce { id, out, experiments, max_wall, report } => {
+            let out = out.unwrap_or_else(|| PathBuf::from("out").join(&id));
+            let result = reproduce::run(&id, Some(out.clone()), experiments, max_wall);
+            // Failed claims (exit code 3) still leave every result to look at; a run that
+            // could not be made leaves nothing to report.
+            if report && result.as_ref().map_or_else(|e| e.code == 3, |()| true) {
+                let code = python::run("report", vec![out.into_os_string()], &["aiccsim", "matplotlib"], "'.[plot]'");
+                if code != 0 && result.is_ok() {
+                    return code;
+                }
+            }
+            result
+        }
         Command::Sweep { file, jobs, out, backend, address } => match (backend, address) {
             (SweepBackend::Local, None) => sweep::run(&file, jobs, out, sweep::Backend::Local, &relaunch),
             (SweepBackend::Ray, address) => sweep::run(&file, jobs, out, sweep::Backend::Ray { address }, &relaunch),

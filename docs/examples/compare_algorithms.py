@@ -12,22 +12,23 @@
 import pandas as pd
 
 import aiccsim
+from aiccsim.scenario import cc, incast, output, star
 
-base = {
-    "topology": {"kind": "star", "hosts": 9, "link": {"bandwidth": "100Gbps", "delay": "1us"}},
-    "workload": {"kind": "incast", "senders": "1..=8", "receiver": 0, "size": "500KB"},
-    "output": {"sample_interval": "5us", "queue_switches": [0]},
-}
+base = (
+    star(hosts=9, bandwidth="100Gbps", delay="1us")
+    | incast(senders=range(1, 9), receiver=0, size="500KB")
+    | output(sample_interval="5us", queue_switches=[0])
+)
 
 # %% [markdown]
-# One run per algorithm. A scenario is a plain dict; `cc.algorithm` picks the algorithm and every
-# other parameter keeps its published default (`aiccsim algorithms` lists them).
+# One run per algorithm. The builders of `aiccsim.scenario` make the plain dict `aiccsim.run`
+# takes (`|` merges them); `cc(...)` picks the algorithm and every other parameter keeps its
+# published default.
 
 # %%
 results = {}
 for algorithm in ["pfc_only", "dcqcn", "hpcc", "pc4"]:
-    scenario = {**base, "cc": {"algorithm": algorithm}}
-    results[algorithm] = aiccsim.run(scenario)
+    results[algorithm] = aiccsim.run(base | cc(algorithm))
 
 table = pd.DataFrame(
     {
@@ -65,3 +66,20 @@ timeline = pd.concat(
     axis=1,
 )
 print(timeline.describe().loc[["mean", "max"]].round(0))
+
+# %% [markdown]
+# The same comparison as plots (`aiccsim.plot`, matplotlib without pyplot): the queue of the
+# receiver's port and the FCT CDF, one colour per algorithm. In a notebook, `fig` shows itself;
+# `aiccsim report DIR` puts every plot of a run on one HTML page.
+
+# %%
+from matplotlib.figure import Figure
+
+from aiccsim import plot
+
+fig = Figure(figsize=(11, 4), layout="constrained")
+queue_ax, fct_ax = fig.subplots(1, 2)
+plot.queue_timeline(results, ax=queue_ax, ports=[(0, 0)])
+plot.fct_cdf(results, ax=fct_ax)
+print(f"plotted {len(queue_ax.get_lines())} queue lines and {len(fct_ax.get_lines())} FCT CDFs")
+assert len(fct_ax.get_lines()) == len(results)

@@ -353,7 +353,7 @@ struct Table {
 }
 
 /// The table's columns (the names `[[check]]` and bar plots refer to).
-const HEADER: [&str; 21] = [
+const HEADER: [&str; 23] = [
     "scheme",
     "flows",
     "finished",
@@ -375,6 +375,8 @@ const HEADER: [&str; 21] = [
     "recovery_us",
     "jain_steady",
     "min_jain",
+    "mean_iteration_us",
+    "mean_exposed_comm_us",
 ];
 
 fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
@@ -429,10 +431,17 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
                 recovery,
                 jain,
                 min_jain,
+                iteration_us(s.iterations.as_ref().and_then(|i| i.mean_duration_ns)),
+                iteration_us(s.iterations.as_ref().and_then(|i| i.mean_exposed_comm_ns)),
             ]
         })
         .collect();
     Table { header, rows }
+}
+
+/// A training workload's mean per finished iteration, in us with one decimal; empty otherwise.
+fn iteration_us(ns: Option<f64>) -> String {
+    ns.map(|t| format!("{:.1}", t / 1e3)).unwrap_or_default()
 }
 
 fn to_csv(t: &Table) -> String {

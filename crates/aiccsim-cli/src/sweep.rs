@@ -368,7 +368,7 @@ fn mark_done(dir: &Path) -> Result<(), CliError> {
 
 /// The summary figures of each row, as (column, JSON pointer into summary.json). Nothing that
 /// depends on the wall clock, so that the table is the same whatever the number of workers.
-const FIGURES: [(&str, &str); 24] = [
+const FIGURES: [(&str, &str); 26] = [
     ("stop_reason", "/stop_reason"),
     ("flows", "/flows"),
     ("flows_finished", "/flows_finished"),
@@ -392,6 +392,8 @@ const FIGURES: [(&str, &str); 24] = [
     ("max_switch_buffer_bytes", "/max_switch_buffer_bytes"),
     ("rtt_mean_ns", "/rtt_ns/mean"),
     ("queuing_delay_p99_ns", "/queuing_delay_ns/p99"),
+    ("iteration_mean_ns", "/iterations/mean_duration_ns"),
+    ("exposed_comm_mean_ns", "/iterations/mean_exposed_comm_ns"),
     ("events", "/events"),
 ];
 

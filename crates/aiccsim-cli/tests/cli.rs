@@ -129,6 +129,45 @@ fn reproduce_writes_table_and_plot() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("known: tiny"));
 }
 
+/// An experiment over a training workload: its table has the mean iteration time and exposed
+/// communication, and a claim can be made about them.
+#[test]
+fn reproduce_tables_iteration_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("experiments/train");
+    std::fs::create_dir_all(&exp).unwrap();
+    std::fs::copy(common::repo().join("examples/training.toml"), exp.join("training.toml")).unwrap();
+    write(
+        &exp,
+        "experiment.toml",
+        "title = \"train\"\nbase = \"training.toml\"\n[[run]]\nname = \"PFC only\"\nset = { cc = { algorithm = \"none\" } }\n\
+         [plot]\nkind = \"fct_cdf\"\n[[check]]\nclaim = \"communication is exposed\"\nmetric = \"mean_exposed_comm_us\"\n\
+         runs = [\"PFC only\"]\nrule = \"at_least\"\nvalue = 1\n",
+    );
+    let out = dir.path().join("out");
+    let experiments = dir.path().join("experiments");
+    let o = aiccsim(&[
+        "reproduce",
+        "train",
+        "--experiments",
+        experiments.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let table = std::fs::read_to_string(out.join("table.csv")).unwrap();
+    let header: Vec<&str> = table.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = table.lines().nth(1).unwrap().split(',').collect();
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("pfc_only/summary.json")).unwrap()).unwrap();
+    for (column, field) in [("mean_iteration_us", "mean_duration_ns"), ("mean_exposed_comm_us", "mean_exposed_comm_ns")]
+    {
+        let cell = row[header.iter().position(|h| *h == column).unwrap()];
+        let ns = summary["iterations"][field].as_f64().unwrap();
+        assert_eq!(cell, format!("{:.1}", ns / 1e3), "{column}");
+    }
+}
+
 #[test]
 fn algorithms_lists_parameters_with_defaults() {
     let o = aiccsim(&["algorithms"]);

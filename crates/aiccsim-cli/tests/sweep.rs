@@ -178,3 +178,38 @@ fn the_ray_backend_without_its_python_fails_naming_the_fix() {
     assert!(err.contains("starting the Ray driver") && err.contains("set AICCSIM_PYTHON"), "{err}");
     assert!(!out.join("sweep.csv").exists());
 }
+
+/// A sweep over a training workload has its iteration figures in the table, equal to each
+/// run's summary; other workloads leave those cells empty.
+#[test]
+fn training_sweeps_have_iteration_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(common::repo().join("examples/training.toml"), dir.path().join("base.toml")).unwrap();
+    let file = dir.path().join("sweep.toml");
+    std::fs::write(&file, "base = \"base.toml\"\n[grid]\n\"cc.algorithm\" = [\"none\", \"dcqcn\"]\n").unwrap();
+    let out = dir.path().join("out");
+    sweep(&file, &out, "2");
+    let table = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let mut lines = table.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name}"));
+    let (iteration, exposed, hash) = (col("iteration_mean_ns"), col("exposed_comm_mean_ns"), col("hash"));
+    for line in lines {
+        let row: Vec<&str> = line.split(',').collect();
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("runs").join(row[hash]).join("summary.json")).unwrap())
+                .unwrap();
+        let it = &summary["iterations"];
+        assert_eq!(row[iteration].parse::<f64>().unwrap(), it["mean_duration_ns"].as_f64().unwrap());
+        assert_eq!(row[exposed].parse::<f64>().unwrap(), it["mean_exposed_comm_ns"].as_f64().unwrap());
+        assert!(row[exposed].parse::<f64>().unwrap() > 0.0, "the example's last all-reduce is exposed");
+    }
+    // The incast sweep above has none.
+    let (dir, file) = setup("base = \"base.toml\"\n");
+    let out = dir.path().join("out");
+    sweep(&file, &out, "1");
+    let table = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let header: Vec<&str> = table.lines().next().unwrap().split(',').collect();
+    let at = header.iter().position(|h| *h == "iteration_mean_ns").unwrap();
+    assert_eq!(table.lines().nth(1).unwrap().split(',').nth(at), Some(""));
+}

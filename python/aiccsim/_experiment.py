@@ -26,12 +26,17 @@ def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
     return rows[0], rows[1:]
 
 
+def scheme_column(header: list[str], path: Path) -> int:
+    """Where table.csv has the run names."""
+    if "scheme" not in header:
+        raise ValueError(f"{path}: no scheme column (is it a table of aiccsim reproduce?)")
+    return header.index("scheme")
+
+
 def runs(folder: Path) -> list[tuple[str, Path]]:
     """(name, results folder) of every run of an experiment folder, in the table's order."""
     header, rows = read_csv(folder / "table.csv")
-    if "scheme" not in header:
-        raise ValueError(f"{folder / 'table.csv'}: no scheme column (is it a table of aiccsim reproduce?)")
-    column = header.index("scheme")
+    column = scheme_column(header, folder / "table.csv")
     out = []
     for row in rows:
         name = row[column]

@@ -46,19 +46,20 @@ def load(dir: str | os.PathLike[str], *, format: str | None = None) -> Result:
     _json(folder / "summary.json", summary_text)
 
     timelines = "sample_interval" in output
-    recorded = {
-        "flows": True,
-        "ports": True,
-        "queues": timelines,
-        "rates": timelines,
-        "trace": "trace" in output,
-        "iterations": scenario.get("workload", {}).get("kind") == "training",
+    # Each table the scenario asks for, with the setting that asks (None: every run has it).
+    recorded: dict[str, tuple[bool, str | None]] = {
+        "flows": (True, None),
+        "ports": (True, None),
+        "queues": (timelines, "output.sample_interval"),
+        "rates": (timelines, "output.sample_interval"),
+        "trace": ("trace" in output, "output.trace"),
+        "iterations": (scenario.get("workload", {}).get("kind") == "training", 'workload.kind = "training"'),
     }
     files: dict[str, Path | None] = {}
-    for name, wanted in recorded.items():
+    for name, (wanted, setting) in recorded.items():
         files[name] = _file(folder, name, format) if wanted else None
         if wanted and files[name] is None:
-            why = "" if name in ("flows", "ports") else f", though run.json's scenario records it ({_why(name)})"
+            why = "" if setting is None else f", though run.json's scenario records it ({setting})"
             raise FileNotFoundError(f"{folder}: {_missing(name, format)}{why}")
     # Written by aiccsim versions that have it, only with timelines.
     files["pauses"] = _file(folder, "pauses", format) if timelines else None
@@ -125,10 +126,6 @@ def _file(folder: Path, name: str, format: str | None) -> Path | None:
 def _missing(name: str, format: str | None) -> str:
     kinds = {None: f"{name}.csv (or {name}.parquet)", "csv": f"{name}.csv", "parquet": f"{name}.parquet"}
     return f"{kinds[format]} is missing"
-
-
-def _why(name: str) -> str:
-    return {"trace": "output.trace", "iterations": 'workload.kind = "training"'}.get(name, "output.sample_interval")
 
 
 def _text(folder: Path, name: str) -> str:

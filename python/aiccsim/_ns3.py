@@ -7,6 +7,7 @@ import warnings
 from pathlib import Path
 
 from aiccsim import _native
+from aiccsim._run import text_source
 
 
 def import_ns3(
@@ -28,12 +29,7 @@ def import_ns3(
     Raises ``ScenarioError`` naming the file, line and field at fault, and ``OSError`` when a
     file cannot be read.
     """
-    base_text, base_origin = "", "(no base)"
-    if base is not None:
-        if isinstance(base, str) and "\n" in base:
-            base_text, base_origin = base, "<string>"
-        else:
-            base_text, base_origin = Path(base).read_text(encoding="utf-8"), os.fspath(base)
+    base_text, base_origin = ("", "(no base)") if base is None else text_source(base)
     text, notes = _native.import_ns3(
         Path(topology).read_text(encoding="utf-8"),
         os.fspath(topology),

@@ -19,6 +19,7 @@ from typing import Any
 from aiccsim import _experiment, plot
 from aiccsim._load import load
 from aiccsim._result import Result
+from aiccsim._write import atomic
 
 # (title, how to draw it): every plot a run's page can have, in the page's order.
 RUN_PLOTS: list[tuple[str, Callable[[Any], Any]]] = [
@@ -92,7 +93,12 @@ def _run_page(r: Result, name: str) -> str:
 
 def _index_page(folder: Path, runs: dict[str, Result], links: dict[str, str]) -> str:
     header, rows = _experiment.read_csv(folder / "table.csv")
-    linked = [[f'<a href="{_e(links[row[0]])}">{_e(row[0])}</a>', *map(_e, row[1:])] for row in rows]
+    scheme = _experiment.scheme_column(header, folder / "table.csv")
+
+    def cell(i: int, value: str) -> str:
+        return f'<a href="{_e(links[value])}">{_e(value)}</a>' if i == scheme else _e(value)
+
+    linked = [[cell(i, c) for i, c in enumerate(row)] for row in rows]
     body = [
         f"<h1>Experiment {_e(folder.resolve().name)}</h1>",
         f"<p>{len(runs)} runs; each name leads to the run's own page.</p>",
@@ -195,10 +201,7 @@ def _html(title: str, body: list[str]) -> str:
 
 
 def _write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    atomic(path.parent, path.name, lambda f: f.write(text.encode("utf-8")))
     return path
 
 

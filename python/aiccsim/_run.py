@@ -46,14 +46,20 @@ def _source(scenario: ScenarioSource) -> tuple[str | dict[str, Any], str]:
     """The scenario's TOML text or dict, and the name errors give it."""
     if isinstance(scenario, Mapping):
         return _plain(scenario), "<dict>"
+    if isinstance(scenario, (str, os.PathLike)):
+        return text_source(scenario)
+    raise TypeError(f"a scenario is a path, TOML text or a dict, not {type(scenario).__name__}")
+
+
+def text_source(scenario: str | os.PathLike[str]) -> tuple[str, str]:
+    """TOML text (a ``str`` with a line break) or the text of the file at a path, and the name
+    errors give it."""
     if isinstance(scenario, str) and "\n" in scenario:
         return scenario, "<string>"
-    if isinstance(scenario, (str, os.PathLike)):
-        path = os.fspath(scenario)
-        with open(path, "rb") as f:
-            # Bytes, not text mode: the file reaches the parser exactly as `aiccsim run` reads it.
-            return f.read().decode("utf-8"), path
-    raise TypeError(f"a scenario is a path, TOML text or a dict, not {type(scenario).__name__}")
+    path = os.fspath(scenario)
+    with open(path, "rb") as f:
+        # Bytes, not text mode: the file reaches the parser exactly as `aiccsim run` reads it.
+        return f.read().decode("utf-8"), path
 
 
 def _plain(value: Any) -> Any:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 def csv_files(result: Result, folder: Path) -> None:
     _json_files(result, folder)
     for name, table in _tables(result):
-        _atomic(folder, f"{name}.csv", lambda f, t=table: f.write(_csv_text(t).encode("utf-8")))
+        atomic(folder, f"{name}.csv", lambda f, t=table: f.write(_csv_text(t).encode("utf-8")))
 
 
 def parquet_files(result: Result, folder: Path) -> None:
@@ -38,12 +38,12 @@ def parquet_files(result: Result, folder: Path) -> None:
     _json_files(result, folder)
     for name, table in _tables(result):
         # zstd: about the size of gzip at the speed of snappy; every reader of Parquet has it.
-        _atomic(folder, f"{name}.parquet", lambda f, t=table: pq.write_table(t, f, compression="zstd"))
+        atomic(folder, f"{name}.parquet", lambda f, t=table: pq.write_table(t, f, compression="zstd"))
 
 
 def _json_files(result: Result, folder: Path) -> None:
-    _atomic(folder, "summary.json", lambda f: f.write(result._summary_json.encode("utf-8")))
-    _atomic(folder, "run.json", lambda f: f.write(result._run_json.encode("utf-8")))
+    atomic(folder, "summary.json", lambda f: f.write(result._summary_json.encode("utf-8")))
+    atomic(folder, "run.json", lambda f: f.write(result._run_json.encode("utf-8")))
 
 
 def _tables(result: Result) -> Iterator[tuple[str, pa.Table]]:
@@ -76,7 +76,8 @@ def _cell(field: pa.Field) -> Callable[[object], str]:
     return str
 
 
-def _atomic(folder: Path, name: str, write: Callable[[io.BufferedWriter], object]) -> None:
+def atomic(folder: Path, name: str, write: Callable[[io.BufferedWriter], object]) -> None:
+    """Writes ``folder/name`` under a temporary name first, so a crash never leaves half a file."""
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f".{name}.tmp"
     with open(tmp, "wb") as f:

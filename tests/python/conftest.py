@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import aiccsim
+
 REPO = Path(__file__).resolve().parents[2]
 
 # Every table filled in: PFC pauses (PFC frames have no flow in the trace), timelines, a trace
@@ -33,6 +35,9 @@ sample_interval = "5us"
 nodes = ["s0"]
 max_rows = 3000
 """
+
+# SMALL without timelines or trace: only flows.csv, ports.csv and the JSON files.
+SMALL_UNSAMPLED = SMALL.split("[output]")[0]
 
 # Gaps in the other columns: flows still running at stop_time (no finish, FCT, slowdown) and a
 # window algorithm (window_bytes).
@@ -71,6 +76,12 @@ size = "1GB"
 """
 
 TABLES = ["flows", "ports", "queues", "rates", "pauses", "trace"]
+
+
+@pytest.fixture(scope="module", params=["small", "stopped"])
+def small_or_stopped(request: pytest.FixtureRequest) -> aiccsim.Result:
+    """SMALL and STOPPED run: between them every table, with gaps where the CSV files have them."""
+    return aiccsim.run({"small": SMALL, "stopped": STOPPED}[request.param])
 
 
 @pytest.fixture

@@ -11,13 +11,13 @@ import pytest
 
 import aiccsim
 
-from conftest import SMALL, STOPPED, TABLES
+from conftest import SMALL, TABLES
 from test_schema import POLARS, SCHEMA
 
 
-@pytest.fixture(scope="module", params=["small", "stopped"])
-def run(request: pytest.FixtureRequest) -> aiccsim.Result:
-    return aiccsim.run({"small": SMALL, "stopped": STOPPED}[request.param])
+@pytest.fixture(scope="module")
+def run(small_or_stopped: aiccsim.Result) -> aiccsim.Result:
+    return small_or_stopped
 
 
 @pytest.mark.parametrize("name", TABLES)

@@ -15,7 +15,7 @@ import pytest
 import aiccsim
 from aiccsim._schema import TABLES as SCHEMAS
 
-from conftest import SMALL, STOPPED, TABLES, python_m_aiccsim
+from conftest import SMALL, SMALL_UNSAMPLED, STOPPED, TABLES, python_m_aiccsim
 
 
 @pytest.mark.parametrize("scenario", [SMALL, STOPPED])
@@ -57,7 +57,7 @@ def test_parquet_and_both(tmp_path: Path) -> None:
 
 
 def test_no_parquet_file_for_a_table_not_recorded(tmp_path: Path) -> None:
-    aiccsim.run(SMALL.split("[output]")[0]).write(tmp_path, format="parquet")
+    aiccsim.run(SMALL_UNSAMPLED).write(tmp_path, format="parquet")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["flows.parquet", "ports.parquet", "run.json", "summary.json"]
 
 

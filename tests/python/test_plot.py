@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 import aiccsim
 from aiccsim import plot
 
-from conftest import SMALL, STOPPED
+from conftest import SMALL, SMALL_UNSAMPLED, STOPPED
 
 # Flows of four sizes (two of them in collectives, one of which cannot finish in 30 us), DCQCN.
 MIXED = """
@@ -62,7 +62,7 @@ def mixed() -> aiccsim.Result:
 @pytest.fixture(scope="module")
 def bare() -> aiccsim.Result:
     """No timelines, no trace."""
-    return aiccsim.run(SMALL.split("[output]")[0])
+    return aiccsim.run(SMALL_UNSAMPLED)
 
 
 def test_fct_cdf(small: aiccsim.Result, dcqcn: aiccsim.Result) -> None:

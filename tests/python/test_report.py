@@ -16,7 +16,7 @@ import pytest
 
 import aiccsim
 
-from conftest import EXPERIMENT, SMALL, python_m_aiccsim
+from conftest import EXPERIMENT, SMALL, SMALL_UNSAMPLED, python_m_aiccsim
 
 # What the page of SMALL (4-to-1 incast, PFC only, timelines) shows, and what it says it lacks.
 SMALL_PLOTS = [
@@ -81,7 +81,7 @@ def test_the_page_depends_only_on_the_results(small_dir: Path, tmp_path: Path) -
 
 
 def test_a_run_without_timelines_still_has_its_summary_and_pauses(tmp_path: Path) -> None:
-    aiccsim.run(SMALL.split("[output]")[0]).write(tmp_path)
+    aiccsim.run(SMALL_UNSAMPLED).write(tmp_path)
     page = aiccsim.report(tmp_path)[0].read_text()
     assert plots(page) == ["FCT CDF", "Slowdown by flow size", "PFC pauses"]
     assert "Switch queues: no queue samples: set output.sample_interval" in page

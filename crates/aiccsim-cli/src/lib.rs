@@ -254,9 +254,7 @@ fn import_ns3(topology: &Path, flows: &Path, base: Option<&Path>, out: &Path) ->
         Some(b) => (read(b, "base scenario")?, b.display().to_string()),
         None => (String::new(), String::from("(no base)")),
     };
-    let text = imported.scenario_toml(&base_text, &base_origin)?;
-    // Checked before writing, so that a file on disk is always one `run` accepts.
-    Scenario::from_toml(&text, &out.display().to_string())?;
+    let text = imported.checked_scenario_toml(&base_text, &base_origin, &out.display().to_string())?;
     std::fs::write(out, &text).map_err(|e| CliError::io(&format!("cannot write {}", out.display()), e))?;
     for w in &imported.warnings {
         eprintln!("warning: {w}");
@@ -340,8 +338,20 @@ pub fn run_with_progress(
     quiet: bool,
     wall_limit: Option<Duration>,
 ) -> Result<Results, CliError> {
+    let sim = Simulation::new(scenario)?;
+    run_built(sim, scenario, label, quiet, wall_limit)
+}
+
+/// `run_with_progress` for a simulation already built from `scenario` (a caller that needed
+/// to look at it first, e.g. at its flows, need not build it twice).
+pub fn run_built(
+    mut sim: Simulation,
+    scenario: &Scenario,
+    label: &str,
+    quiet: bool,
+    wall_limit: Option<Duration>,
+) -> Result<Results, CliError> {
     warn_about_output(scenario, label);
-    let mut sim = Simulation::new(scenario)?;
     sim.set_control(RunControl { interrupt: Some(interrupt_flag()), wall_limit });
     let started = Instant::now();
     let mut bar: Option<ProgressBar> = None;

@@ -18,7 +18,7 @@
 use crate::checks::{self, Check, Measured};
 use crate::overrides;
 use crate::plot::{self, Series};
-use crate::{check_ending, load, run_with_progress, CliError};
+use crate::{check_ending, load, run_built, CliError};
 use aiccsim::metrics::jain_index;
 use aiccsim::Results;
 use aiccsim::StopReason;
@@ -135,8 +135,9 @@ pub fn run(
     println!("{}", spec.title);
     let mut rows: Vec<(String, Results)> = Vec::new();
     for (r, scenario) in spec.run.iter().zip(scenarios) {
+        let sim = aiccsim::Simulation::new(&scenario)?;
         if let PlotSpec::Throughput { flows, recovery_of, .. } = &spec.plot {
-            let count = aiccsim::Simulation::new(&scenario)?.flow_count() as u32;
+            let count = sim.flow_count() as u32;
             if let Some(bad) = flows.iter().chain(recovery_of).find(|&&f| f >= count) {
                 return Err(CliError::input(format!(
                     "{}: plot: flow {bad} does not exist in run '{}' (its flows are 0 to {})",
@@ -146,7 +147,7 @@ pub fn run(
                 )));
             }
         }
-        let results = run_with_progress(&scenario, &r.name, false, max_wall)?;
+        let results = run_built(sim, &scenario, &r.name, false, max_wall)?;
         let run_dir = out.join(slug(&r.name));
         results.write_dir(&run_dir).map_err(|e| CliError::io(&run_dir.display().to_string(), e))?;
         match (results.summary.stop_reason, check_ending(&results, &run_dir)) {

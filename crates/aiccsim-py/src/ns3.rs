@@ -2,7 +2,6 @@
 //! same code as `aiccsim import-ns3` (docs/ns3.md).
 
 use crate::errors::scenario_error;
-use aiccsim::Scenario;
 use pyo3::prelude::*;
 
 /// Returns the scenario's TOML text (headed by the node mapping as comments) and the import's
@@ -19,7 +18,7 @@ pub fn import_ns3(
 ) -> PyResult<(String, Vec<String>)> {
     let imported = aiccsim::config::ns3::import(topology, topology_origin, flows, flows_origin)
         .map_err(|e| scenario_error(py, e))?;
-    let text = imported.scenario_toml(base, base_origin).map_err(|e| scenario_error(py, e))?;
-    Scenario::from_toml(&text, "<imported scenario>").map_err(|e| scenario_error(py, e))?;
+    let text =
+        imported.checked_scenario_toml(base, base_origin, "<imported scenario>").map_err(|e| scenario_error(py, e))?;
     Ok((text, imported.warnings))
 }

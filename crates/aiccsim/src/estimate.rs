@@ -9,9 +9,7 @@
 //! the code.
 
 use crate::cc::{Cc, FlowFacts, Receiver};
-use crate::config::{
-    AllReduceAlgorithm, AllToAllAlgorithm, HostSet, LinkConfig, Scenario, TopologyConfig, WorkloadConfig,
-};
+use crate::config::{AllToAllAlgorithm, HostSet, LinkConfig, Scenario, TopologyConfig, WorkloadConfig};
 use crate::engine::ComputeStep;
 use crate::net::packet::Packet;
 use crate::net::port::Port;
@@ -140,11 +138,7 @@ struct WorkloadSize {
 }
 
 fn set_len(set: &HostSet, hosts: u64) -> u128 {
-    match set {
-        HostSet::All => hosts as u128,
-        HostSet::Range { start, end } => end.saturating_sub(*start) as u128,
-        HostSet::List(v) => v.len() as u128,
-    }
+    set.len(u32::try_from(hosts).unwrap_or(u32::MAX)).into()
 }
 
 fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
@@ -193,7 +187,7 @@ fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
         }
         WorkloadConfig::AllReduce(a) => {
             let n = set_len(&a.hosts, hosts).max(1);
-            let flows = all_reduce_flows(n, a.algorithm);
+            let flows = u128::from(crate::workload::all_reduce_flows(n as u64));
             // Each rank sends (and receives) 2(n-1)/n of its buffer.
             let per_rank = 2 * (n - 1) * a.size.0 as u128 / n;
             WorkloadSize { flows, bytes: n * per_rank, busiest_host_bytes: per_rank, ..only_flows(a.start) }
@@ -210,7 +204,7 @@ fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
                     }
                 }
                 if let Some(ar) = layer.all_reduce.filter(|a| a.size.0 > 0) {
-                    flows += all_reduce_flows(n, ar.algorithm);
+                    flows += u128::from(crate::workload::all_reduce_flows(n as u64));
                     per_rank += 2 * (n - 1) * ar.size.0 as u128 / n;
                 }
                 let backward = [layer.backward, layer.input_grad, layer.weight_grad];
@@ -232,12 +226,6 @@ fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
 /// A workload of flows only, the latest of them starting at `latest_start`.
 fn only_flows(latest_start: SimTime) -> WorkloadSize {
     WorkloadSize { flows: 0, bytes: 0, busiest_host_bytes: 0, latest_start, computes: 0, compute_time: SimTime::ZERO }
-}
-
-fn all_reduce_flows(ranks: u128, algorithm: AllReduceAlgorithm) -> u128 {
-    match algorithm {
-        AllReduceAlgorithm::Ring | AllReduceAlgorithm::Direct => 2 * ranks * ranks.saturating_sub(1),
-    }
 }
 
 /// Bytes of one row in each result file, as written (times with three decimals).

@@ -104,16 +104,15 @@ pub fn import(
         }
     }
     // Hosts and switches keep their relative ns-3 order whatever the interleaving.
+    // `index[id]`: the node's number among the hosts or among the switches.
     let mut name = vec![String::new(); node_num as usize];
+    let mut index = vec![0u32; node_num as usize];
     let (mut host_ids, mut switch_ids) = (Vec::new(), Vec::new());
     for (id, &sw) in is_switch.iter().enumerate() {
-        if sw {
-            name[id] = format!("s{}", switch_ids.len());
-            switch_ids.push(id as u32);
-        } else {
-            name[id] = format!("h{}", host_ids.len());
-            host_ids.push(id as u32);
-        }
+        let (prefix, ids) = if sw { ("s", &mut switch_ids) } else { ("h", &mut host_ids) };
+        index[id] = ids.len() as u32;
+        name[id] = format!("{prefix}{}", ids.len());
+        ids.push(id as u32);
     }
     let mut host_link: Vec<Option<usize>> = vec![None; node_num as usize];
     let mut links = Vec::new();
@@ -197,7 +196,7 @@ pub fn import(
             if is_switch[id as usize] {
                 return Err(f.err(line, field, format!("node {id} is a switch; flows go between hosts")));
             }
-            Ok((line, name[id as usize][1..].parse().unwrap_or_default()))
+            Ok((line, index[id as usize]))
         };
         let (line, src) = host(&mut f, "src")?;
         let (_, dst) = host(&mut f, "dst")?;
@@ -266,6 +265,14 @@ impl Ns3Import {
             message: e.to_string(),
         })?;
         Ok(format!("{}{body}", self.mapping_comment()))
+    }
+
+    /// `scenario_toml`, checked as a scenario (named `origin` in errors), so that what the
+    /// CLI writes or Python returns is always a scenario `run` accepts.
+    pub fn checked_scenario_toml(&self, base: &str, base_origin: &str, origin: &str) -> Result<String, ConfigError> {
+        let text = self.scenario_toml(base, base_origin)?;
+        super::Scenario::from_toml(&text, origin)?;
+        Ok(text)
     }
 
     /// The node mapping as TOML comments, consecutive ids folded into ranges.

@@ -139,10 +139,8 @@ pub fn validate(s: &Scenario) -> Check {
         if let Some(top) = set.largest(hosts) {
             host_ok(key, top)?;
         }
+        // Every member is at most the largest, checked above.
         let v = set.expand(hosts);
-        for &h in &v {
-            host_ok(key, h)?;
-        }
         let mut sorted = v.clone();
         sorted.sort_unstable();
         sorted.dedup();

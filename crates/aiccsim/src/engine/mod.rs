@@ -253,8 +253,9 @@ impl Simulation {
         let mut groups: std::collections::BTreeMap<(u32, SimTime), u32> = Default::default();
         let mut start_group = vec![u32::MAX; defs.len()];
         let mut group_unstarted = Vec::new();
+        let deps = Dependencies::new(defs, &work.computes);
         for (id, d) in defs.iter().enumerate() {
-            if d.after.is_empty() && d.after_compute.is_empty() {
+            if deps.flow_ready(id as u32) {
                 let next = groups.len() as u32;
                 let g = *groups.entry((d.dst, d.start)).or_insert(next);
                 if g == next {
@@ -264,7 +265,6 @@ impl Simulation {
                 start_group[id] = g;
             }
         }
-        let deps = Dependencies::new(defs, &work.computes);
         let mut largest_base_rtt = SimTime::ZERO;
         for (id, d) in defs.iter().enumerate() {
             let key = routing::flow_key(params.seed, id as u32);

@@ -15,7 +15,7 @@ use crate::engine::{ComputeStep, Counters, StallReport, StopReason};
 use crate::net::port::{Port, PortStats};
 use crate::nic::qp::Flow;
 use crate::time::SimTime;
-use crate::topology::Topology;
+use crate::topology::{NodeNames, Topology};
 use serde::Serialize;
 
 /// One row of `flows.csv`.
@@ -377,8 +377,8 @@ pub struct Results {
     pub computes: Vec<ComputeStep>,
     /// One row per training iteration (`training` workloads only).
     pub iterations: Option<Vec<iterations::IterationRecord>>,
-    /// The fabric the run used (node names for the trace).
-    pub topology: Topology,
+    /// How the fabric the run used numbers its nodes (node names for the trace and pauses).
+    pub topology: NodeNames,
 }
 
 /// Jain's fairness index of a set of throughputs: 1 when all are equal, 1/n when one takes all.
@@ -570,7 +570,7 @@ pub(crate) fn collect(
         trace: tracer.map(|t| t.rows),
         computes,
         iterations,
-        topology: topo,
+        topology: topo.names(),
     }
 }
 

@@ -193,8 +193,10 @@ impl Simulation {
                 // together would then all follow their hashes. The bytes still to serialise
                 // count too: the load is what a new packet would wait behind.
                 let now = self.now;
-                let load =
-                    |p: &crate::net::port::Port| p.queued + p.bandwidth.bytes_in(p.busy_until.saturating_sub(now));
+                // An idle port's rest is 0 without the multiply and divide of `bytes_in`.
+                let load = |p: &crate::net::port::Port| {
+                    p.queued + if p.busy_until > now { p.bandwidth.bytes_in(p.busy_until - now) } else { 0 }
+                };
                 let first = routing::ecmp_pick(key, node, hops.len());
                 let mut best = hops[first];
                 let mut best_q = load(&self.ports[best as usize]);

@@ -268,7 +268,27 @@ impl Topology {
 
     /// Human-readable node name: "h3" or "s1".
     pub fn node_name(&self, node: u32) -> String {
-        if self.is_host(node) {
+        self.names().node_name(node)
+    }
+
+    /// How this fabric numbers its nodes, without its links and routes.
+    pub fn names(&self) -> NodeNames {
+        NodeNames { num_hosts: self.num_hosts, num_switches: self.num_switches }
+    }
+}
+
+/// A fabric's node numbering (hosts first, then switches): all that results need to name nodes,
+/// so that they do not keep the routing tables alive.
+#[derive(Clone, Copy, Debug)]
+pub struct NodeNames {
+    pub num_hosts: u32,
+    pub num_switches: u32,
+}
+
+impl NodeNames {
+    /// Human-readable node name: "h3" or "s1".
+    pub fn node_name(&self, node: u32) -> String {
+        if node < self.num_hosts {
             format!("h{node}")
         } else {
             format!("s{}", node - self.num_hosts)

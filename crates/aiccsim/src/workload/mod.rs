@@ -75,7 +75,7 @@ pub fn count(cfg: &WorkloadConfig, hosts: u32) -> u64 {
 }
 
 /// Ring: 2(n-1) steps of n flows; direct: n(n-1) reduce-scatter and as many all-gather.
-fn all_reduce_flows(ranks: u64) -> u64 {
+pub(crate) fn all_reduce_flows(ranks: u64) -> u64 {
     ranks.saturating_mul(ranks.saturating_sub(1)).saturating_mul(2)
 }
 

@@ -269,9 +269,10 @@ pub fn estimate(s: &Scenario) -> Estimate {
         + EVENT_BYTES;
     let per_port = (size_of::<Port>() + size_of::<PortInfo>() + 2 * size_of::<u64>()) as u128 + PORT_ROW;
     // Packets are held by value (64 B each, whatever their wire size): a full shared buffer per
-    // switch, and a bandwidth-delay product on every link.
+    // switch, and a bandwidth-delay product on every link, each packet there with its arrival
+    // event.
     let buffered = fabric.switches as u128 * (s.switch.buffer.0 as u128 / packet + 1) * size_of::<Packet>() as u128;
-    let on_wires = ports * (fabric.max_bdp_bytes as u128 / packet + 1) * size_of::<Packet>() as u128;
+    let on_wires = ports * (fabric.max_bdp_bytes as u128 / packet + 1) * (size_of::<Packet>() as u128 + EVENT_BYTES);
     let routes = fabric.switches as u128 * fabric.tors as u128 * 8;
 
     let (queue_rows, rate_rows) = match s.output.sample_interval {

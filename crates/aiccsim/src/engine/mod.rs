@@ -5,9 +5,9 @@
 //! `net/port.rs` (serialisation and propagation), `net/switch.rs` (buffer, PFC, ECN, routing),
 //! `nic/host.rs` (the NIC scheduler and receive path), `nic/qp.rs` (per-flow transport state).
 //!
-//! Each busy component has at most one pending event of each kind: a port schedules one wake-up
-//! (end of its serialisation, or its NIC's next pacer time) and the arrival of the head of its
-//! link. The heap therefore stays about the size of the set of busy ports.
+//! A busy port has one pending wake-up (end of its serialisation, or its NIC's next pacer time)
+//! and one arrival per packet on its link, so the queue holds about the busy ports plus the
+//! packets in flight on links.
 
 mod dependencies;
 mod queue;
@@ -41,7 +41,7 @@ use crate::workload;
 pub enum Event {
     /// A port may be able to send (port, generation).
     PortWake(u32, u32),
-    /// The head packet of a port's link reaches the peer.
+    /// The next packet on a port's link reaches the peer.
     Arrive(u32),
     FlowStart(u32),
     /// A flow's sender stops taking new data.
@@ -539,7 +539,7 @@ impl Simulation {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             let at: *const i8 = match ev {
                 Event::Arrive(p) => match self.ports[p as usize].wire.front() {
-                    Some(head) => head as *const (SimTime, Packet) as *const i8,
+                    Some(head) => head as *const Packet as *const i8,
                     None => return,
                 },
                 Event::PortWake(p, _) => {

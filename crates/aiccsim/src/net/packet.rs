@@ -23,6 +23,7 @@ pub enum PacketKind {
 }
 
 #[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 pub struct Packet {
     pub kind: PacketKind,
     /// Traffic class the packet is queued and paused in.

@@ -1,8 +1,10 @@
 //! A port: egress queues, the serialiser, and the link to the peer.
 //!
 //! When a port starts serialising a packet, the packet's arrival time at the peer is known
-//! (end of serialisation plus propagation), so it goes straight onto the wire: a FIFO of packets
-//! with one pending `Arrive` event for its head. The port itself needs an event only when it has
+//! (end of serialisation plus propagation), so it goes straight onto the wire, a FIFO of packets,
+//! and its `Arrive` event is scheduled there and then, while the port is in cache (scheduling
+//! only the head's arrival would read the next packet's time at each arrival, a cache miss on
+//! large fabrics). The port itself needs an event only when it has
 //! something more to send: one `PortWake` at the end of the serialisation, or, for a NIC whose
 //! queue pairs wait on their pacers, at the earliest pacer time. A hop through an uncongested
 //! switch therefore costs one event. A packet is fully received before it is forwarded (store
@@ -52,8 +54,8 @@ pub struct Port {
     pub bandwidth: Bandwidth,
 
     // Second cache line.
-    /// Packets on the wire with their arrival time at the peer.
-    pub wire: VecDeque<(SimTime, Packet)>,
+    /// Packets on the wire, each with its own pending `Arrive` event.
+    pub wire: VecDeque<Packet>,
     pub delay: SimTime,
     /// ECN thresholds in bytes for this port's speed.
     pub kmin: u32,
@@ -207,10 +209,8 @@ impl Simulation {
         port.tx_bytes += size;
         self.counters.packet_hops += 1;
         let arrival = done + port.delay;
-        port.wire.push_back((arrival, pkt));
-        if port.wire.len() == 1 {
-            self.events.push(arrival, Event::Arrive(p));
-        }
+        port.wire.push_back(pkt);
+        self.events.push(arrival, Event::Arrive(p));
         let more = port.has_sendable();
         let host = port.is_host.then_some(port.node);
         if self.params.tracing {
@@ -245,8 +245,8 @@ impl Simulation {
     fn trace_wire(&mut self, event: TraceEvent, p: u32) {
         let port = &self.ports[p as usize];
         let (at, pkt) = match event {
-            TraceEvent::Send => (p, port.wire.back().expect("just sent").1),
-            _ => (port.peer, port.wire.front().expect("arriving").1),
+            TraceEvent::Send => (p, *port.wire.back().expect("just sent")),
+            _ => (port.peer, *port.wire.front().expect("arriving")),
         };
         self.trace_packet(event, at, &pkt);
     }
@@ -276,10 +276,7 @@ impl Simulation {
             self.trace_wire(TraceEvent::Arrive, p);
         }
         let port = &mut self.ports[p as usize];
-        let (_, pkt) = port.wire.pop_front().expect("arrival from an empty wire");
-        if let Some(&(next, _)) = port.wire.front() {
-            self.events.push(next, Event::Arrive(p));
-        }
+        let pkt = port.wire.pop_front().expect("arrival from an empty wire");
         let at = port.peer;
         if pkt.kind == PacketKind::Pfc {
             self.in_network -= 1;

@@ -268,11 +268,14 @@ pub fn estimate(s: &Scenario) -> Estimate {
         + 8) as u128 // the step before it, and a flow or two
         + EVENT_BYTES;
     let per_port = (size_of::<Port>() + size_of::<PortInfo>() + 2 * size_of::<u64>()) as u128 + PORT_ROW;
-    // Packets are held by value (64 B each, whatever their wire size): a full shared buffer per
-    // switch, and a bandwidth-delay product on every link, each packet there with its arrival
-    // event.
-    let buffered = fabric.switches as u128 * (s.switch.buffer.0 as u128 / packet + 1) * size_of::<Packet>() as u128;
-    let on_wires = ports * (fabric.max_bdp_bytes as u128 / packet + 1) * (size_of::<Packet>() as u128 + EVENT_BYTES);
+    // A packet takes a 64-byte pool slot whatever its wire size: a full shared buffer per switch
+    // (each packet there also named in a queue), and a bandwidth-delay product on every link
+    // (each packet there with its arrival event).
+    let slot = size_of::<Packet>() as u128;
+    let buffered = fabric.switches as u128
+        * (s.switch.buffer.0 as u128 / packet + 1)
+        * (slot + size_of::<crate::net::pool::PacketId>() as u128);
+    let on_wires = ports * (fabric.max_bdp_bytes as u128 / packet + 1) * (slot + EVENT_BYTES);
     let routes = fabric.switches as u128 * fabric.tors as u128 * 8;
 
     let (queue_rows, rate_rows) = match s.output.sample_interval {

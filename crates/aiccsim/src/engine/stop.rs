@@ -163,7 +163,10 @@ impl Simulation {
                 .map(|&q| q as usize)
                 .filter(|&q| {
                     stuck(q)
-                        && self.ports[q].prio.iter().any(|queue| queue.packets.iter().any(|pkt| pkt.ingress == ingress))
+                        && self.ports[q]
+                            .prio
+                            .iter()
+                            .any(|queue| queue.packets.iter().any(|&id| self.packets[id].ingress == ingress))
                 })
                 .collect()
         };

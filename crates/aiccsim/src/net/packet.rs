@@ -1,9 +1,9 @@
 //! Packets.
 //!
-//! A packet is a small `Copy` struct carried by value: queues and links are ring buffers of
-//! packets, so a packet's bytes travel with the queue that holds it (sequential memory) instead
-//! of living in a pool that every hop would reach into at random. Once the ring buffers have
-//! grown to the run's working size, the per-packet path allocates nothing.
+//! A packet is a small `Copy` struct of exactly one aligned cache line. It lives in the
+//! [`PacketPool`](crate::net::pool::PacketPool) from creation to consumption; queues and links
+//! pass its 4-byte id. Once the pool and the queues' ring buffers have grown to the run's working
+//! size, the per-packet path allocates nothing.
 
 use crate::net::telemetry::NO_INT;
 use crate::time::SimTime;
@@ -83,3 +83,4 @@ impl Packet {
 }
 
 const _: () = assert!(std::mem::size_of::<Packet>() == 64, "a packet fills one cache line");
+const _: () = assert!(std::mem::align_of::<Packet>() == 64, "and starts one");

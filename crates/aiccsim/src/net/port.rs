@@ -1,10 +1,10 @@
 //! A port: egress queues, the serialiser, and the link to the peer.
 //!
 //! When a port starts serialising a packet, the packet's arrival time at the peer is known
-//! (end of serialisation plus propagation), so it goes straight onto the wire, a FIFO of packets,
-//! and its `Arrive` event is scheduled there and then, while the port is in cache (scheduling
-//! only the head's arrival would read the next packet's time at each arrival, a cache miss on
-//! large fabrics). The port itself needs an event only when it has
+//! (end of serialisation plus propagation), so its `Arrive` event, which names the packet, is
+//! scheduled there and then: the link needs no state of its own, and links deliver in order
+//! because their arrival times grow with their send times. The port itself needs an event only
+//! when it has
 //! something more to send: one `PortWake` at the end of the serialisation, or, for a NIC whose
 //! queue pairs wait on their pacers, at the earliest pacer time. A hop through an uncongested
 //! switch therefore costs one event. A packet is fully received before it is forwarded (store
@@ -17,6 +17,7 @@ use crate::config::EcnConfig;
 use crate::engine::{Event, Simulation};
 use crate::metrics::trace::TraceEvent;
 use crate::net::packet::{Packet, PacketKind, CONTROL_PRIORITY, NUM_PRIORITIES};
+use crate::net::pool::{PacketId, PacketPool};
 use crate::time::{Bandwidth, SimTime};
 use crate::topology::PortInfo;
 use std::collections::VecDeque;
@@ -54,8 +55,6 @@ pub struct Port {
     pub bandwidth: Bandwidth,
 
     // Second cache line.
-    /// Packets on the wire, each with its own pending `Arrive` event.
-    pub wire: VecDeque<Packet>,
     pub delay: SimTime,
     /// ECN thresholds in bytes for this port's speed.
     pub kmin: u32,
@@ -66,7 +65,7 @@ pub struct Port {
     /// One cache line per priority.
     pub prio: [PrioQueue; NUM_PRIORITIES],
     /// PFC frames waiting to go out ahead of everything else.
-    pub pfc_out: VecDeque<Packet>,
+    pub pfc_out: VecDeque<PacketId>,
     pub stats: PortStats,
 }
 
@@ -74,7 +73,7 @@ pub struct Port {
 #[repr(C, align(64))]
 #[derive(Default)]
 pub struct PrioQueue {
-    pub packets: VecDeque<Packet>,
+    pub packets: VecDeque<PacketId>,
     /// Bytes in `packets`.
     pub bytes: u64,
     /// Bytes buffered at this switch that arrived through this port at this priority (PFC).
@@ -117,7 +116,6 @@ impl Port {
             queued: 0,
             max_queued: 0,
             bandwidth: info.bandwidth,
-            wire: VecDeque::new(),
             delay: info.delay,
             kmin: scale(ecn.kmin.0),
             kmax: scale(ecn.kmax.0),
@@ -135,33 +133,35 @@ impl Port {
         self.pfc_frames > 0 || self.nonempty & !(self.paused & !(1 << CONTROL_PRIORITY)) != 0
     }
 
+    /// Queues packet `id` (`pkt` is its content) behind the others of its priority.
     #[inline]
-    pub fn enqueue(&mut self, pkt: Packet) {
+    pub fn enqueue(&mut self, id: PacketId, pkt: &Packet) {
         let prio = pkt.priority;
         self.queued += pkt.size as u64;
         self.max_queued = self.max_queued.max(self.queued);
         self.nonempty |= 1 << prio;
         let q = &mut self.prio[prio as usize];
         q.bytes += pkt.size as u64;
-        q.packets.push_back(pkt);
+        q.packets.push_back(id);
     }
 
     /// Removes the head of the highest-priority queue that is not paused.
     #[inline]
-    pub fn dequeue(&mut self) -> Option<Packet> {
+    pub fn dequeue(&mut self, pool: &PacketPool) -> Option<PacketId> {
         let eligible = self.nonempty & !(self.paused & !(1 << CONTROL_PRIORITY));
         if eligible == 0 {
             return None;
         }
         let prio = 7 - eligible.leading_zeros() as u8;
         let q = &mut self.prio[prio as usize];
-        let pkt = q.packets.pop_front().expect("nonempty bit set on an empty queue");
-        q.bytes -= pkt.size as u64;
+        let id = q.packets.pop_front().expect("nonempty bit set on an empty queue");
+        let size = pool[id].size as u64;
+        q.bytes -= size;
         if q.packets.is_empty() {
             self.nonempty &= !(1 << prio);
         }
-        self.queued -= pkt.size as u64;
-        Some(pkt)
+        self.queued -= size;
+        Some(id)
     }
 
     /// The port's statistics with the transmit counters filled in.
@@ -195,12 +195,12 @@ impl Simulation {
         }
     }
 
-    /// Serialises `pkt` onto idle port `p`'s link and schedules what follows: its arrival at the
-    /// peer and the port's next wake-up.
+    /// Serialises packet `id` onto idle port `p`'s link and schedules what follows: its arrival
+    /// at the peer and the port's next wake-up.
     #[inline]
-    pub(crate) fn start_tx(&mut self, p: u32, pkt: Packet) {
+    pub(crate) fn start_tx(&mut self, p: u32, id: PacketId) {
         let now = self.now;
-        let size = pkt.size as u64;
+        let size = self.packets[id].size as u64;
         let port = &mut self.ports[p as usize];
         debug_assert!(now >= port.busy_until, "port {p} started two packets at once");
         let done = now + port.bandwidth.tx_time(size);
@@ -209,12 +209,11 @@ impl Simulation {
         port.tx_bytes += size;
         self.counters.packet_hops += 1;
         let arrival = done + port.delay;
-        port.wire.push_back(pkt);
-        self.events.push(arrival, Event::Arrive(p));
+        self.events.push(arrival, Event::Arrive(p, id.0));
         let more = port.has_sendable();
         let host = port.is_host.then_some(port.node);
         if self.params.tracing {
-            self.trace_wire(TraceEvent::Send, p);
+            self.trace_packet(TraceEvent::Send, p, id);
         }
         if more {
             self.wake_port(p, done);
@@ -225,30 +224,16 @@ impl Simulation {
         }
     }
 
-    /// Adds a trace row for `pkt` at port `p`, which is where the event happens (kept out of
-    /// line: the hot path only tests whether tracing is on).
+    /// Adds a trace row for packet `id` at port `p`, which is where the event happens (kept out
+    /// of line: the hot path only tests whether tracing is on).
     #[cold]
     #[inline(never)]
-    pub(crate) fn trace_packet(&mut self, event: TraceEvent, p: u32, pkt: &Packet) {
+    pub(crate) fn trace_packet(&mut self, event: TraceEvent, p: u32, id: PacketId) {
         let port = &self.ports[p as usize];
         let queue = (event != TraceEvent::Arrive).then_some(port.queued);
         if let Some(t) = self.tracer.as_deref_mut() {
-            t.record(self.now, event, port.node, port.local, pkt, queue);
+            t.record(self.now, event, port.node, port.local, &self.packets[id], queue);
         }
-    }
-
-    /// Traces the packet just put on port `p`'s wire (`Send`), or the one about to come off it
-    /// at the peer (`Arrive`). Reading it from the wire keeps the packet out of the hot path's
-    /// registers and stack.
-    #[cold]
-    #[inline(never)]
-    fn trace_wire(&mut self, event: TraceEvent, p: u32) {
-        let port = &self.ports[p as usize];
-        let (at, pkt) = match event {
-            TraceEvent::Send => (p, *port.wire.back().expect("just sent")),
-            _ => (port.peer, *port.wire.front().expect("arriving")),
-        };
-        self.trace_packet(event, at, &pkt);
     }
 
     /// Schedules a `PortWake` at `t` unless one is already due by then.
@@ -270,23 +255,23 @@ impl Simulation {
         }
     }
 
-    /// The head of port `p`'s wire reaches the peer port.
-    pub(crate) fn arrive(&mut self, p: u32) {
+    /// Packet `id`, sent on port `p`, reaches the peer port.
+    pub(crate) fn arrive(&mut self, p: u32, id: PacketId) {
+        let at = self.ports[p as usize].peer;
         if self.params.tracing {
-            self.trace_wire(TraceEvent::Arrive, p);
+            self.trace_packet(TraceEvent::Arrive, at, id);
         }
-        let port = &mut self.ports[p as usize];
-        let pkt = port.wire.pop_front().expect("arrival from an empty wire");
-        let at = port.peer;
+        let pkt = &self.packets[id];
         if pkt.kind == PacketKind::Pfc {
-            self.in_network -= 1;
-            self.pfc_frame_received(at, pkt.pfc_class, pkt.pfc_pause);
+            let (class, pause) = (pkt.pfc_class, pkt.pfc_pause);
+            self.packets.take(id);
+            self.pfc_frame_received(at, class, pause);
             return;
         }
         if self.ports[at as usize].is_host {
-            self.host_receive(at, pkt);
+            self.host_receive(at, id);
         } else {
-            self.switch_receive(at, pkt);
+            self.switch_receive(at, id);
         }
     }
 
@@ -317,12 +302,12 @@ impl Simulation {
         let mut pkt = Packet::new(PacketKind::Pfc, CONTROL_PRIORITY, self.params.pause_size);
         pkt.pfc_class = class;
         pkt.pfc_pause = pause;
-        self.in_network += 1;
+        let id = self.packets.alloc(pkt);
         if self.recorder.logs_pauses() {
             self.recorder.pfc_frame(self.now, p, class, pause);
         }
         let port = &mut self.ports[p as usize];
-        port.pfc_out.push_back(pkt);
+        port.pfc_out.push_back(id);
         port.pfc_frames += 1;
         if pause {
             port.stats.pause_sent += 1;
@@ -336,5 +321,5 @@ impl Simulation {
 }
 
 const _: () = assert!(std::mem::size_of::<PrioQueue>() == 64);
-const _: () = assert!(std::mem::offset_of!(Port, wire) == 64, "the first line holds 64 bytes");
+const _: () = assert!(std::mem::offset_of!(Port, delay) == 64, "the first line holds 64 bytes");
 const _: () = assert!(std::mem::offset_of!(Port, prio) == 128, "the second line holds 64 bytes");

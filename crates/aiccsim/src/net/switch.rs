@@ -10,7 +10,8 @@ use crate::cc::Telemetry;
 use crate::config::{PfcConfig, Routing};
 use crate::engine::Simulation;
 use crate::metrics::trace::TraceEvent;
-use crate::net::packet::{Packet, PacketKind, CONTROL_PRIORITY};
+use crate::net::packet::{PacketKind, CONTROL_PRIORITY};
+use crate::net::pool::PacketId;
 use crate::topology::{routing, Topology};
 use rand::RngExt;
 
@@ -67,37 +68,38 @@ impl Simulation {
         }
     }
 
-    /// A packet has fully arrived at switch port `in_port`.
-    pub(crate) fn switch_receive(&mut self, in_port: u32, mut pkt: Packet) {
+    /// Packet `id` has fully arrived at switch port `in_port`.
+    pub(crate) fn switch_receive(&mut self, in_port: u32, id: PacketId) {
         let node = self.ports[in_port as usize].node;
         let sw = self.switch_index(node);
-        let size = pkt.size as u64;
-        let out = self.route(node, sw, &pkt);
+        let pkt = &mut self.packets[id];
+        pkt.ingress = in_port;
+        let (size, prio, kind) = (pkt.size as u64, pkt.priority, pkt.kind);
+        let (dst, ecmp_key) = (pkt.dst, pkt.ecmp_key);
+        let out = self.route(node, sw, dst, ecmp_key);
 
         if self.switches[sw].used + size > self.params.buffer {
             if self.tracer.is_some() {
-                self.trace_packet(TraceEvent::Drop, out, &pkt);
+                self.trace_packet(TraceEvent::Drop, out, id);
             }
             self.ports[out as usize].stats.drops += 1;
             self.counters.packets_dropped += 1;
-            if pkt.kind == PacketKind::Data {
+            if kind == PacketKind::Data {
                 self.counters.data_bytes_dropped += size;
             }
-            self.int_pool.release(pkt.int);
-            self.in_network -= 1;
+            let dropped = self.packets.take(id);
+            self.int_pool.release(dropped.int);
             return;
         }
         let s = &mut self.switches[sw];
         s.used += size;
         s.max_used = s.max_used.max(s.used);
-        let prio = pkt.priority;
         if prio != CONTROL_PRIORITY {
             self.ports[in_port as usize].prio[prio as usize].ingress_bytes += size;
         }
-        if self.params.ecn_enabled && !self.params.ecn_at_dequeue && pkt.kind == PacketKind::Data {
-            self.maybe_mark(out, sw, &mut pkt);
+        if self.params.ecn_enabled && !self.params.ecn_at_dequeue && kind == PacketKind::Data {
+            self.maybe_mark(out, sw, id);
         }
-        pkt.ingress = in_port;
 
         if self.params.pfc_enabled && prio != CONTROL_PRIORITY {
             let port = &self.ports[in_port as usize];
@@ -113,31 +115,31 @@ impl Simulation {
             // so it goes straight to the wire (the same accounting, without a trip through the
             // queue's memory).
             port.max_queued = port.max_queued.max(size);
-            self.leave_buffer(out, &mut pkt);
-            self.start_tx(out, pkt);
+            self.leave_buffer(out, id);
+            self.start_tx(out, id);
         } else {
-            port.enqueue(pkt);
+            port.enqueue(id, &self.packets[id]);
             self.kick(out);
         }
     }
 
     /// Picks the next packet for switch port `p` and releases its buffer.
-    pub(crate) fn switch_dequeue(&mut self, p: u32) -> Option<Packet> {
-        let mut pkt = self.ports[p as usize].dequeue()?;
-        self.leave_buffer(p, &mut pkt);
-        Some(pkt)
+    pub(crate) fn switch_dequeue(&mut self, p: u32) -> Option<PacketId> {
+        let id = self.ports[p as usize].dequeue(&self.packets)?;
+        self.leave_buffer(p, id);
+        Some(id)
     }
 
-    /// A packet leaves the buffer through egress port `p`: its bytes are released (maybe
+    /// Packet `id` leaves the buffer through egress port `p`: its bytes are released (maybe
     /// resuming the upstream), and it is marked and stamped as it goes.
     #[inline]
-    fn leave_buffer(&mut self, p: u32, pkt: &mut Packet) {
-        let prio = pkt.priority;
-        let size = pkt.size as u64;
+    fn leave_buffer(&mut self, p: u32, id: PacketId) {
+        let pkt = &self.packets[id];
+        let (prio, size, kind, ingress) = (pkt.priority, pkt.size as u64, pkt.kind, pkt.ingress);
         let sw = self.switch_index(self.ports[p as usize].node);
         self.switches[sw].used -= size;
         if prio != CONTROL_PRIORITY {
-            let ing = pkt.ingress as usize;
+            let ing = ingress as usize;
             self.ports[ing].prio[prio as usize].ingress_bytes -= size;
             if self.params.pfc_enabled && self.ports[ing].pausing_peer & (1 << prio) != 0 {
                 let left = self.ports[ing].prio[prio as usize].ingress_bytes;
@@ -147,19 +149,19 @@ impl Simulation {
                 }
             }
         }
-        if self.params.ecn_enabled && self.params.ecn_at_dequeue && pkt.kind == PacketKind::Data {
-            self.maybe_mark(p, sw, pkt);
+        if self.params.ecn_enabled && self.params.ecn_at_dequeue && kind == PacketKind::Data {
+            self.maybe_mark(p, sw, id);
         }
-        if self.params.telemetry != Telemetry::None && pkt.kind == PacketKind::Data {
-            self.stamp_telemetry(p, pkt);
+        if self.params.telemetry != Telemetry::None && kind == PacketKind::Data {
+            self.stamp_telemetry(p, id);
         }
     }
 
-    /// RED: mark with probability 0 below Kmin, rising linearly to Pmax at Kmax, 1 above Kmax,
-    /// judged on the egress queue of the packet's priority.
-    fn maybe_mark(&mut self, port: u32, sw: usize, pkt: &mut Packet) {
+    /// RED: mark packet `id` with probability 0 below Kmin, rising linearly to Pmax at Kmax, 1
+    /// above Kmax, judged on the egress queue of the packet's priority.
+    fn maybe_mark(&mut self, port: u32, sw: usize, id: PacketId) {
         let pt = &self.ports[port as usize];
-        let q = pt.prio[pkt.priority as usize].bytes;
+        let q = pt.prio[self.packets[id].priority as usize].bytes;
         let (kmin, kmax) = (pt.kmin as u64, pt.kmax as u64);
         let mark = if q <= kmin {
             false
@@ -169,6 +171,7 @@ impl Simulation {
             let p = self.params.ecn_pmax * (q - kmin) as f64 / (kmax - kmin).max(1) as f64;
             self.ecn_rng[sw].random::<f64>() < p
         };
+        let pkt = &mut self.packets[id];
         if mark && !pkt.ecn {
             pkt.ecn = true;
             self.ports[port as usize].stats.ecn_marks += 1;
@@ -176,14 +179,13 @@ impl Simulation {
         }
     }
 
-    /// The egress port for a packet at switch `node`.
+    /// The egress port at switch `node` for a packet to host `dst` with ECMP hash input `key`.
     #[inline]
-    fn route(&mut self, node: u32, sw: usize, pkt: &crate::net::packet::Packet) -> u32 {
-        let hops = self.topo.next_hops(node, pkt.dst);
+    fn route(&mut self, node: u32, sw: usize, dst: u32, key: u64) -> u32 {
+        let hops = self.topo.next_hops(node, dst);
         if hops.len() == 1 {
             return hops[0];
         }
-        let key = pkt.ecmp_key;
         match self.params.routing {
             Routing::Ecmp => hops[routing::ecmp_pick(key, node, hops.len())],
             Routing::Spray => hops[self.spray_rng[sw].random_range(0..hops.len())],

@@ -13,7 +13,8 @@
 
 use crate::cc::Telemetry;
 use crate::engine::Simulation;
-use crate::net::packet::{Packet, PacketKind};
+use crate::net::packet::PacketKind;
+use crate::net::pool::PacketId;
 use crate::time::{Bandwidth, SimTime};
 use rand::RngExt;
 
@@ -168,7 +169,8 @@ pub struct PintState {
 impl Simulation {
     /// Telemetry at a switch egress as a data packet leaves port `p`: an INT record (HPCC §3.2),
     /// or the port's utilisation folded into the PINT byte.
-    pub(crate) fn stamp_telemetry(&mut self, p: u32, pkt: &mut Packet) {
+    pub(crate) fn stamp_telemetry(&mut self, p: u32, id: PacketId) {
+        let pkt = &mut self.packets[id];
         debug_assert_eq!(pkt.kind, PacketKind::Data);
         match self.params.telemetry {
             Telemetry::None => {}

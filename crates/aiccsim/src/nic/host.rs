@@ -7,6 +7,7 @@
 use crate::cc::{CongestionControl, DataArrival, ReceiverCc, Telemetry};
 use crate::engine::Simulation;
 use crate::net::packet::{Packet, PacketKind, CONTROL_PRIORITY};
+use crate::net::pool::PacketId;
 use crate::time::{pacing_gap, SimTime};
 
 #[derive(Default)]
@@ -19,11 +20,11 @@ pub struct HostState {
 
 impl Simulation {
     /// The next packet host port `p` should send, if any.
-    pub(crate) fn host_next_packet(&mut self, p: u32) -> Option<Packet> {
+    pub(crate) fn host_next_packet(&mut self, p: u32) -> Option<PacketId> {
         let host = self.ports[p as usize].node;
         let port = &mut self.ports[p as usize];
         if port.nonempty & (1 << CONTROL_PRIORITY) != 0 {
-            return port.dequeue();
+            return port.dequeue(&self.packets);
         }
         if port.paused & (1 << self.params.data_priority) != 0 {
             return None; // the RESUME will kick the port
@@ -32,7 +33,7 @@ impl Simulation {
     }
 
     /// Round-robin over the host's queue pairs; builds the data packet of the first that may send.
-    fn next_data_packet(&mut self, host: u32) -> Option<Packet> {
+    fn next_data_packet(&mut self, host: u32) -> Option<PacketId> {
         let now = self.now;
         let h = &self.hosts[host as usize];
         let n = h.active.len();
@@ -112,8 +113,7 @@ impl Simulation {
         self.ccs[f as usize].on_send(size, &mut cx);
         self.apply_cc(f, &cx);
         self.arm_rto(f);
-        self.in_network += 1;
-        Some(pkt)
+        Some(self.packets.alloc(pkt))
     }
 
     /// The earliest time a queue pair of `host` with an open window may send, if any has data.
@@ -141,9 +141,10 @@ impl Simulation {
         }
     }
 
-    /// A packet arrived at host port `p`.
-    pub(crate) fn host_receive(&mut self, p: u32, pkt: Packet) {
-        self.in_network -= 1;
+    /// Packet `id` arrived at host port `p`, which consumes it. (Its slot is freed first: an ACK
+    /// sent for it reuses that slot, which is in cache.)
+    pub(crate) fn host_receive(&mut self, p: u32, id: PacketId) {
+        let pkt = self.packets.take(id);
         match pkt.kind {
             PacketKind::Data => self.receive_data(p, &pkt),
             PacketKind::Ack => {
@@ -267,15 +268,15 @@ impl Simulation {
             c.int = about.int;
             c.pint = about.pint;
         }
-        self.in_network += 1;
+        let id = self.packets.alloc(c);
         let port = &mut self.ports[p as usize];
         if self.now >= port.busy_until && port.pfc_frames == 0 && port.nonempty & (1 << CONTROL_PRIORITY) == 0 {
             // The NIC is idle and no other control packet waits: this one would be picked at
             // once, so it goes straight to the wire.
             port.max_queued = port.max_queued.max(c.size as u64 + port.queued);
-            self.start_tx(p, c);
+            self.start_tx(p, id);
         } else {
-            port.enqueue(c);
+            port.enqueue(id, &c);
             self.kick(p);
         }
     }

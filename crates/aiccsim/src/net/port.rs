@@ -4,11 +4,10 @@
 //! (end of serialisation plus propagation), so its `Arrive` event, which names the packet, is
 //! scheduled there and then: the link needs no state of its own, and links deliver in order
 //! because their arrival times grow with their send times. The port itself needs an event only
-//! when it has
-//! something more to send: one `PortWake` at the end of the serialisation, or, for a NIC whose
-//! queue pairs wait on their pacers, at the earliest pacer time. A hop through an uncongested
-//! switch therefore costs one event. A packet is fully received before it is forwarded (store
-//! and forward).
+//! when it has something more to send: one `PortWake` at the end of the serialisation, or, for a
+//! NIC whose queue pairs wait on their pacers, at the earliest pacer time. A hop through an
+//! uncongested switch therefore costs one event. A packet is fully received before it is
+//! forwarded (store and forward).
 //!
 //! Every link end is one `Port`: it transmits towards its peer (egress role) and accounts for the
 //! bytes that arrived through it and still sit in the switch buffer (ingress role, for PFC).

@@ -160,11 +160,12 @@ def leaf_spine(
     delay: str,
     fabric_bandwidth: str | None = None,
     fabric_delay: str | None = None,
+    links_per_spine: int | None = None,
     nics_per_server: int | None = None,
 ) -> Scenario:
     """``[topology] kind = "leaf_spine"``: host links of ``bandwidth`` and ``delay``;
-    leaf-to-spine links of ``fabric_bandwidth`` and ``fabric_delay`` (give both, or neither
-    for the host links' values)."""
+    ``links_per_spine`` parallel leaf-to-spine links of ``fabric_bandwidth`` and
+    ``fabric_delay`` (give both, or neither for the host links' values)."""
     return Scenario(
         topology=_table(
             kind="leaf_spine",
@@ -173,6 +174,7 @@ def leaf_spine(
             hosts_per_leaf=hosts_per_leaf,
             link=_link(bandwidth, delay),
             fabric_link=_link(fabric_bandwidth, fabric_delay),
+            links_per_spine=links_per_spine,
             nics_per_server=nics_per_server,
         )
     )

@@ -236,6 +236,21 @@ def dumbbell_incast() -> Scenario:
     )
 
 
+LEAF_SPINE_PARALLEL_LINKS = LEAF_SPINE.replace("spines = 2\n", "spines = 2\nlinks_per_spine = 2\n")
+
+
+def leaf_spine_parallel_links() -> Scenario:
+    return leaf_spine_permutation() | leaf_spine(
+        leaves=4,
+        spines=2,
+        hosts_per_leaf=8,
+        **LINK,
+        fabric_bandwidth="400Gbps",
+        fabric_delay="500ns",
+        links_per_spine=2,
+    )
+
+
 EQUIVALENTS: list[tuple[str | Path, Callable[[], Scenario]]] = [
     (REPO / "benches" / "s1_incast16_dcqcn.toml", s1),
     (REPO / "benches" / "s2_alltoall8.toml", s2),
@@ -243,6 +258,7 @@ EQUIVALENTS: list[tuple[str | Path, Callable[[], Scenario]]] = [
     (REPO / "experiments" / "rocecc-single-switch" / "all_reduce_8.toml", all_reduce_8),
     (REPO / "experiments" / "pc4-clock-noise" / "incast.toml", pc4_incast),
     (LEAF_SPINE, leaf_spine_permutation),
+    (LEAF_SPINE_PARALLEL_LINKS, leaf_spine_parallel_links),
     (PC4_ALL_TO_ALL, pc4_all_to_all),
     (FAT_TREE, fat_tree_flows),
     (DUMBBELL, dumbbell_incast),

@@ -106,7 +106,8 @@ fn fabric_size(t: &TopologyConfig) -> FabricSize {
             let (leaves, spines) = (l.leaves as u64, l.spines as u64);
             let hosts = leaves * l.hosts_per_leaf as u64;
             let fabric = l.fabric_link.unwrap_or(l.link);
-            of(hosts, leaves + spines, hosts + leaves * spines, leaves, &l.link, &[&fabric])
+            let fabric_links = leaves * spines * l.links_per_spine as u64;
+            of(hosts, leaves + spines, hosts + fabric_links, leaves, &l.link, &[&fabric])
         }
         TopologyConfig::FatTree(f) => {
             let (k, half) = (f.k as u64, f.k as u64 / 2);

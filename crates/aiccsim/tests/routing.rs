@@ -65,3 +65,49 @@ flows = [ { src = 0, dst = 2, size = "10MB" }, { src = 1, dst = 2, size = "10MB"
     let hops: u64 = r.ports.iter().map(|p| p.stats.tx_packets).sum();
     assert_eq!(hops, r.summary.packet_hops);
 }
+
+/// 8 flows from leaf 0 to leaf 1 over one spine, with `links` parallel links between each leaf
+/// and the spine, routed adaptively.
+fn over_parallel_links(links: u32) -> aiccsim::Results {
+    let flows: Vec<String> = (0..8).map(|i| format!("{{ src = {i}, dst = {}, size = \"1MB\" }}", i + 8)).collect();
+    common::run(&format!(
+        r#"
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 1
+hosts_per_leaf = 8
+links_per_spine = {links}
+link = {{ bandwidth = "100Gbps", delay = "1us" }}
+[switch]
+routing = "adaptive"
+[cc]
+algorithm = "none"
+[workload]
+kind = "flows"
+flows = [ {} ]
+"#,
+        flows.join(", ")
+    ))
+}
+
+#[test]
+fn parallel_leaf_spine_links_share_the_load() {
+    let one = over_parallel_links(1);
+    let four = over_parallel_links(4);
+    let uplinks = |r: &aiccsim::Results| -> Vec<u64> {
+        r.ports.iter().filter(|p| p.node == "s0" && p.peer == "s2").map(|p| p.stats.tx_bytes).collect()
+    };
+    assert_eq!(uplinks(&one).len(), 1);
+    let four_up = uplinks(&four);
+    assert_eq!(four_up.len(), 4, "four parallel links from leaf 0 to the spine");
+    // 8 MB of data (with headers) over 4 links: 2 flows on each, so each carries a quarter.
+    let total: u64 = four_up.iter().sum();
+    for &b in &four_up {
+        assert!(b * 4 > total * 9 / 10 && b * 4 < total * 11 / 10, "uneven split {four_up:?}");
+    }
+    // 8 flows on one 100 Gbps up-link finish at 8x their lone FCT; on four, at 2x.
+    let (s1, s4) = (one.summary.slowdown.max, four.summary.slowdown.max);
+    assert!((7.6..8.4).contains(&s1), "one link: max slowdown {s1:.3}");
+    assert!((1.8..2.3).contains(&s4), "four links: max slowdown {s4:.3}");
+}

@@ -136,6 +136,9 @@ pub struct LeafSpineTopology {
     /// Leaf-to-spine links; the host link when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fabric_link: Option<LinkConfig>,
+    /// Parallel links between each leaf and each spine (ECMP spreads flows over them).
+    #[serde(default = "one")]
+    pub links_per_spine: u32,
     #[serde(default = "one")]
     pub nics_per_server: u32,
 }

@@ -53,6 +53,7 @@ pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> 
             hosts_per_leaf,
             link,
             fabric_link,
+            links_per_spine,
             nics_per_server,
         }) => {
             if *leaves < 1 {
@@ -64,7 +65,12 @@ pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> 
             check_hosts(u64::from(*leaves) * u64::from(*hosts_per_leaf)).map_err(|m| err("hosts_per_leaf", m))?;
             let hosts = leaves * hosts_per_leaf;
             check_switches(u64::from(*leaves) + u64::from(*spines)).map_err(|m| err("spines", m))?;
-            check_links(u64::from(hosts) + u64::from(*leaves) * u64::from(*spines)).map_err(|m| err("spines", m))?;
+            if *links_per_spine < 1 {
+                return Err(err("links_per_spine", "need at least one link between a leaf and a spine".into()));
+            }
+            let fabric_links = u64::from(*leaves) * u64::from(*spines) * u64::from(*links_per_spine);
+            let many = if *links_per_spine > 1 { "links_per_spine" } else { "spines" };
+            check_links(u64::from(hosts) + fabric_links).map_err(|m| err(many, m))?;
             if hosts < 2 {
                 return Err(err("hosts_per_leaf", "need at least 2 hosts in all".into()));
             }
@@ -80,7 +86,9 @@ pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> 
             for l in 0..*leaves {
                 for s in 0..*spines {
                     let (leaf, spine) = (b.switch_node(l), b.switch_node(leaves + s));
-                    b.connect(leaf, spine, fabric);
+                    for _ in 0..*links_per_spine {
+                        b.connect(leaf, spine, fabric);
+                    }
                 }
             }
             b.group_servers(*nics_per_server);

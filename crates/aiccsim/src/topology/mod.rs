@@ -334,6 +334,7 @@ mod tests {
             hosts_per_leaf: 2,
             link: link(),
             fabric_link: None,
+            links_per_spine: 1,
             nics_per_server: 1,
         }))
         .err()

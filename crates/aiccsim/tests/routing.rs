@@ -69,26 +69,7 @@ flows = [ { src = 0, dst = 2, size = "10MB" }, { src = 1, dst = 2, size = "10MB"
 /// 8 flows from leaf 0 to leaf 1 over one spine, with `links` parallel links between each leaf
 /// and the spine, routed adaptively.
 fn over_parallel_links(links: u32) -> aiccsim::Results {
-    let flows: Vec<String> = (0..8).map(|i| format!("{{ src = {i}, dst = {}, size = \"1MB\" }}", i + 8)).collect();
-    common::run(&format!(
-        r#"
-[topology]
-kind = "leaf_spine"
-leaves = 2
-spines = 1
-hosts_per_leaf = 8
-links_per_spine = {links}
-link = {{ bandwidth = "100Gbps", delay = "1us" }}
-[switch]
-routing = "adaptive"
-[cc]
-algorithm = "none"
-[workload]
-kind = "flows"
-flows = [ {} ]
-"#,
-        flows.join(", ")
-    ))
+    common::leaf_to_leaf_over("adaptive", 1, (1, links), 8, "1MB")
 }
 
 #[test]

@@ -55,6 +55,17 @@ size = "{size}"
 /// Each host i of leaf 0 sends `size` to host i of leaf 1 over `spines` spines (100 Gbps / 1 us
 /// links, no congestion control), routed by `routing`.
 pub fn leaf_to_leaf(routing: &str, seed: u64, spines: u32, hosts_per_leaf: u32, size: &str) -> Results {
+    leaf_to_leaf_over(routing, seed, (spines, 1), hosts_per_leaf, size)
+}
+
+/// [`leaf_to_leaf`] with `links` parallel links between each leaf and each of the `spines`.
+pub fn leaf_to_leaf_over(
+    routing: &str,
+    seed: u64,
+    (spines, links): (u32, u32),
+    hosts_per_leaf: u32,
+    size: &str,
+) -> Results {
     let flows: Vec<String> = (0..hosts_per_leaf)
         .map(|i| format!("{{ src = {i}, dst = {}, size = \"{size}\" }}", i + hosts_per_leaf))
         .collect();
@@ -66,6 +77,7 @@ seed = {seed}
 kind = "leaf_spine"
 leaves = 2
 spines = {spines}
+links_per_spine = {links}
 hosts_per_leaf = {hosts_per_leaf}
 link = {{ bandwidth = "100Gbps", delay = "1us" }}
 [switch]

@@ -118,6 +118,39 @@ def without_performance(summary: dict) -> dict:
 
 # A small experiment for `aiccsim reproduce`: the 4-to-1 incast of SMALL (PFC pauses, timelines)
 # with PFC only and with DCQCN, and a claim.
+# A sweep of 8 points (2 algorithms x 2 buffers x 2 seeds) of a small incast, for the local and
+# Ray backends' tests.
+BASE = """
+[topology]
+kind = "star"
+hosts = 5
+link = { bandwidth = "100Gbps", delay = "1us" }
+[cc]
+algorithm = "dcqcn"
+[workload]
+kind = "incast"
+senders = "1..=4"
+receiver = 0
+size = "200KB"
+"""
+
+SWEEP = """
+base = "base.toml"
+seeds = [1, 2]
+[grid]
+"cc.algorithm" = ["dcqcn", "hpcc"]
+"switch.buffer" = ["4MB", "32MB"]
+"""
+
+
+@pytest.fixture
+def sweep_file(tmp_path: Path) -> Path:
+    (tmp_path / "base.toml").write_text(BASE)
+    path = tmp_path / "sweep.toml"
+    path.write_text(SWEEP)
+    return path
+
+
 EXPERIMENT = """
 title = "4-to-1 incast: PFC only vs DCQCN"
 base = "small.toml"

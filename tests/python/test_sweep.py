@@ -10,35 +10,7 @@ import pytest
 
 import aiccsim
 
-BASE = """
-[topology]
-kind = "star"
-hosts = 5
-link = { bandwidth = "100Gbps", delay = "1us" }
-[cc]
-algorithm = "dcqcn"
-[workload]
-kind = "incast"
-senders = "1..=4"
-receiver = 0
-size = "200KB"
-"""
-
-SWEEP = """
-base = "base.toml"
-seeds = [1, 2]
-[grid]
-"cc.algorithm" = ["dcqcn", "hpcc"]
-"switch.buffer" = ["4MB", "32MB"]
-"""
-
-
-@pytest.fixture
-def sweep_file(tmp_path: Path) -> Path:
-    (tmp_path / "base.toml").write_text(BASE)
-    path = tmp_path / "sweep.toml"
-    path.write_text(SWEEP)
-    return path
+from conftest import SWEEP
 
 
 def test_sweep_returns_the_table_the_command_writes(sweep_file: Path, tmp_path: Path, aiccsim_bin: Path) -> None:

@@ -23,20 +23,11 @@ import aiccsim
 from aiccsim import _ray_backend
 from aiccsim._sweep import MISSING_RAY
 
-from conftest import REPO, without_performance
-from test_sweep import BASE, SWEEP
+from conftest import BASE, REPO, without_performance
 
 RAY_PINNED = next(
     line.split("==")[1] for line in (REPO / "requirements-dev.txt").read_text().splitlines() if line.startswith("ray==")
 )
-
-
-@pytest.fixture
-def sweep_file(tmp_path: Path) -> Path:
-    (tmp_path / "base.toml").write_text(BASE)
-    path = tmp_path / "sweep.toml"
-    path.write_text(SWEEP)
-    return path
 
 
 @pytest.fixture(scope="module")

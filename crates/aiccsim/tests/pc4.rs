@@ -242,3 +242,29 @@ flows = [
     // adjustment yet (they come at most every two RTTs).
     assert_eq!(first.1, 25e9);
 }
+
+/// Fig. 9 (pc4-clock-noise): with Algorithm 2 as written, one-way delay noise of +-1 us costs
+/// throughput and lengthens the queue, +-400 ns hardly matters; our default reading (window
+/// over the base RTT, a negative delay as zero) loses nothing to the same noise.
+#[test]
+fn clock_noise_hurts_algorithm_2_as_written_and_not_the_default_reading() {
+    let written = include_str!("../../../experiments/pc4-clock-noise/incast.toml");
+    let default = written
+        .replace("window_rtt = \"latest\"", "window_rtt = \"base\"")
+        .replace("negative_delay = \"as_written\"", "negative_delay = \"as_zero\"");
+    assert_ne!(default, written, "the experiment runs the letter");
+    let run = |base: &str, noise: &str| {
+        let r = common::run(&format!("{base}\n[clocks]\nnoise = \"{noise}\"\n"));
+        (r.summary.completion_time_ns.expect("finished"), r.summary.rtt_ns.mean)
+    };
+    let (quiet, quiet_rtt) = run(written, "0ns");
+    let (low, _) = run(written, "400ns");
+    let (loud, loud_rtt) = run(written, "1000ns");
+    assert!(low < quiet * 1.02, "400 ns: {low} against {quiet} ns");
+    assert!(loud > quiet * 1.02, "1 us: {loud} against {quiet} ns");
+    assert!(loud_rtt > quiet_rtt * 1.1, "1 us: mean RTT {loud_rtt} against {quiet_rtt} ns");
+    let (quiet, quiet_rtt) = run(&default, "0ns");
+    let (loud, loud_rtt) = run(&default, "1000ns");
+    assert!(loud < quiet * 1.005, "default, 1 us: {loud} against {quiet} ns");
+    assert!(loud_rtt < quiet_rtt, "default, 1 us: mean RTT {loud_rtt} against {quiet_rtt} ns");
+}

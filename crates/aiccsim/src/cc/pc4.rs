@@ -20,6 +20,9 @@
 //!   of competing flows; the paper gives no formula, ours is in `docs/cc/pc4.md`.
 //!
 //! What the paper leaves open and we chose is documented per field and in `docs/cc/pc4.md`.
+//! Where our default reads Algorithm 2 differently from its letter (the window over the base
+//! RTT, a negative delay counted as zero), the letter is a setting: [`WindowRtt`],
+//! [`NegativeDelay`].
 
 use super::{AckInfo, CcContext, CcEvent, CongestionControl, DataArrival, FlowFacts, ReceiverAction, ReceiverCc};
 use crate::config::CollectiveKind;
@@ -38,6 +41,34 @@ pub enum FlowCount {
     /// What the receiver counts itself: flows it has received a packet of and not yet received
     /// whole. It learns of a new flow one one-way delay later than the controller.
     Observed,
+}
+
+/// The round trip in Algorithm 2's line 12 (window = tx_rate x RTT) and line 14 (pacing gap
+/// RTT / window). The same RTT goes in both, so below one packet the paced rate is tx_rate
+/// whichever it is; they differ in how much a window of a packet or more lets into the queue.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowRtt {
+    /// The idle path's round trip, as HPCC's W = R x T: a flow keeps at most its rate's worth of
+    /// one base RTT in flight, so a queue cannot widen the window that built it.
+    #[default]
+    Base,
+    /// The latest RTT sample, as the paper writes line 12: the window grows with the queue, so
+    /// a flow's throughput follows tx_rate whatever the queue, and only the delay rule drains it.
+    Latest,
+}
+
+/// What a one-way delay below zero does (clock offset or noise on an idle path measures one).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NegativeDelay {
+    /// Counts as zero: no queue on the path, hyper additive increase (line 22).
+    #[default]
+    AsZero,
+    /// As Algorithm 2 is written: neither "= 0" (line 21) nor "0 < d < target" (line 23) holds,
+    /// so line 26's factor 1 - beta (d - target) / (d + baseline) applies, which is then above 1
+    /// (x2.4 at d = -1 us with a 1 us target and a 2.2 us baseline).
+    AsWritten,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -82,6 +113,8 @@ pub struct Pc4Config {
     pub adjust_rtts: f64,
     /// Smallest window, packets (§III-C: 0.0001).
     pub min_cwnd: f64,
+    pub window_rtt: WindowRtt,
+    pub negative_delay: NegativeDelay,
     /// Bytes PC4 adds to a data packet: the send timestamp (8) and the baseline (4).
     pub data_header_bytes: u64,
     /// Bytes PC4 adds to an ACK: the base rate (4) and the one-way delay (4).
@@ -106,6 +139,8 @@ impl Default for Pc4Config {
             adjust_interval: None,
             adjust_rtts: 2.0,
             min_cwnd: 0.0001,
+            window_rtt: WindowRtt::Base,
+            negative_delay: NegativeDelay::AsZero,
             data_header_bytes: 12,
             ack_header_bytes: 8,
         }
@@ -209,8 +244,10 @@ pub struct Pc4 {
     last_adjust: SimTime,
     /// Latest RTT sample, seconds (the adjust interval).
     rtt: f64,
-    /// The idle path's round trip, seconds: window = rate x this.
+    /// The idle path's round trip, seconds.
     base_rtt: f64,
+    /// The round trip the window was last set over (line 12), seconds: `base_rtt` or `rtt`.
+    window_rtt: f64,
     /// Table I for this flow: divide by n - 1 (all-to-all, all-gather).
     minus_one: bool,
     /// Window, packets.
@@ -239,6 +276,7 @@ impl Pc4 {
             last_adjust: SimTime::ZERO,
             rtt,
             base_rtt: rtt,
+            window_rtt: rtt,
             minus_one: matches!(facts.collective, Some((CollectiveKind::AllToAll | CollectiveKind::AllGather, _))),
             cwnd: line * rtt / packet_bits,
             cfg: cfg.clone(),
@@ -277,23 +315,36 @@ impl Pc4 {
     /// COMPUTE RATE (lines 20-27).
     fn adjusted(&self, one_way_delay: f64) -> f64 {
         let target = self.target_qtime();
-        if one_way_delay <= 0.0 {
-            // Zero (or, with clock noise, negative) delay: no queue on the path.
+        let as_zero = self.cfg.negative_delay == NegativeDelay::AsZero;
+        if one_way_delay == 0.0 || (as_zero && one_way_delay < 0.0) {
+            // No queue on the path.
             self.rate + self.cfg.hyper_increase * self.share()
-        } else if one_way_delay < target {
+        } else if one_way_delay > 0.0 && one_way_delay < target {
             self.rate + self.cfg.additive_increase * self.share()
         } else {
-            let cut = 1.0 - self.cfg.beta * (one_way_delay - target) / (one_way_delay + self.baseline);
-            self.rate * cut.max(1.0 - self.cfg.max_mdf)
+            // At or above the target a cut; below zero (`AsWritten`) the same formula raises the
+            // rate. A sample at or below minus the baseline (noise wider than the path) has no
+            // finite factor: its limit, line rate (`set_rate` caps it).
+            let over = one_way_delay + self.baseline;
+            if over <= 0.0 {
+                return self.line_rate;
+            }
+            let factor = 1.0 - self.cfg.beta * (one_way_delay - target) / over;
+            self.rate * factor.max(1.0 - self.cfg.max_mdf)
         }
     }
 
-    /// Line 12: the window follows the rate over the idle path's round trip (as HPCC's W = R T;
-    /// over the measured RTT a queue would widen the window that built it), at least `min_cwnd`.
+    /// Line 12: the window follows the rate over `window_rtt` (the idle path's round trip by
+    /// default, see [`WindowRtt`]), at least `min_cwnd`.
     fn set_rate(&mut self, rate: f64) {
-        let min_rate = self.cfg.min_cwnd * self.packet_bits / self.base_rtt;
+        self.window_rtt = match self.cfg.window_rtt {
+            WindowRtt::Base => self.base_rtt,
+            WindowRtt::Latest => self.rtt,
+        };
+        // A short RTT sample (`Latest`) can put a large `min_cwnd`'s rate above the line.
+        let min_rate = (self.cfg.min_cwnd * self.packet_bits / self.window_rtt).min(self.line_rate);
         self.rate = rate.clamp(min_rate, self.line_rate);
-        self.cwnd = (self.rate * self.base_rtt / self.packet_bits).max(self.cfg.min_cwnd);
+        self.cwnd = (self.rate * self.window_rtt / self.packet_bits).max(self.cfg.min_cwnd);
     }
 }
 
@@ -347,7 +398,7 @@ impl CongestionControl for Pc4 {
         if self.cwnd >= 1.0 {
             self.line_rate
         } else {
-            (self.packet_bits * self.cwnd / self.base_rtt).min(self.line_rate)
+            (self.packet_bits * self.cwnd / self.window_rtt).min(self.line_rate)
         }
     }
 
@@ -426,6 +477,55 @@ mod tests {
         assert!((pc4.tx_rate() / before - 0.5).abs() < 1e-9);
         pc4.on_ack(&ack(25_000_000, 0, rtt), &mut at(51));
         assert_eq!(pc4.tx_rate(), 25e9);
+    }
+
+    #[test]
+    fn a_negative_delay_is_zero_by_default_and_line_26_as_written() {
+        let f = facts(); // baseline 2.18 us, target 1.09 us
+        let rtt = SimTime::from_us(8);
+        let at = |us| CcContext::new(SimTime::from_us(us));
+        let cfg = |negative_delay| Pc4Config {
+            adjust_interval: Some(SimTime::from_us(10)),
+            negative_delay,
+            ..Default::default()
+        };
+        // -500 ns: by default no queue, so a hyper increase of 5% of the share.
+        let mut pc4 = Pc4::new(&cfg(NegativeDelay::AsZero), &f);
+        pc4.on_ack(&ack(25_000_000, 0, rtt), &mut at(1));
+        pc4.on_ack(&ack(25_000_000, -500, rtt), &mut at(11));
+        assert!((pc4.tx_rate() - 25e9 * 1.05).abs() < 1.0);
+        // As written: 1 - beta (d - target) / (d + baseline), above 1.
+        let mut pc4 = Pc4::new(&cfg(NegativeDelay::AsWritten), &f);
+        pc4.on_ack(&ack(25_000_000, 0, rtt), &mut at(1));
+        pc4.on_ack(&ack(25_000_000, -500, rtt), &mut at(11));
+        let (d, target, baseline) = (-0.5e-6, pc4.target_qtime(), f.one_way_baseline.as_secs_f64());
+        let want = 25e9 * (1.0 - 0.8 * (d - target) / (d + baseline));
+        assert!(want > 25e9 * 1.4 && (pc4.tx_rate() - want).abs() < 1.0, "{} vs {want}", pc4.tx_rate());
+        // Exactly zero is still line 21's hyper increase.
+        let before = pc4.tx_rate();
+        pc4.on_ack(&ack(25_000_000, 0, rtt), &mut at(21));
+        assert!((pc4.tx_rate() - before - 0.05 * 25e9).abs() < 1.0);
+        // At or below minus the baseline the factor has no finite value: line rate.
+        pc4.on_ack(&ack(25_000_000, -3000, rtt), &mut at(31));
+        assert_eq!(pc4.tx_rate(), f.line_rate.as_f64());
+    }
+
+    #[test]
+    fn the_window_is_over_the_base_rtt_or_the_latest_sample_and_pacing_follows_the_rate() {
+        let f = facts();
+        let base = f.base_rtt.as_secs_f64();
+        let sample = SimTime::from_us(40);
+        let packet_bits = f.packet_bytes as f64 * 8.0;
+        for (window_rtt, over) in [(WindowRtt::Base, base), (WindowRtt::Latest, 40e-6)] {
+            let mut pc4 = Pc4::new(&Pc4Config { window_rtt, ..Default::default() }, &f);
+            // 10 Gb/s: a window of 1 packet or more; 10 Mb/s: below one, paced.
+            pc4.on_ack(&ack(10_000_000, 0, sample), &mut CcContext::new(SimTime::from_us(1)));
+            assert!((pc4.cwnd() - 10e9 * over / packet_bits).abs() < 1e-9, "{window_rtt:?}: {}", pc4.cwnd());
+            pc4.on_ack(&ack(10_000, 0, sample), &mut CcContext::new(SimTime::from_us(2)));
+            assert!((pc4.cwnd() - 10e6 * over / packet_bits).abs() < 1e-9, "{window_rtt:?}: {}", pc4.cwnd());
+            assert!(pc4.cwnd() < 1.0);
+            assert!((pc4.rate() / 10e6 - 1.0).abs() < 1e-9, "{window_rtt:?}: paced at tx_rate, {}", pc4.rate());
+        }
     }
 
     #[test]

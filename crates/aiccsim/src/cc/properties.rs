@@ -179,6 +179,8 @@ struct Harness {
     last_int: Vec<IntHop>,
     timers: [Option<SimTime>; MAX_TIMERS],
     acks_with_pint: u64,
+    /// The longest RTT an ACK has reported (the base RTT before any).
+    max_rtt: SimTime,
 }
 
 impl Harness {
@@ -193,6 +195,7 @@ impl Harness {
             last_int: Vec::new(),
             timers: [None; MAX_TIMERS],
             acks_with_pint: 0,
+            max_rtt: facts.base_rtt,
         };
         let mut cx = CcContext::at_start(h.now, incoming);
         h.cc.on_start(&mut cx);
@@ -227,6 +230,10 @@ impl Harness {
             prop_assert!(w >= 1, "after {hook}: empty window");
             let cap = match &self.cfg {
                 CcConfig::Swift(c) => (c.max_cwnd * self.facts.mtu as f64).max(1.0),
+                // Over the latest RTT sample, the window is the line rate's over the longest.
+                CcConfig::Pc4(c) if c.window_rtt == pc4::WindowRtt::Latest => {
+                    (line * self.max_rtt.as_secs_f64() / 8.0).max(1.0)
+                }
                 _ => bdp,
             };
             prop_assert!(w as f64 <= cap + 1.0, "after {hook}: window {w} B above {cap} B");
@@ -330,6 +337,7 @@ impl Harness {
                 if *pint != 0 {
                     self.acks_with_pint += 1;
                 }
+                self.max_rtt = self.max_rtt.max(SimTime(*rtt_ps));
                 let ack = AckInfo {
                     ack_seq: self.una,
                     newly_acked: newly,
@@ -482,8 +490,14 @@ fn swift() -> impl Strategy<Value = CcConfig> {
 
 fn pc4() -> impl Strategy<Value = CcConfig> {
     let flags = (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
-    let varied = (flags, prop::option::of(1_000_000u64..100_000_000), 0.0001f64..=1.0).prop_map(
-        |((base_rate, adjust_rate, observed, start_at_share, by_baseline, by_flows), adjust_ps, min_cwnd)| Pc4Config {
+    let readings = (any::<bool>(), any::<bool>());
+    let varied = (flags, readings, prop::option::of(1_000_000u64..100_000_000), 0.0001f64..=1.0).prop_map(
+        |(
+            (base_rate, adjust_rate, observed, start_at_share, by_baseline, by_flows),
+            (latest, as_written),
+            adjust_ps,
+            min_cwnd,
+        )| Pc4Config {
             base_rate,
             adjust_rate,
             flow_count: if observed { pc4::FlowCount::Observed } else { pc4::FlowCount::Controller },
@@ -492,6 +506,8 @@ fn pc4() -> impl Strategy<Value = CcConfig> {
             scale_target_by_flows: by_flows,
             adjust_interval: adjust_ps.map(SimTime),
             min_cwnd,
+            window_rtt: if latest { pc4::WindowRtt::Latest } else { pc4::WindowRtt::Base },
+            negative_delay: if as_written { pc4::NegativeDelay::AsWritten } else { pc4::NegativeDelay::AsZero },
             ..Pc4Config::default()
         },
     );

@@ -246,8 +246,6 @@ pub struct Pc4 {
     rtt: f64,
     /// The idle path's round trip, seconds.
     base_rtt: f64,
-    /// The round trip the window was last set over (line 12), seconds: `base_rtt` or `rtt`.
-    window_rtt: f64,
     /// Table I for this flow: divide by n - 1 (all-to-all, all-gather).
     minus_one: bool,
     /// Window, packets.
@@ -276,7 +274,6 @@ impl Pc4 {
             last_adjust: SimTime::ZERO,
             rtt,
             base_rtt: rtt,
-            window_rtt: rtt,
             minus_one: matches!(facts.collective, Some((CollectiveKind::AllToAll | CollectiveKind::AllGather, _))),
             cwnd: line * rtt / packet_bits,
             cfg: cfg.clone(),
@@ -334,17 +331,22 @@ impl Pc4 {
         }
     }
 
-    /// Line 12: the window follows the rate over `window_rtt` (the idle path's round trip by
-    /// default, see [`WindowRtt`]), at least `min_cwnd`.
-    fn set_rate(&mut self, rate: f64) {
-        self.window_rtt = match self.cfg.window_rtt {
+    /// The RTT of lines 12 and 14, seconds (see [`WindowRtt`]). Every ACK that moves `rtt`
+    /// also sets the window again, so the window and the pacing gap always use the same one.
+    fn window_rtt(&self) -> f64 {
+        match self.cfg.window_rtt {
             WindowRtt::Base => self.base_rtt,
             WindowRtt::Latest => self.rtt,
-        };
+        }
+    }
+
+    /// Line 12: the window follows the rate over the window RTT, at least `min_cwnd`.
+    fn set_rate(&mut self, rate: f64) {
+        let rtt = self.window_rtt();
         // A short RTT sample (`Latest`) can put a large `min_cwnd`'s rate above the line.
-        let min_rate = (self.cfg.min_cwnd * self.packet_bits / self.window_rtt).min(self.line_rate);
+        let min_rate = (self.cfg.min_cwnd * self.packet_bits / rtt).min(self.line_rate);
         self.rate = rate.clamp(min_rate, self.line_rate);
-        self.cwnd = (self.rate * self.window_rtt / self.packet_bits).max(self.cfg.min_cwnd);
+        self.cwnd = (self.rate * rtt / self.packet_bits).max(self.cfg.min_cwnd);
     }
 }
 
@@ -398,7 +400,7 @@ impl CongestionControl for Pc4 {
         if self.cwnd >= 1.0 {
             self.line_rate
         } else {
-            (self.packet_bits * self.cwnd / self.window_rtt).min(self.line_rate)
+            (self.packet_bits * self.cwnd / self.window_rtt()).min(self.line_rate)
         }
     }
 
@@ -516,7 +518,7 @@ mod tests {
         let base = f.base_rtt.as_secs_f64();
         let sample = SimTime::from_us(40);
         let packet_bits = f.packet_bytes as f64 * 8.0;
-        for (window_rtt, over) in [(WindowRtt::Base, base), (WindowRtt::Latest, 40e-6)] {
+        for (window_rtt, over) in [(WindowRtt::Base, base), (WindowRtt::Latest, sample.as_secs_f64())] {
             let mut pc4 = Pc4::new(&Pc4Config { window_rtt, ..Default::default() }, &f);
             // 10 Gb/s: a window of 1 packet or more; 10 Mb/s: below one, paced.
             pc4.on_ack(&ack(10_000_000, 0, sample), &mut CcContext::new(SimTime::from_us(1)));

@@ -19,7 +19,7 @@ use crate::checks::{self, Check, Measured};
 use crate::overrides;
 use crate::plot::{self, Series};
 use crate::{check_ending, load, run_built, CliError};
-use aiccsim::metrics::jain_index;
+use aiccsim::metrics::{jain_index, Distribution};
 use aiccsim::Results;
 use aiccsim::StopReason;
 use serde::Deserialize;
@@ -354,11 +354,12 @@ struct Table {
 }
 
 /// The table's columns (the names `[[check]]` and bar plots refer to).
-const HEADER: [&str; 23] = [
+const HEADER: [&str; 25] = [
     "scheme",
     "flows",
     "finished",
     "completion_us",
+    "goodput_gbps",
     "max_fct_us",
     "mean_fct_us",
     "p99_fct_us",
@@ -372,6 +373,7 @@ const HEADER: [&str; 23] = [
     "mean_queue_kb",
     "header_overhead_pct",
     "mean_rtt_us",
+    "mean_queuing_us",
     "p99_queuing_us",
     "recovery_us",
     "jain_steady",
@@ -415,6 +417,7 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
                 s.flows.to_string(),
                 s.flows_finished.to_string(),
                 s.completion_time_ns.map(|t| format!("{:.1}", t / 1e3)).unwrap_or_default(),
+                s.completion_time_ns.map(|t| format!("{:.2}", s.bytes as f64 * 8.0 / t)).unwrap_or_default(),
                 format!("{:.1}", s.fct_ns.max / 1e3),
                 format!("{:.1}", s.fct_ns.mean / 1e3),
                 format!("{:.1}", s.fct_ns.p99 / 1e3),
@@ -427,8 +430,9 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
                 format!("{:.1}", s.max_switch_queue_bytes as f64 / 1e3),
                 mean_queue,
                 format!("{:.2}", s.telemetry.header_overhead * 100.0),
-                format!("{:.2}", s.rtt_ns.mean / 1e3),
-                format!("{:.2}", s.queuing_delay_ns.p99 / 1e3),
+                sampled_us(&s.rtt_ns, s.rtt_ns.mean),
+                sampled_us(&s.queuing_delay_ns, s.queuing_delay_ns.mean),
+                sampled_us(&s.queuing_delay_ns, s.queuing_delay_ns.p99),
                 recovery,
                 jain,
                 min_jain,
@@ -438,6 +442,16 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
         })
         .collect();
     Table { header, rows }
+}
+
+/// A statistic of a delay distribution in us with two decimals; empty when it has no samples
+/// (a warm-up past the end of the run), rather than a misleading 0.
+fn sampled_us(d: &Distribution, ns: f64) -> String {
+    if d.count == 0 {
+        String::new()
+    } else {
+        format!("{:.2}", ns / 1e3)
+    }
 }
 
 /// A training workload's mean per finished iteration, in us with one decimal; empty otherwise.

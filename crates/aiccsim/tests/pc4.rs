@@ -268,3 +268,27 @@ fn clock_noise_hurts_algorithm_2_as_written_and_not_the_default_reading() {
     assert!(loud < quiet * 1.005, "default, 1 us: {loud} against {quiet} ns");
     assert!(loud_rtt < quiet_rtt, "default, 1 us: mean RTT {loud_rtt} against {quiet_rtt} ns");
 }
+
+/// Fig. 8 (pc4-target-qtime): without the base rate, the one-way-delay rule holds the queue at
+/// the target queuing time once the start-up burst has drained, and a zero target leaves the
+/// link partly idle. The experiment's own scenario, with shorter transfers.
+#[test]
+fn the_queue_settles_at_the_target_queuing_time() {
+    let scenario = include_str!("../../../experiments/pc4-target-qtime/incast.toml");
+    let short = scenario.replace("size = \"10MB\"", "size = \"3MB\"");
+    assert_ne!(short, scenario);
+    let run = |target_us: u32| {
+        let r = common::run(
+            &short.replace("base_rate = false", &format!("base_rate = false\ntarget_qtime = \"{target_us}us\"")),
+        );
+        let s = &r.summary;
+        (s.bytes as f64 * 8.0 / s.completion_time_ns.expect("finished"), s.queuing_delay_ns.mean / 1e3)
+    };
+    let (idle_gbps, _) = run(0);
+    for target in [10, 40] {
+        let (gbps, queuing_us) = run(target);
+        let t = f64::from(target);
+        assert!((queuing_us - t).abs() <= 0.2 * t, "target {target} us: mean queuing {queuing_us} us");
+        assert!(idle_gbps < 0.9 * gbps, "target 0: {idle_gbps} Gb/s against {gbps} at {target} us");
+    }
+}

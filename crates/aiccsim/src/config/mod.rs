@@ -751,6 +751,10 @@ pub struct OutputConfig {
     /// Which flows' rate, window and throughput to sample; all when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_flows: Option<Vec<u32>>,
+    /// RTT and one-way queuing delay statistics count only the samples taken from this time
+    /// on (the steady phase after a start-up transient); none excluded when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<SimTime>,
     /// Warn before the run when its result files are expected to exceed this size.
     #[serde(default = "default_warn_above")]
     pub warn_above: ByteSize,
@@ -786,6 +790,7 @@ impl Default for OutputConfig {
     fn default() -> Self {
         OutputConfig {
             sample_interval: None,
+            warmup: None,
             queue_switches: None,
             rate_flows: None,
             warn_above: default_warn_above(),

@@ -88,6 +88,8 @@ pub(crate) struct Params {
     /// A per-packet trace is on (`tracer` is set).
     pub tracing: bool,
     pub sample_interval: Option<SimTime>,
+    /// RTT and queuing-delay samples before this time are not recorded (`output.warmup`).
+    pub warmup: SimTime,
     /// Feedback switches add to data packets (set by the algorithm).
     pub telemetry: Telemetry,
 }
@@ -165,7 +167,7 @@ pub struct Simulation {
     pub(crate) group_unstarted: Vec<u32>,
     /// The hosts' clocks (one-way delay measurement).
     pub(crate) clocks: HostClocks,
-    /// Every ACK's RTT and every full data packet's one-way queuing delay.
+    /// Every ACK's RTT and every full data packet's one-way queuing delay (from the warm-up on).
     pub(crate) rtts: DurationHistogram,
     pub(crate) queuing: DurationHistogram,
     /// INT stacks of the packets that carry one.
@@ -222,6 +224,7 @@ impl Simulation {
             stop_time: scenario.simulation.stop_time.unwrap_or(SimTime::MAX).min(SimTime(u64::MAX - 1)),
             tracing: scenario.output.trace.is_some(),
             sample_interval: scenario.output.sample_interval,
+            warmup: scenario.output.warmup.unwrap_or(SimTime::ZERO),
             telemetry,
         };
         let int_pool = match telemetry {

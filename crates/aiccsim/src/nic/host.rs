@@ -168,7 +168,7 @@ impl Simulation {
         let f = pkt.flow;
         self.counters.data_bytes_received += pkt.size as u64;
         let (src, dst) = (self.flows[f as usize].src, pkt.dst);
-        if pkt.size as u64 == self.params.mtu + self.params.header {
+        if pkt.size as u64 == self.params.mtu + self.params.header && now >= self.params.warmup {
             let idle_path = self.flows[f as usize].one_way_baseline;
             self.queuing.record((now - pkt.sent_at).saturating_sub(idle_path).0);
         }

@@ -278,7 +278,9 @@ impl Simulation {
             }
         }
         let rtt = now.saturating_sub(pkt.sent_at);
-        self.rtts.record(rtt.0);
+        if now >= self.params.warmup {
+            self.rtts.record(rtt.0);
+        }
         let ack = AckInfo {
             ack_seq,
             newly_acked: newly,

@@ -8,13 +8,13 @@
 //! claim = "PFC-only sends the most PAUSE frames"
 //! metric = "pause_frames"
 //! runs = ["PFC only"]
-//! rule = "max"                 # max | min | at_most | at_least | below | within
+//! rule = "max"                 # max | min | at_most | at_least | below | above | within
 //! ```
 //! - `max` / `min`: each listed run holds the largest / smallest value among `among` (default:
 //!   every run);
 //! - `at_most` / `at_least`: each listed run's value is at most / at least `value`;
 //! - `below`: each listed run's value is at most `factor` (default 1) times the smallest value
-//!   of the runs in `than`;
+//!   of the runs in `than`; `above`: more than that;
 //! - `within`: the listed runs are within `value` of each other, as a fraction of the smallest.
 
 use serde::Deserialize;
@@ -27,6 +27,7 @@ pub enum Rule {
     AtMost,
     AtLeast,
     Below,
+    Above,
     Within,
 }
 
@@ -102,7 +103,7 @@ pub fn validate(c: &Check, runs: &[String], columns: &[&str]) -> Result<(), Stri
     };
     match c.rule {
         Rule::AtMost | Rule::AtLeast | Rule::Within => needs(c.value.is_some(), "`value`"),
-        Rule::Below => needs(!c.than.is_empty(), "`than`"),
+        Rule::Below | Rule::Above => needs(!c.than.is_empty(), "`than`"),
         Rule::Max | Rule::Min => Ok(()),
     }
 }
@@ -133,13 +134,14 @@ pub fn evaluate(c: &Check, t: &Measured) -> Verdict {
                 let limit = c.value.unwrap_or(0.0);
                 (vals.iter().all(|(_, v)| *v >= limit), format!("{} (at least {limit})", shown(&vals)))
             }
-            Rule::Below => {
+            Rule::Below | Rule::Above => {
                 let than: Vec<(String, f64)> =
                     c.than.iter().map(|r| Ok((r.clone(), t.value(r, &c.metric)?))).collect::<Result<_, String>>()?;
                 let factor = c.factor.unwrap_or(1.0);
                 let bound = than.iter().map(|x| x.1).fold(f64::INFINITY, f64::min) * factor;
+                let below = c.rule == Rule::Below;
                 (
-                    vals.iter().all(|(_, v)| *v <= bound),
+                    vals.iter().all(|(_, v)| if below { *v <= bound } else { *v > bound }),
                     format!("{} vs {factor} x min of {}", shown(&vals), shown(&than)),
                 )
             }
@@ -212,6 +214,10 @@ mod tests {
         c.factor = Some(0.5);
         assert!(evaluate(&c, &t).pass);
         c.factor = Some(0.2);
+        assert!(!evaluate(&c, &t).pass);
+        c.rule = Rule::Above;
+        assert!(evaluate(&c, &t).pass, "C is more than 0.2 x A");
+        c.factor = Some(0.5);
         assert!(!evaluate(&c, &t).pass);
         let mut c = check(Rule::Within, &["A", "C"]);
         c.value = Some(0.05);

@@ -162,7 +162,9 @@ pub fn run(
 
     let table = table(&rows, &spec.plot);
     let table_path = out.join("table.csv");
-    std::fs::write(&table_path, to_csv(&table)).map_err(|e| CliError::io(&table_path.display().to_string(), e))?;
+    let shown = table_path.display().to_string();
+    std::fs::write(&table_path, to_csv(&table).map_err(|e| CliError::io(&shown, e))?)
+        .map_err(|e| CliError::io(&shown, e))?;
     print_table(&table);
 
     let plot_path = out.join("plot.svg");
@@ -417,7 +419,10 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
                 s.flows.to_string(),
                 s.flows_finished.to_string(),
                 s.completion_time_ns.map(|t| format!("{:.1}", t / 1e3)).unwrap_or_default(),
-                s.completion_time_ns.map(|t| format!("{:.2}", s.bytes as f64 * 8.0 / t)).unwrap_or_default(),
+                s.completion_time_ns
+                    .filter(|&t| t > 0.0)
+                    .map(|t| format!("{:.2}", s.bytes as f64 * 8.0 / t))
+                    .unwrap_or_default(),
                 format!("{:.1}", s.fct_ns.max / 1e3),
                 format!("{:.1}", s.fct_ns.mean / 1e3),
                 format!("{:.1}", s.fct_ns.p99 / 1e3),
@@ -459,14 +464,14 @@ fn iteration_us(ns: Option<f64>) -> String {
     ns.map(|t| format!("{:.1}", t / 1e3)).unwrap_or_default()
 }
 
-fn to_csv(t: &Table) -> String {
-    let mut s = t.header.join(",");
-    s.push('\n');
+/// The table as CSV; a run name with a comma or a quote in it is quoted.
+fn to_csv(t: &Table) -> Result<Vec<u8>, csv::Error> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&t.header)?;
     for r in &t.rows {
-        s.push_str(&r.join(","));
-        s.push('\n');
+        w.write_record(r)?;
     }
-    s
+    w.into_inner().map_err(|e| e.into_error().into())
 }
 
 fn print_table(t: &Table) {

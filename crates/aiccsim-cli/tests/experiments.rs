@@ -134,3 +134,17 @@ fn a_plot_of_a_flow_that_does_not_exist_is_an_input_error() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("plot: flow 7 does not exist in run 'PC4' (its flows are 0 to 1)"), "{err}");
 }
+
+/// Fig. 8 on long-lived connections; its run names hold commas, which `table.csv` quotes.
+#[test]
+fn pc4_target_qtime_meets_its_must_show() {
+    let out = tempfile::tempdir().unwrap();
+    let stdout = reproduce("pc4-target-qtime", &experiments(), out.path());
+    assert!(stdout.contains("all 13 checks pass"), "{stdout}");
+    let mut table = csv::Reader::from_path(out.path().join("table.csv")).unwrap();
+    let columns = table.headers().unwrap().len();
+    let rows: Vec<csv::StringRecord> = table.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 12);
+    assert!(rows.iter().all(|r| r.len() == columns));
+    assert_eq!(&rows[6][0], "target 0 us, one 100 KB flow each");
+}

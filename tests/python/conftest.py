@@ -158,8 +158,9 @@ base = "small.toml"
 [[run]]
 name = "PFC only"
 
+# A comma in a run name: table.csv quotes it, and the run's folder is its slug.
 [[run]]
-name = "DCQCN"
+name = "DCQCN, defaults"
 set = { cc = { algorithm = "dcqcn" } }
 
 [plot]

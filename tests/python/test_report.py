@@ -99,12 +99,12 @@ def test_the_pages_of_an_experiment(experiment_dir: Path, tmp_path: Path) -> Non
     out = tmp_path / "exp"
     shutil.copytree(experiment_dir, out)
     pages = aiccsim.report(out)
-    assert pages == [out / "report.html", out / "pfc_only" / "report.html", out / "dcqcn" / "report.html"]
+    assert pages == [out / "report.html", out / "pfc_only" / "report.html", out / "dcqcn__defaults" / "report.html"]
     index = pages[0].read_text()
     # The table, each run's name leading to its page; the claims; the experiment's own plot
     # first, then the comparisons.
     assert '<td><a href="pfc_only/report.html">PFC only</a></td>' in index
-    assert '<td><a href="dcqcn/report.html">DCQCN</a></td>' in index
+    assert '<td><a href="dcqcn__defaults/report.html">DCQCN, defaults</a></td>' in index
     assert '<td>PFC only sends PAUSE frames</td><td><span class="pass">true</span></td>' in index
     assert plots(index) == [
         "The experiment's plot (plot.svg)",
@@ -191,5 +191,5 @@ def test_reproduce_report_writes_the_pages(
     env = {**os.environ, "AICCSIM_PYTHON": sys.executable}
     done = subprocess.run([str(aiccsim_bin), *args], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == (0 if claim_holds else 3), done.stderr
-    for page in [out / "report.html", out / "pfc_only" / "report.html", out / "dcqcn" / "report.html"]:
+    for page in [out / "report.html", out / "pfc_only" / "report.html", out / "dcqcn__defaults" / "report.html"]:
         assert "FCT CDF" in plots(page.read_text()), page

@@ -93,8 +93,9 @@ def test_the_parquet_command_on_an_experiment(
     shutil.copytree(experiment_dir, out)
     done = aiccsim_parquet(how, aiccsim_bin, out)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [f"wrote the Parquet files of {out / run}" for run in ["pfc_only", "dcqcn__defaults"]]
-    for run in ["pfc_only", "dcqcn__defaults"]:
+    runs = ["pfc_only", "dcqcn__defaults"]
+    assert done.stdout.splitlines() == [f"wrote the Parquet files of {out / run}" for run in runs]
+    for run in runs:
         from_csv, from_parquet = aiccsim.load(out / run, format="csv"), aiccsim.load(out / run, format="parquet")
         assert from_parquet.arrow.rates.equals(from_csv.arrow.rates), run
 

@@ -4,8 +4,9 @@
 
 mod common;
 
+use aiccsim::cc::pc4::{NegativeDelay, WindowRtt};
 use aiccsim::cc::{
-    AckInfo, Cc, CcContext, CcEvent, CongestionControl, DataArrival, Pc4, Pc4Config, Pc4Receiver, Receiver,
+    AckInfo, Cc, CcConfig, CcContext, CcEvent, CongestionControl, DataArrival, Pc4, Pc4Config, Pc4Receiver, Receiver,
     ReceiverAction, ReceiverCc,
 };
 use aiccsim::time::SimTime;
@@ -13,6 +14,17 @@ use aiccsim::Simulation;
 use std::sync::{Arc, Mutex};
 
 type Log<T> = Arc<Mutex<Vec<T>>>;
+
+/// Runs the PC4 scenario `toml` with its scenario, and its PC4 settings, changed by `set`.
+fn run_pc4(toml: &str, set: impl FnOnce(&mut aiccsim::Scenario, &mut Pc4Config)) -> aiccsim::Results {
+    let mut scenario = common::scenario(toml);
+    let CcConfig::Pc4(mut pc4) = scenario.cc.clone() else { panic!("not a PC4 scenario") };
+    set(&mut scenario, &mut pc4);
+    scenario.cc = CcConfig::Pc4(pc4);
+    let r = aiccsim::run(&scenario).unwrap();
+    common::assert_conserved(&r);
+    r
+}
 
 /// PC4's receiver half, logging (arrival time, base rate in kb/s) of every data packet.
 struct LoggedReceiver(Pc4Receiver, Log<(SimTime, u32)>);
@@ -248,23 +260,25 @@ flows = [
 /// over the base RTT, a negative delay as zero) loses nothing to the same noise.
 #[test]
 fn clock_noise_hurts_algorithm_2_as_written_and_not_the_default_reading() {
-    let written = include_str!("../../../experiments/pc4-clock-noise/incast.toml");
-    let default = written
-        .replace("window_rtt = \"latest\"", "window_rtt = \"base\"")
-        .replace("negative_delay = \"as_written\"", "negative_delay = \"as_zero\"");
-    assert_ne!(default, written, "the experiment runs the letter");
-    let run = |base: &str, noise: &str| {
-        let r = common::run(&format!("{base}\n[clocks]\nnoise = \"{noise}\"\n"));
+    let scenario = include_str!("../../../experiments/pc4-clock-noise/incast.toml");
+    let run = |letter: bool, noise_ns: u64| {
+        let r = run_pc4(scenario, |s, pc4| {
+            assert_eq!((pc4.window_rtt, pc4.negative_delay), (WindowRtt::Latest, NegativeDelay::AsWritten));
+            if !letter {
+                (pc4.window_rtt, pc4.negative_delay) = (WindowRtt::Base, NegativeDelay::AsZero);
+            }
+            s.clocks.noise = SimTime::from_ns(noise_ns);
+        });
         (r.summary.completion_time_ns.expect("finished"), r.summary.rtt_ns.mean)
     };
-    let (quiet, quiet_rtt) = run(written, "0ns");
-    let (low, _) = run(written, "400ns");
-    let (loud, loud_rtt) = run(written, "1000ns");
+    let (quiet, quiet_rtt) = run(true, 0);
+    let (low, _) = run(true, 400);
+    let (loud, loud_rtt) = run(true, 1000);
     assert!(low < quiet * 1.02, "400 ns: {low} against {quiet} ns");
     assert!(loud > quiet * 1.02, "1 us: {loud} against {quiet} ns");
     assert!(loud_rtt > quiet_rtt * 1.1, "1 us: mean RTT {loud_rtt} against {quiet_rtt} ns");
-    let (quiet, quiet_rtt) = run(&default, "0ns");
-    let (loud, loud_rtt) = run(&default, "1000ns");
+    let (quiet, quiet_rtt) = run(false, 0);
+    let (loud, loud_rtt) = run(false, 1000);
     assert!(loud < quiet * 1.005, "default, 1 us: {loud} against {quiet} ns");
     assert!(loud_rtt < quiet_rtt, "default, 1 us: mean RTT {loud_rtt} against {quiet_rtt} ns");
 }
@@ -278,9 +292,7 @@ fn the_queue_settles_at_the_target_queuing_time() {
     let short = scenario.replace("size = \"10MB\"", "size = \"3MB\"");
     assert_ne!(short, scenario);
     let run = |target_us: u32| {
-        let r = common::run(
-            &short.replace("base_rate = false", &format!("base_rate = false\ntarget_qtime = \"{target_us}us\"")),
-        );
+        let r = run_pc4(&short, |_, pc4| pc4.target_qtime = SimTime::from_us(target_us.into()));
         let s = &r.summary;
         (s.bytes as f64 * 8.0 / s.completion_time_ns.expect("finished"), s.queuing_delay_ns.mean / 1e3)
     };
@@ -301,17 +313,15 @@ fn five_thousand_flows_need_a_larger_target() {
     let scenario = include_str!("../../../experiments/pc4-incast5000/incast.toml");
     let short = scenario.replace("size = \"1MB\"", "size = \"100KB\"");
     assert_ne!(short, scenario);
-    let run = |target: &str| {
-        let r = common::run(
-            &short.replace("algorithm = \"pc4\"", &format!("algorithm = \"pc4\"\ntarget_qtime = \"{target}\"")),
-        );
+    let run = |target_us: u64| {
+        let r = run_pc4(&short, |_, pc4| pc4.target_qtime = SimTime::from_us(target_us));
         assert_eq!(r.summary.packets_dropped, 0);
         r.summary.completion_time_ns.expect("finished") / 1e6
     };
     // 500 MB of payload in 1000-byte packets with 60 bytes of headers (PC4's 12 included), at
     // 100 Gb/s: 42.4 ms.
     let line_ms = 500e6 * 1.06 * 8.0 / 100e9 * 1e3;
-    let (small, large) = (run("1us"), run("40us"));
+    let (small, large) = (run(1), run(40));
     assert!(large < 1.25 * line_ms, "40 us: {large} ms against the line's {line_ms}");
     assert!(small > 1.5 * line_ms, "1 us: {small} ms against the line's {line_ms}");
 }

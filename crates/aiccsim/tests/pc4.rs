@@ -9,6 +9,8 @@ use aiccsim::cc::{
     AckInfo, Cc, CcConfig, CcContext, CcEvent, CongestionControl, DataArrival, Pc4, Pc4Config, Pc4Receiver, Receiver,
     ReceiverAction, ReceiverCc,
 };
+use aiccsim::config::units::ByteSize;
+use aiccsim::config::WorkloadConfig;
 use aiccsim::time::SimTime;
 use aiccsim::Simulation;
 use std::sync::{Arc, Mutex};
@@ -24,6 +26,16 @@ fn run_pc4(toml: &str, set: impl FnOnce(&mut aiccsim::Scenario, &mut Pc4Config))
     let r = aiccsim::run(&scenario).unwrap();
     common::assert_conserved(&r);
     r
+}
+
+/// Runs the PC4 incast `toml` with flows of `size` bytes and a target queuing time of
+/// `target_us` (an experiment's scenario, shortened for a test).
+fn incast_at_target(toml: &str, size: u64, target_us: u64) -> aiccsim::Results {
+    run_pc4(toml, |s, pc4| {
+        let WorkloadConfig::Incast(incast) = &mut s.workload else { panic!("not an incast") };
+        incast.size = ByteSize(size);
+        pc4.target_qtime = SimTime::from_us(target_us);
+    })
 }
 
 /// PC4's receiver half, logging (arrival time, base rate in kb/s) of every data packet.
@@ -288,11 +300,12 @@ fn clock_noise_hurts_algorithm_2_as_written_and_not_the_default_reading() {
 /// link partly idle. The experiment's own scenario, with shorter transfers.
 #[test]
 fn the_queue_settles_at_the_target_queuing_time() {
-    let scenario = include_str!("../../../experiments/pc4-target-qtime/incast.toml");
-    let short = scenario.replace("size = \"10MB\"", "size = \"3MB\"");
-    assert_ne!(short, scenario);
     let run = |target_us: u32| {
-        let r = run_pc4(&short, |_, pc4| pc4.target_qtime = SimTime::from_us(target_us.into()));
+        let r = incast_at_target(
+            include_str!("../../../experiments/pc4-target-qtime/incast.toml"),
+            3_000_000,
+            target_us.into(),
+        );
         let s = &r.summary;
         (s.bytes as f64 * 8.0 / s.completion_time_ns.expect("finished"), s.queuing_delay_ns.mean / 1e3)
     };
@@ -310,11 +323,8 @@ fn the_queue_settles_at_the_target_queuing_time() {
 /// experiment chooses by §IV-C's procedure gets close to the line's pace, without loss.
 #[test]
 fn five_thousand_flows_need_a_larger_target() {
-    let scenario = include_str!("../../../experiments/pc4-incast5000/incast.toml");
-    let short = scenario.replace("size = \"1MB\"", "size = \"100KB\"");
-    assert_ne!(short, scenario);
     let run = |target_us: u64| {
-        let r = run_pc4(&short, |_, pc4| pc4.target_qtime = SimTime::from_us(target_us));
+        let r = incast_at_target(include_str!("../../../experiments/pc4-incast5000/incast.toml"), 100_000, target_us);
         assert_eq!(r.summary.packets_dropped, 0);
         r.summary.completion_time_ns.expect("finished") / 1e6
     };

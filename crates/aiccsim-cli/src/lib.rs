@@ -275,7 +275,7 @@ fn import_ns3(topology: &Path, flows: &Path, base: Option<&Path>, out: &Path) ->
 
 /// A wall-clock duration with a time unit ("90s", "1500ms").
 fn parse_wall(s: &str) -> Result<Duration, String> {
-    let t = aiccsim::config::units::parse_time(s)?;
+    let t = aiccsim::time::parse_time(s)?;
     if t.0 == 0 {
         return Err("must be positive".into());
     }

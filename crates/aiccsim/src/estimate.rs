@@ -10,12 +10,12 @@
 
 use crate::cc::{Cc, FlowFacts, Receiver};
 use crate::config::{AllToAllAlgorithm, HostSet, LinkConfig, Scenario, TopologyConfig, WorkloadConfig};
+use crate::engine::net::port::Port;
+use crate::engine::nic::qp::Flow;
 use crate::engine::ComputeStep;
-use crate::net::packet::Packet;
-use crate::net::port::Port;
-use crate::nic::qp::Flow;
 use crate::time::SimTime;
 use crate::topology::PortInfo;
+use crate::wire::packet::Packet;
 use crate::workload::{ComputeDef, FlowDef};
 use std::mem::size_of;
 
@@ -275,7 +275,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
     let slot = size_of::<Packet>() as u128;
     let buffered = fabric.switches as u128
         * (s.switch.buffer.0 as u128 / packet + 1)
-        * (slot + size_of::<crate::net::pool::PacketId>() as u128);
+        * (slot + size_of::<crate::engine::net::pool::PacketId>() as u128);
     let on_wires = ports * (fabric.max_bdp_bytes as u128 / packet + 1) * (slot + EVENT_BYTES);
     let routes = fabric.switches as u128 * fabric.tors as u128 * 8;
 

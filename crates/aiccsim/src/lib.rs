@@ -11,19 +11,20 @@
 //! Time is integer picoseconds ([`time::SimTime`]); runs are deterministic for a given scenario
 //! and seed.
 
-// `config` first: its `tagged_enum!` macro is used by `cc`.
+// First: its `tagged_enum!` macro is used by `cc` and `config`.
 #[macro_use]
-pub mod config;
+mod tagged_enum;
 pub mod cc;
+pub mod config;
 pub mod engine;
 pub mod estimate;
 pub mod metrics;
-pub mod net;
-pub mod nic;
 pub mod results;
 pub mod rng;
+pub mod tags;
 pub mod time;
 pub mod topology;
+pub mod wire;
 pub mod workload;
 
 pub use config::{ConfigError, Scenario};

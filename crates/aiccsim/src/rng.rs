@@ -2,12 +2,22 @@
 //!
 //! Each consumer (a switch's ECN marker, a switch's sprayer, a workload generator) gets its own
 //! stream, keyed by a name and an index, so adding a consumer never shifts anyone else's numbers.
+//! The crate's hashes live here too: SplitMix64 ([`mix64`]) for ECMP keys and packet choices, and
+//! FNV-1a for stream names, both fixed by their specifications (std's hasher is not).
 
-use crate::topology::routing::mix64;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 pub type SimRng = ChaCha8Rng;
+
+/// SplitMix64 finaliser: a fast, well-mixed 64-bit hash of a 64-bit value.
+#[inline]
+pub fn mix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
 
 /// FNV-1a of the stream name: fixed by specification, unlike std's hasher.
 fn fnv1a(s: &str) -> u64 {

@@ -9,8 +9,8 @@ use aiccsim::cc::{
     AckInfo, Cc, CcConfig, CcContext, CcEvent, CongestionControl, DataArrival, Pc4, Pc4Config, Pc4Receiver, Receiver,
     ReceiverAction, ReceiverCc,
 };
-use aiccsim::config::units::ByteSize;
 use aiccsim::config::WorkloadConfig;
+use aiccsim::time::ByteSize;
 use aiccsim::time::SimTime;
 use aiccsim::Simulation;
 use std::sync::{Arc, Mutex};

@@ -4,7 +4,7 @@
 mod common;
 
 use aiccsim::metrics::trace::TraceEvent;
-use aiccsim::net::packet::PacketKind;
+use aiccsim::wire::packet::PacketKind;
 
 fn incast_with_trace(trace: &str) -> aiccsim::Results {
     let text = format!(

@@ -23,7 +23,7 @@
 //! millions fewer events.
 
 use super::{CcContext, CcEvent, CongestionControl, DataArrival, FlowFacts, ReceiverAction, ReceiverCc};
-use crate::config::ByteSize;
+use crate::time::ByteSize;
 use crate::time::{Bandwidth, SimTime};
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};

@@ -18,9 +18,9 @@
 //! The state is kept as a rate (R = W/T, as in the ns-3 model); the window is R·T.
 
 use super::{check_min_rate, dctcp::window_for_rate, AckInfo, CcContext, CongestionControl, FlowFacts, Telemetry};
-use crate::net::telemetry::{IntHop, MAX_INT_HOPS};
 use crate::time::Bandwidth;
 use crate::topology::Topology;
+use crate::wire::telemetry::{IntHop, MAX_INT_HOPS};
 use serde::{Deserialize, Serialize};
 
 /// HPCC parameters. Defaults: the HPCC paper's, at the values of the authors' ns-3 runs.

@@ -13,9 +13,9 @@
 
 use super::hpcc::{validate_eta, CommittedRate, WindowRule};
 use super::{check_min_rate, AckInfo, CcContext, CongestionControl, FlowFacts, Telemetry};
-use crate::net::telemetry::PintCodec;
 use crate::time::{Bandwidth, SimTime};
 use crate::topology::Topology;
+use crate::wire::telemetry::PintCodec;
 use serde::{Deserialize, Serialize};
 
 /// HPCC-PINT parameters: HPCC's, plus the PINT query's.

@@ -22,10 +22,10 @@ pub mod pfc_only;
 pub mod swift;
 pub mod timely;
 
-use crate::config::CollectiveKind;
-use crate::net::telemetry::IntHop;
+use crate::tags::CollectiveKind;
 use crate::time::{Bandwidth, SimTime};
 use crate::topology::Topology;
+pub use crate::wire::telemetry::{IntHop, Telemetry};
 use serde::Serialize;
 
 pub use dcqcn::{Dcqcn, DcqcnConfig, DcqcnReceiver};
@@ -114,36 +114,6 @@ pub struct AckInfo<'a> {
     pub pint: u8,
     /// What the receiver half put in this ACK ([`ReceiverAction::feedback`]).
     pub feedback: [u32; 2],
-}
-
-/// Feedback the fabric must add to an algorithm's data packets, and what it costs on the wire.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Telemetry {
-    None,
-    /// Every switch egress pushes an INT hop record (HPCC). `header_bytes` is the INT header on
-    /// every data packet and every ACK; at most `max_hops` records fit in it.
-    Int {
-        max_hops: usize,
-        header_bytes: u64,
-    },
-    /// Every switch egress folds its utilisation into one byte of the packet (HPCC-PINT), on the
-    /// `fraction` of packets the sender selects, encoded with logarithm base `log_base`;
-    /// `header_bytes` on every data packet and ACK.
-    Pint {
-        header_bytes: u64,
-        fraction: f64,
-        log_base: f64,
-    },
-}
-
-impl Telemetry {
-    /// Bytes the telemetry adds to each data packet and ACK.
-    pub fn header_bytes(&self) -> u64 {
-        match *self {
-            Telemetry::None => 0,
-            Telemetry::Int { header_bytes, .. } | Telemetry::Pint { header_bytes, .. } => header_bytes,
-        }
-    }
 }
 
 /// A rate floor must not exceed the slowest NIC.

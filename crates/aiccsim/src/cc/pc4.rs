@@ -25,7 +25,7 @@
 //! [`NegativeDelay`].
 
 use super::{AckInfo, CcContext, CcEvent, CongestionControl, DataArrival, FlowFacts, ReceiverAction, ReceiverCc};
-use crate::config::CollectiveKind;
+use crate::tags::CollectiveKind;
 use crate::time::SimTime;
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};

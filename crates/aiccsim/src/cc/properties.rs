@@ -10,7 +10,8 @@
 //! misbehaving fabric can make it.
 
 use super::*;
-use crate::config::{ByteSize, CollectiveKind};
+use crate::tags::CollectiveKind;
+use crate::time::ByteSize;
 use proptest::prelude::*;
 
 /// One INT record's change since the same hop's previous record.

@@ -17,7 +17,7 @@
 //! As in the ns-3 model, HAI also counts the increases below T_low, and every decrease resets it.
 
 use super::{check_min_rate, AckInfo, CcContext, CongestionControl, FlowFacts};
-use crate::config::ByteSize;
+use crate::time::ByteSize;
 use crate::time::{Bandwidth, SimTime};
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};

@@ -7,7 +7,8 @@
 //! also stops reading after the counts its first line announces, which is why its published
 //! `flow.txt` can carry prose at the end: we ignore what follows likewise, with a warning.
 
-use super::{ByteSize, ConfigError, CustomLink, CustomTopology, FlowList, FlowSpec, TopologyConfig, WorkloadConfig};
+use super::{ConfigError, CustomLink, CustomTopology, FlowList, FlowSpec, TopologyConfig, WorkloadConfig};
+use crate::time::ByteSize;
 use crate::time::{Bandwidth, SimTime};
 
 /// The imported topology and flows, with where each aiccsim node came from.

@@ -32,7 +32,7 @@ pub fn validate(s: &Scenario) -> Check {
 
     // NIC and packet format.
     let nic = &s.nic;
-    let longest_rto = crate::time::SimTime(nic.rto.0.saturating_mul(crate::nic::qp::MAX_RTO_BACKOFF as u64));
+    let longest_rto = crate::time::SimTime(nic.rto.0.saturating_mul(super::MAX_RTO_BACKOFF as u64));
     if let Some(stall) = s.simulation.stall_timeout {
         // (A timeout so long that it saturates the clock leaves only "never" as a stall timeout.)
         if stall <= longest_rto && stall < crate::time::SimTime::MAX {
@@ -40,7 +40,7 @@ pub fn validate(s: &Scenario) -> Check {
                 "simulation.stall_timeout",
                 format!(
                     "{stall} would call a flow waiting out its retransmission timeout stalled: make it longer than nic.rto x {} = {longest_rto}",
-                    crate::nic::qp::MAX_RTO_BACKOFF
+                    super::MAX_RTO_BACKOFF
                 ),
             );
         }
@@ -97,7 +97,8 @@ pub fn validate(s: &Scenario) -> Check {
     if sw.pfc.enabled && sw.pfc.xoff.is_none() {
         for s in 0..topo.num_switches {
             let node = topo.num_hosts + s;
-            let reserved = crate::net::switch::total_headroom(&topo, node, &sw.pfc, max_packet, nic.pause_size.0);
+            let reserved =
+                crate::engine::net::switch::total_headroom(&topo, node, &sw.pfc, max_packet, nic.pause_size.0);
             if reserved >= sw.buffer.0 {
                 let ports = topo.node_ports[node as usize].len();
                 return fail(

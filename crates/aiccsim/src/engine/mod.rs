@@ -10,6 +10,8 @@
 //! packets in flight on links.
 
 mod dependencies;
+pub mod net;
+pub mod nic;
 mod queue;
 mod stop;
 mod timers;
@@ -22,19 +24,20 @@ pub use timers::TimerSlot;
 
 use crate::cc::{CcConfig, CcContext, CongestionControl, FlowFacts, Receiver, Telemetry, MAX_TIMERS};
 use crate::config::{ConfigError, Routing, Scenario};
+use crate::engine::net::pool::{PacketId, PacketPool};
+use crate::engine::net::port::Port;
+use crate::engine::net::switch::SwitchState;
+use crate::engine::net::telemetry::{IntPool, PintPort, PintState};
+use crate::engine::nic::clock::HostClocks;
+use crate::engine::nic::host::HostState;
+use crate::engine::nic::qp::Flow;
 use crate::metrics::trace::Tracer;
 use crate::metrics::{ideal_fct, DurationHistogram, Recorder, Results};
-use crate::net::packet::NUM_PRIORITIES;
-use crate::net::pool::{PacketId, PacketPool};
-use crate::net::port::Port;
-use crate::net::switch::SwitchState;
-use crate::net::telemetry::{IntPool, PintCodec, PintPort, PintState};
-use crate::nic::clock::HostClocks;
-use crate::nic::host::HostState;
-use crate::nic::qp::Flow;
 use crate::rng::{self, SimRng};
 use crate::time::{pacing_gap, SimTime};
 use crate::topology::{routing, Topology};
+use crate::wire::packet::NUM_PRIORITIES;
+use crate::wire::telemetry::PintCodec;
 use crate::workload;
 
 /// Everything the event loop can be asked to do. Small and `Copy`: no boxing per event.
@@ -523,15 +526,15 @@ impl Simulation {
         if let Event::Arrive(p, _) | Event::PortWake(p, _) = ev {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             let port = &self.ports[p as usize];
-            let at = port as *const crate::net::port::Port as *const i8;
+            let at = port as *const crate::engine::net::port::Port as *const i8;
             // SAFETY: a prefetch is only a hint; it never faults and never changes memory, and
             // SSE is part of the x86_64 baseline.
             unsafe {
                 _mm_prefetch::<_MM_HINT_T0>(at);
                 _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(64));
                 if let Event::Arrive(_, id) = ev {
-                    let peer =
-                        &self.ports[self.peers[p as usize] as usize] as *const crate::net::port::Port as *const i8;
+                    let peer = &self.ports[self.peers[p as usize] as usize] as *const crate::engine::net::port::Port
+                        as *const i8;
                     _mm_prefetch::<_MM_HINT_T0>(peer);
                     _mm_prefetch::<_MM_HINT_T0>(&self.packets[PacketId(id)] as *const _ as *const i8);
                 }
@@ -547,7 +550,7 @@ impl Simulation {
     fn prefetch_data(&self, ev: Event) {
         #[cfg(target_arch = "x86_64")]
         {
-            use crate::net::packet::Packet;
+            use crate::wire::packet::Packet;
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             let at: *const i8 = match ev {
                 Event::PortWake(p, _) => {

@@ -8,8 +8,8 @@
 //! circle, that circle (a PFC deadlock).
 
 use crate::engine::Simulation;
-use crate::net::packet::CONTROL_PRIORITY;
 use crate::time::SimTime;
+use crate::wire::packet::CONTROL_PRIORITY;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -11,9 +11,9 @@ pub use ideal::ideal_fct;
 
 use crate::cc::{Cc, CongestionControl, Telemetry};
 use crate::config::{OutputConfig, Scenario};
+use crate::engine::net::port::{Port, PortStats};
+use crate::engine::nic::qp::Flow;
 use crate::engine::{ComputeStep, Counters, StallReport, StopReason};
-use crate::net::port::{Port, PortStats};
-use crate::nic::qp::Flow;
 use crate::time::SimTime;
 use crate::topology::{NodeNames, Topology};
 use serde::Serialize;

@@ -6,9 +6,9 @@
 //! kept. The engine asks the tracer only when tracing is on (one branch per hop otherwise).
 
 use crate::config::TraceConfig;
-use crate::net::packet::{Packet, PacketKind};
 use crate::time::SimTime;
 use crate::topology::Topology;
+use crate::wire::packet::{Packet, PacketKind};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TraceEvent {

@@ -3,14 +3,7 @@
 //! All hashing uses SplitMix64, whose output is fixed by its specification, so a flow takes the
 //! same ECMP path on every machine and every Rust release (std's `DefaultHasher` promises neither).
 
-/// SplitMix64 finaliser: a fast, well-mixed 64-bit hash of a 64-bit value.
-#[inline]
-pub fn mix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+use crate::rng::mix64;
 
 /// The ECMP key of a flow: what a switch would hash from its 5-tuple. Different seeds give
 /// different (but repeatable) path assignments.

@@ -2,7 +2,8 @@
 //! schedules them: a flow that forwards data another rank sent waits for that data to arrive.
 
 use super::FlowDef;
-use crate::config::{AllReduceAlgorithm, AllToAllAlgorithm, CollectiveKind, CollectiveTag};
+use crate::config::{AllReduceAlgorithm, AllToAllAlgorithm};
+use crate::tags::{CollectiveKind, CollectiveTag};
 use crate::time::SimTime;
 
 /// Bytes of chunk `k` when `size` is split into `n` chunks as evenly as possible.

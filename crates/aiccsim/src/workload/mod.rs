@@ -5,9 +5,10 @@ mod collective;
 pub mod training;
 
 use crate::config::{
-    AllReduceWorkload, AllToAllWorkload, CollectiveTag, FlowList, IncastWorkload, PermutationWorkload, WorkloadConfig,
+    AllReduceWorkload, AllToAllWorkload, FlowList, IncastWorkload, PermutationWorkload, WorkloadConfig,
 };
 use crate::rng;
+use crate::tags::CollectiveTag;
 use crate::time::SimTime;
 use rand::RngExt;
 
@@ -159,7 +160,8 @@ fn expand_flows(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{AllReduceAlgorithm, AllToAllAlgorithm, ByteSize, HostSet};
+    use crate::config::{AllReduceAlgorithm, AllToAllAlgorithm, HostSet};
+    use crate::time::ByteSize;
 
     #[test]
     fn count_agrees_with_expand() {

@@ -317,12 +317,10 @@ mod tests {
     #[test]
     fn collectives_wait_for_their_issuer_and_block_the_right_steps() {
         let mut l0 = layer(1, 1);
-        l0.all_reduce = Some(LayerAllReduce { size: crate::config::ByteSize(300), algorithm: Default::default() });
-        l0.backward_all_to_all =
-            Some(LayerAllToAll { size: crate::config::ByteSize(0), algorithm: Default::default() });
+        l0.all_reduce = Some(LayerAllReduce { size: crate::time::ByteSize(300), algorithm: Default::default() });
+        l0.backward_all_to_all = Some(LayerAllToAll { size: crate::time::ByteSize(0), algorithm: Default::default() });
         let mut l1 = layer(1, 1);
-        l1.forward_all_to_all =
-            Some(LayerAllToAll { size: crate::config::ByteSize(10), algorithm: Default::default() });
+        l1.forward_all_to_all = Some(LayerAllToAll { size: crate::time::ByteSize(10), algorithm: Default::default() });
         let w = workload(vec![l0, l1], 2);
         let out = expand(&w, 8);
         let layout = out.training.as_ref().unwrap();

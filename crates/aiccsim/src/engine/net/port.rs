@@ -13,12 +13,12 @@
 //! bytes that arrived through it and still sit in the switch buffer (ingress role, for PFC).
 
 use crate::config::EcnConfig;
+use crate::engine::net::pool::{PacketId, PacketPool};
 use crate::engine::{Event, Simulation};
 use crate::metrics::trace::TraceEvent;
-use crate::net::packet::{Packet, PacketKind, CONTROL_PRIORITY, NUM_PRIORITIES};
-use crate::net::pool::{PacketId, PacketPool};
 use crate::time::{Bandwidth, SimTime};
 use crate::topology::PortInfo;
+use crate::wire::packet::{Packet, PacketKind, CONTROL_PRIORITY, NUM_PRIORITIES};
 use std::collections::VecDeque;
 
 /// Fields are laid out by how often the event loop touches them (`repr(C)` keeps the order,

@@ -5,10 +5,10 @@
 //! time reached. When none is allowed yet the port wakes at the earliest pacer time.
 
 use crate::cc::{CongestionControl, DataArrival, ReceiverCc, Telemetry};
+use crate::engine::net::pool::PacketId;
 use crate::engine::Simulation;
-use crate::net::packet::{Packet, PacketKind, CONTROL_PRIORITY};
-use crate::net::pool::PacketId;
 use crate::time::{pacing_gap, SimTime};
+use crate::wire::packet::{Packet, PacketKind, CONTROL_PRIORITY};
 
 #[derive(Default)]
 pub struct HostState {
@@ -78,7 +78,7 @@ impl Simulation {
             Telemetry::Pint { fraction, .. } => {
                 // PINT's global hash: whether a packet carries the query depends only on the
                 // packet, so a retransmission carries it again.
-                let h = crate::topology::routing::mix64(flow.ecmp_key ^ pkt.seq.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                let h = crate::rng::mix64(flow.ecmp_key ^ pkt.seq.wrapping_mul(0x9E37_79B9_7F4A_7C15));
                 if ((h >> 11) as f64) < fraction * (1u64 << 53) as f64 {
                     pkt.pint = 1; // code 0: the lowest utilisation; switches raise it
                 }
@@ -149,7 +149,7 @@ impl Simulation {
             PacketKind::Data => self.receive_data(p, &pkt),
             PacketKind::Ack => {
                 self.counters.acks += 1;
-                if pkt.int != crate::net::telemetry::NO_INT || pkt.pint != 0 || pkt.feedback != [0; 2] {
+                if pkt.int != crate::wire::telemetry::NO_INT || pkt.pint != 0 || pkt.feedback != [0; 2] {
                     self.counters.feedback_acks += 1;
                 }
                 self.on_ack(&pkt)

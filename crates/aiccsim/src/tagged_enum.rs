@@ -60,9 +60,9 @@ macro_rules! tagged_enum {
         impl<'de> serde::Deserialize<'de> for $enum {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 let mut table = <toml::Table as serde::Deserialize>::deserialize(d)?;
-                let tag = $crate::config::tagged::take_tag::<D::Error>(&mut table, $tag, &[$($name),+])?;
+                let tag = $crate::tagged_enum::take_tag::<D::Error>(&mut table, $tag, &[$($name),+])?;
                 match tag.as_str() {
-                    $($name => $crate::config::tagged::variant::<$ty, D::Error>(table).map($enum::$variant),)+
+                    $($name => $crate::tagged_enum::variant::<$ty, D::Error>(table).map($enum::$variant),)+
                     _ => unreachable!("take_tag checked the tag"),
                 }
             }

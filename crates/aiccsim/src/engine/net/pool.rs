@@ -8,7 +8,7 @@
 //! a moment ago instead of one that left the caches microseconds earlier (on a 1024-host fabric
 //! that write was the costliest step of sending a packet).
 
-use crate::net::packet::Packet;
+use crate::wire::packet::Packet;
 use std::ops::{Index, IndexMut};
 
 /// A packet's slot in the [`PacketPool`].
@@ -72,7 +72,7 @@ impl IndexMut<PacketId> for PacketPool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::PacketKind;
+    use crate::wire::packet::PacketKind;
 
     #[test]
     fn reuses_the_most_recently_freed_slot_first() {

@@ -8,11 +8,11 @@
 
 use crate::cc::Telemetry;
 use crate::config::{PfcConfig, Routing};
+use crate::engine::net::pool::PacketId;
 use crate::engine::Simulation;
 use crate::metrics::trace::TraceEvent;
-use crate::net::packet::{PacketKind, CONTROL_PRIORITY};
-use crate::net::pool::PacketId;
 use crate::topology::{routing, Topology};
+use crate::wire::packet::{PacketKind, CONTROL_PRIORITY};
 use rand::RngExt;
 
 pub struct SwitchState {
@@ -196,7 +196,7 @@ impl Simulation {
                 // count too: the load is what a new packet would wait behind.
                 let now = self.now;
                 // An idle port's rest is 0 without the multiply and divide of `bytes_in`.
-                let load = |p: &crate::net::port::Port| {
+                let load = |p: &crate::engine::net::port::Port| {
                     p.queued + if p.busy_until > now { p.bandwidth.bytes_in(p.busy_until - now) } else { 0 }
                 };
                 let first = routing::ecmp_pick(key, node, hops.len());

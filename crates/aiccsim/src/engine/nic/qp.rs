@@ -6,14 +6,12 @@
 //! go-back-N). A retransmission timeout covers lost tails that no later packet can reveal.
 
 use crate::cc::{AckInfo, CcContext, CcEvent, CongestionControl, MAX_TIMERS};
-use crate::config::CollectiveTag;
+use crate::config::MAX_RTO_BACKOFF;
 use crate::engine::{Event, Simulation, TimerSlot};
-use crate::net::packet::Packet;
+use crate::tags::CollectiveTag;
 use crate::time::SimTime;
+use crate::wire::packet::Packet;
 use crate::workload::FlowDef;
-
-/// Upper bound of the retransmission-timeout backoff factor.
-pub(crate) const MAX_RTO_BACKOFF: u32 = 64;
 
 pub struct Flow {
     pub id: u32,

@@ -1,12 +1,12 @@
 //! Packets.
 //!
 //! A packet is a small `Copy` struct of exactly one aligned cache line. It lives in the
-//! [`PacketPool`](crate::net::pool::PacketPool) from creation to consumption; queues and links
+//! packet pool (`engine/net/pool.rs`) from creation to consumption; queues and links
 //! pass its 4-byte id. Once the pool and the queues' ring buffers have grown to the run's working
 //! size, the per-packet path allocates nothing.
 
-use crate::net::telemetry::NO_INT;
 use crate::time::SimTime;
+use crate::wire::telemetry::NO_INT;
 
 /// Priority of ACKs, NACKs and CNPs: served first at every port, never paused.
 pub const CONTROL_PRIORITY: u8 = 7;

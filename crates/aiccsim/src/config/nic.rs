@@ -1,0 +1,83 @@
+//! `[nic]`: the RoCEv2 NIC and its transport.
+
+use crate::time::{ByteSize, SimTime};
+use serde::{Deserialize, Serialize};
+
+/// Upper bound of the retransmission-timeout backoff factor: each timeout doubles the timeout,
+/// up to `rto` x this.
+pub const MAX_RTO_BACKOFF: u32 = 64;
+
+/// The RoCEv2 NIC and transport.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NicConfig {
+    /// Payload bytes per data packet (the HPCC ns-3 study uses 1000).
+    #[serde(default = "default_mtu")]
+    pub mtu: ByteSize,
+    /// Header bytes on each data packet (Ethernet + IP + UDP + BTH as the HPCC study counts them).
+    #[serde(default = "default_header")]
+    pub header: ByteSize,
+    #[serde(default = "default_ack")]
+    pub ack_size: ByteSize,
+    #[serde(default = "default_cnp")]
+    pub cnp_size: ByteSize,
+    #[serde(default = "default_pause")]
+    pub pause_size: ByteSize,
+    /// The receiver ACKs every this many in-order data packets (and always the last one).
+    #[serde(default = "default_ack_every")]
+    pub ack_every: u32,
+    /// Retransmission timeout: with no ACK progress for this long the sender goes back to the
+    /// first unacknowledged byte. Doubles on each consecutive timeout (up to 64x).
+    #[serde(default = "default_rto")]
+    pub rto: SimTime,
+    /// A receiver stuck on the same missing byte repeats its NACK after this long.
+    #[serde(default = "default_nack_interval")]
+    pub nack_interval: SimTime,
+    /// PFC priority of data packets (0..=6; 7 carries ACKs, NACKs, CNPs and is never paused).
+    #[serde(default = "default_data_priority")]
+    pub data_priority: u8,
+}
+
+fn default_mtu() -> ByteSize {
+    ByteSize(1000)
+}
+fn default_header() -> ByteSize {
+    ByteSize(48)
+}
+fn default_ack() -> ByteSize {
+    ByteSize(60)
+}
+fn default_cnp() -> ByteSize {
+    ByteSize(64)
+}
+fn default_pause() -> ByteSize {
+    ByteSize(64)
+}
+fn default_ack_every() -> u32 {
+    1
+}
+fn default_rto() -> SimTime {
+    SimTime::from_ms(1)
+}
+fn default_nack_interval() -> SimTime {
+    SimTime::from_us(100)
+}
+fn default_data_priority() -> u8 {
+    3
+}
+
+impl Default for NicConfig {
+    fn default() -> Self {
+        NicConfig {
+            mtu: default_mtu(),
+            header: default_header(),
+            ack_size: default_ack(),
+            cnp_size: default_cnp(),
+            pause_size: default_pause(),
+            ack_every: default_ack_every(),
+            rto: default_rto(),
+            nack_interval: default_nack_interval(),
+            data_priority: default_data_priority(),
+        }
+    }
+}

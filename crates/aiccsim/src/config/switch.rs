@@ -1,0 +1,153 @@
+//! `[switch]`: the shared buffer, PFC, ECN marking and how a switch picks among equal-cost
+//! next hops.
+
+use crate::time::{Bandwidth, ByteSize};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchConfig {
+    /// Shared packet buffer of each switch.
+    #[serde(default = "default_buffer")]
+    pub buffer: ByteSize,
+    #[serde(default)]
+    pub pfc: PfcConfig,
+    #[serde(default)]
+    pub ecn: EcnConfig,
+    #[serde(default)]
+    pub routing: Routing,
+}
+
+fn default_buffer() -> ByteSize {
+    ByteSize(32_000_000)
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            buffer: default_buffer(),
+            pfc: PfcConfig::default(),
+            ecn: EcnConfig::default(),
+            routing: Routing::default(),
+        }
+    }
+}
+
+/// Priority flow control, per ingress port and priority.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PfcConfig {
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Static XOFF threshold: bytes buffered from one ingress port (one priority) above which the
+    /// switch pauses the upstream sender. When absent the threshold is dynamic (`dynamic_alpha`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xoff: Option<ByteSize>,
+    /// Dynamic threshold: XOFF = alpha x (buffer - reserved headroom - bytes in use), the
+    /// Broadcom-style shared-buffer rule the HPCC ns-3 switch uses (alpha = 1/8 there).
+    #[serde(default = "default_alpha")]
+    pub dynamic_alpha: f64,
+    /// RESUME is sent once the ingress counter falls this far below XOFF (hysteresis).
+    #[serde(default = "default_xon_delta")]
+    pub xon_delta: ByteSize,
+    /// Buffer reserved per port for what still arrives after a PAUSE: the dynamic XOFF threshold
+    /// is alpha x (buffer - headroom of all the switch's ports - bytes in use), so pauses start
+    /// early enough to leave the headroom free. (No effect with a static `xoff`.) When absent:
+    /// two bandwidth-delay products of the link, three maximum-size packets and a PAUSE frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headroom: Option<ByteSize>,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_alpha() -> f64 {
+    0.125
+}
+fn default_xon_delta() -> ByteSize {
+    ByteSize(3_000)
+}
+
+impl Default for PfcConfig {
+    fn default() -> Self {
+        PfcConfig {
+            enabled: true,
+            xoff: None,
+            dynamic_alpha: default_alpha(),
+            xon_delta: default_xon_delta(),
+            headroom: None,
+        }
+    }
+}
+
+/// RED-style ECN marking on each egress queue.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EcnConfig {
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Below Kmin no packet is marked; the defaults are the HPCC ns-3 study's DCQCN profile at 100 Gbps.
+    #[serde(default = "default_kmin")]
+    pub kmin: ByteSize,
+    /// Above Kmax every packet is marked; between, with probability rising linearly to Pmax.
+    #[serde(default = "default_kmax")]
+    pub kmax: ByteSize,
+    #[serde(default = "default_pmax")]
+    pub pmax: f64,
+    /// Kmin and Kmax are given for this port speed and scaled linearly for others (the HPCC
+    /// study scales them with link speed: 400 KB/1600 KB at 100 Gbps, a quarter at 25 Gbps).
+    #[serde(default = "default_ref_bw")]
+    pub reference_bandwidth: Bandwidth,
+    /// Mark when a packet leaves the queue (HPCC ns-3, reflects the queue the packet saw) or
+    /// when it enters.
+    #[serde(default)]
+    pub mark_at: MarkPoint,
+}
+
+fn default_kmin() -> ByteSize {
+    ByteSize(400_000)
+}
+fn default_kmax() -> ByteSize {
+    ByteSize(1_600_000)
+}
+fn default_pmax() -> f64 {
+    0.2
+}
+fn default_ref_bw() -> Bandwidth {
+    Bandwidth::from_gbps(100)
+}
+
+impl Default for EcnConfig {
+    fn default() -> Self {
+        EcnConfig {
+            enabled: true,
+            kmin: default_kmin(),
+            kmax: default_kmax(),
+            pmax: default_pmax(),
+            reference_bandwidth: default_ref_bw(),
+            mark_at: MarkPoint::default(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkPoint {
+    #[default]
+    Dequeue,
+    Enqueue,
+}
+
+/// How a switch picks among equal-cost next hops.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Routing {
+    /// Hash of the flow: one path per flow, no reordering.
+    #[default]
+    Ecmp,
+    /// A random next hop per packet (packet spraying): reorders, which go-back-N pays for.
+    Spray,
+    /// The next hop with the fewest bytes ahead of a new packet, the one in service included
+    /// (ties by flow hash).
+    Adaptive,
+}

@@ -1,0 +1,42 @@
+//! Collective tags: which collective a flow belongs to. The workload writes them and the
+//! algorithms that know the traffic pattern (PC4) read them.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// What collective a flow belongs to; algorithms that know the traffic pattern (PC4) read it.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CollectiveKind {
+    AllReduce,
+    AllToAll,
+    AllGather,
+    ReduceScatter,
+    Broadcast,
+    Other,
+}
+
+impl fmt::Display for CollectiveKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            CollectiveKind::AllReduce => "all_reduce",
+            CollectiveKind::AllToAll => "all_to_all",
+            CollectiveKind::AllGather => "all_gather",
+            CollectiveKind::ReduceScatter => "reduce_scatter",
+            CollectiveKind::Broadcast => "broadcast",
+            CollectiveKind::Other => "other",
+        };
+        f.write_str(s)
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct CollectiveTag {
+    pub kind: CollectiveKind,
+    /// Number of ranks taking part.
+    pub group_size: u32,
+    /// Which collective instance (flows with the same id belong together).
+    #[serde(default)]
+    pub id: u32,
+}

@@ -3,6 +3,7 @@
 //! A library so that the Python package can offer the same command (`python -m aiccsim`)
 //! without a separate binary; `src/bin/aiccsim.rs` is the command itself.
 
+pub mod admit;
 mod bench;
 mod checks;
 mod overrides;
@@ -238,8 +239,11 @@ impl From<aiccsim::ConfigError> for CliError {
     }
 }
 
+/// Reads a scenario file and checks it completely ([`admit::check`]), as before any run.
 pub fn load(path: &Path) -> Result<Scenario, CliError> {
-    Ok(Scenario::load(path)?)
+    let scenario = Scenario::load(path)?;
+    admit::check(&scenario)?;
+    Ok(scenario)
 }
 
 fn read(path: &Path, what: &str) -> Result<String, CliError> {
@@ -254,7 +258,7 @@ fn import_ns3(topology: &Path, flows: &Path, base: Option<&Path>, out: &Path) ->
         Some(b) => (read(b, "base scenario")?, b.display().to_string()),
         None => (String::new(), String::from("(no base)")),
     };
-    let text = imported.checked_scenario_toml(&base_text, &base_origin, &out.display().to_string())?;
+    let text = admit::ns3_scenario(&imported, &base_text, &base_origin, &out.display().to_string())?;
     std::fs::write(out, &text).map_err(|e| CliError::io(&format!("cannot write {}", out.display()), e))?;
     for w in &imported.warnings {
         eprintln!("warning: {w}");
@@ -338,7 +342,7 @@ pub fn run_with_progress(
     quiet: bool,
     wall_limit: Option<Duration>,
 ) -> Result<Results, CliError> {
-    let sim = Simulation::new(scenario)?;
+    let sim = Simulation::with_fabric(scenario, admit::check(scenario)?);
     run_built(sim, scenario, label, quiet, wall_limit)
 }
 
@@ -383,7 +387,7 @@ fn cmd_run(
     quiet: bool,
     max_wall: Option<Duration>,
 ) -> Result<(), CliError> {
-    let mut scenario = load(path)?;
+    let mut scenario = Scenario::load(path)?;
     if let Some(s) = seed {
         scenario.simulation.seed = s;
     }
@@ -442,12 +446,13 @@ fn print_algorithms() {
     let mut out = std::io::stdout().lock();
     let mut write = || -> std::io::Result<()> {
         for cfg in CcConfig::all_defaults() {
-            writeln!(out, "{}\n  {}", cfg.name(), cfg.describe())?;
+            let algorithm = cfg.as_algorithm();
+            writeln!(out, "{}\n  {}", algorithm.name(), algorithm.describe())?;
             let table = toml::Table::try_from(&cfg).unwrap_or_default();
             for (k, v) in table.iter().filter(|(k, _)| k.as_str() != "algorithm") {
                 writeln!(out, "    {k} = {v}")?;
             }
-            for (k, rule) in cfg.optional_parameters() {
+            for (k, rule) in algorithm.optional_parameters() {
                 writeln!(out, "    {k} = (unset: {rule})")?;
             }
             writeln!(out)?;

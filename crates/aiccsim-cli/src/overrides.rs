@@ -16,7 +16,9 @@ pub fn apply(base: &toml::Table, set: &toml::Table, origin: &str) -> Result<Scen
     let mut doc = base.clone();
     merge(&mut doc, set);
     let merged = toml::to_string(&doc).map_err(|e| CliError::input(format!("{origin}: {e}")))?;
-    Ok(Scenario::from_toml(&merged, origin)?)
+    let scenario = Scenario::from_toml(&merged, origin)?;
+    crate::admit::check(&scenario)?;
+    Ok(scenario)
 }
 
 /// Replaces `over`'s keys in `base`, descending into tables present in both.

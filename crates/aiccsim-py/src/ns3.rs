@@ -18,7 +18,7 @@ pub fn import_ns3(
 ) -> PyResult<(String, Vec<String>)> {
     let imported = aiccsim::config::ns3::import(topology, topology_origin, flows, flows_origin)
         .map_err(|e| scenario_error(py, e))?;
-    let text =
-        imported.checked_scenario_toml(base, base_origin, "<imported scenario>").map_err(|e| scenario_error(py, e))?;
+    let text = aiccsim_cli::admit::ns3_scenario(&imported, base, base_origin, "<imported scenario>")
+        .map_err(|e| scenario_error(py, e))?;
     Ok((text, imported.warnings))
 }

@@ -39,7 +39,9 @@ pub fn run(
     if let Some(seed) = seed {
         scenario.simulation.seed = seed;
     }
-    let mut sim = py.detach(|| Simulation::new(&scenario)).map_err(|e| scenario_error(py, e))?;
+    let built =
+        py.detach(|| aiccsim_cli::admit::check(&scenario).map(|fabric| Simulation::with_fabric(&scenario, fabric)));
+    let mut sim = built.map_err(|e| scenario_error(py, e))?;
     let interrupt = Arc::new(AtomicBool::new(false));
     sim.set_control(RunControl { interrupt: Some(interrupt.clone()), wall_limit });
     let results = run_polling_signals(py, sim, &interrupt)?;

@@ -150,7 +150,7 @@ flows = [{ src = 0, dst = 1, size = "100KB" }]
     let log: Log<i64> = Default::default();
     sim.set_flow_algorithm(
         0,
-        aiccsim::cc::CcConfig::None(Default::default()).sender(&facts),
+        aiccsim::cc::CcConfig::None(Default::default()).as_algorithm().sender(&facts),
         Receiver::Custom(Box::new(DelayLog(facts.one_way_baseline.ps() as i64, log.clone()))),
     );
     let r = sim.run(&mut |_| {});

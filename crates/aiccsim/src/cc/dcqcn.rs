@@ -22,10 +22,9 @@
 //! timer is armed only for the first tick after a CNP. The results are the same as ticking, with
 //! millions fewer events.
 
-use super::{CcContext, CcEvent, CongestionControl, DataArrival, FlowFacts, ReceiverAction, ReceiverCc};
+use super::{Algorithm, Cc, CcContext, CcEvent, Check, CongestionControl, DataArrival, FlowFacts, Receiver, ReceiverAction, ReceiverCc};
 use crate::time::ByteSize;
 use crate::time::{Bandwidth, SimTime};
-use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
 
 const DECREASE_TIMER: usize = 0;
@@ -84,8 +83,20 @@ impl Default for DcqcnConfig {
     }
 }
 
-impl DcqcnConfig {
-    pub fn validate(&self, topo: &Topology) -> Result<(), (String, String)> {
+impl Algorithm for DcqcnConfig {
+    fn name(&self) -> &'static str {
+        "dcqcn"
+    }
+
+    fn describe(&self) -> &'static str {
+        "DCQCN: ECN-marked packets make the receiver send CNPs; the sender cuts its rate by alpha/2 and recovers by timer and byte counter"
+    }
+
+    fn optional_parameters(&self) -> &'static [(&'static str, &'static str)] {
+        &[("byte_counter", "off; the DCQCN paper uses \"10MB\"")]
+    }
+
+    fn validate(&self) -> Check {
         let key = |k: &str| format!("cc.{k}");
         if !(self.g > 0.0 && self.g <= 1.0) {
             return Err((key("g"), format!("the alpha gain must be in (0, 1], got {}", self.g)));
@@ -105,15 +116,22 @@ impl DcqcnConfig {
         if !(self.rate_on_first_cnp > 0.0 && self.rate_on_first_cnp <= 1.0) {
             return Err((key("rate_on_first_cnp"), format!("must be in (0, 1], got {}", self.rate_on_first_cnp)));
         }
-        let slowest_nic = (0..topo.num_hosts).map(|h| topo.ports[topo.host_port(h) as usize].bandwidth).min();
-        if let Some(nic) = slowest_nic {
-            if self.min_rate > nic {
-                return Err((key("min_rate"), format!("{} is above the NIC speed {nic}", self.min_rate)));
-            }
-        }
         Ok(())
     }
+
+    fn min_rate(&self) -> Option<Bandwidth> {
+        Some(self.min_rate)
+    }
+
+    fn sender(&self, facts: &FlowFacts) -> Cc {
+        Cc::Dcqcn(Dcqcn::new(self, facts))
+    }
+
+    fn receiver(&self, _facts: &FlowFacts) -> Receiver {
+        Receiver::Dcqcn(DcqcnReceiver::new(self))
+    }
 }
+
 
 /// DCQCN reaction point: the sender's rate state.
 pub struct Dcqcn {

@@ -15,9 +15,8 @@
 //! and the window follows the rate (W = R·T, T the flow's base RTT), so "window cut by alpha/2"
 //! and "rate cut by alpha/2" are the same act.
 
-use super::{check_min_rate, AckInfo, CcContext, CongestionControl, FlowFacts};
+use super::{AckInfo, Algorithm, Cc, CcContext, Check, CongestionControl, FlowFacts};
 use crate::time::Bandwidth;
-use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
 
 /// DCTCP parameters. Defaults: the HPCC study's (`run.py`), which follow the DCTCP paper.
@@ -46,17 +45,34 @@ impl Default for DctcpConfig {
     }
 }
 
-impl DctcpConfig {
-    pub fn validate(&self, topo: &Topology) -> Result<(), (String, String)> {
+impl Algorithm for DctcpConfig {
+    fn name(&self) -> &'static str {
+        "dctcp"
+    }
+
+    fn describe(&self) -> &'static str {
+        "DCTCP: ACKs echo ECN marks; once per window the rate/window is cut by alpha/2, alpha the EWMA of the marked fraction (set switch.ecn to a step at K)"
+    }
+
+    fn validate(&self) -> Check {
         if !(self.g > 0.0 && self.g <= 1.0) {
             return Err(("cc.g".into(), format!("the alpha gain must be in (0, 1], got {}", self.g)));
         }
         if !(0.0..=1.0).contains(&self.initial_alpha) {
             return Err(("cc.initial_alpha".into(), format!("must be in [0, 1], got {}", self.initial_alpha)));
         }
-        check_min_rate(self.min_rate, topo)
+        Ok(())
+    }
+
+    fn min_rate(&self) -> Option<Bandwidth> {
+        Some(self.min_rate)
+    }
+
+    fn sender(&self, facts: &FlowFacts) -> Cc {
+        Cc::Dctcp(Dctcp::new(self, facts))
     }
 }
+
 
 pub struct Dctcp {
     cfg: DctcpConfig,

@@ -17,9 +17,8 @@
 //!
 //! The state is kept as a rate (R = W/T, as in the ns-3 model); the window is R·T.
 
-use super::{check_min_rate, dctcp::window_for_rate, AckInfo, CcContext, CongestionControl, FlowFacts, Telemetry};
+use super::{dctcp::window_for_rate, AckInfo, Algorithm, Cc, CcContext, Check, CongestionControl, FlowFacts, Telemetry};
 use crate::time::Bandwidth;
-use crate::topology::Topology;
 use crate::wire::telemetry::{IntHop, MAX_INT_HOPS};
 use serde::{Deserialize, Serialize};
 
@@ -62,8 +61,20 @@ impl Default for HpccConfig {
     }
 }
 
-impl HpccConfig {
-    pub fn validate(&self, topo: &Topology) -> Result<(), (String, String)> {
+impl Algorithm for HpccConfig {
+    fn name(&self) -> &'static str {
+        "hpcc"
+    }
+
+    fn describe(&self) -> &'static str {
+        "HPCC: switches stamp INT (queue, bytes sent, time, link speed) on every packet; the sender sets its window from the bottleneck utilisation towards eta"
+    }
+
+    fn optional_parameters(&self) -> &'static [(&'static str, &'static str)] {
+        &[("additive_increase", "10 Mb/s per 25 Gb/s of NIC speed")]
+    }
+
+    fn validate(&self) -> Check {
         validate_eta(self.eta)?;
         if self.int_max_hops == 0 || self.int_max_hops > MAX_INT_HOPS {
             return Err(("cc.int_max_hops".into(), format!("must be 1 to {MAX_INT_HOPS}, got {}", self.int_max_hops)));
@@ -73,16 +84,25 @@ impl HpccConfig {
                 return Err((format!("cc.{k}"), format!("must be at most 256 bytes, got {v}")));
             }
         }
-        check_min_rate(self.min_rate, topo)
+        Ok(())
     }
 
-    pub fn telemetry(&self) -> Telemetry {
+    fn telemetry(&self) -> Telemetry {
         Telemetry::Int {
             max_hops: self.int_max_hops,
             header_bytes: self.int_base_bytes + self.int_bytes_per_hop * self.int_max_hops as u64,
         }
     }
+
+    fn min_rate(&self) -> Option<Bandwidth> {
+        Some(self.min_rate)
+    }
+
+    fn sender(&self, facts: &FlowFacts) -> Cc {
+        Cc::Hpcc(Hpcc::new(self, facts))
+    }
 }
+
 
 pub(crate) fn validate_eta(eta: f64) -> Result<(), (String, String)> {
     if !(eta > 0.0 && eta <= 1.0) {

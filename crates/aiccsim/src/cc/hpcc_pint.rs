@@ -12,9 +12,8 @@
 //! value, the reference committed once per round trip. ACKs without feedback change nothing.
 
 use super::hpcc::{validate_eta, CommittedRate, WindowRule};
-use super::{check_min_rate, AckInfo, CcContext, CongestionControl, FlowFacts, Telemetry};
+use super::{AckInfo, Algorithm, Cc, CcContext, Check, CongestionControl, FlowFacts, Telemetry};
 use crate::time::{Bandwidth, SimTime};
-use crate::topology::Topology;
 use crate::wire::telemetry::PintCodec;
 use serde::{Deserialize, Serialize};
 
@@ -60,8 +59,23 @@ impl Default for HpccPintConfig {
     }
 }
 
-impl HpccPintConfig {
-    pub fn validate(&self, topo: &Topology) -> Result<(), (String, String)> {
+impl Algorithm for HpccPintConfig {
+    fn name(&self) -> &'static str {
+        "hpcc_pint"
+    }
+
+    fn describe(&self) -> &'static str {
+        "HPCC-PINT: HPCC driven by one byte of probabilistic telemetry (the path's encoded utilisation) on a fraction of packets"
+    }
+
+    fn optional_parameters(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("additive_increase", "10 Mb/s per 25 Gb/s of NIC speed"),
+            ("switch_period", "the largest base RTT of the run's flows"),
+        ]
+    }
+
+    fn validate(&self) -> Check {
         validate_eta(self.eta)?;
         if !(self.feedback_fraction > 0.0 && self.feedback_fraction <= 1.0) {
             return Err(("cc.feedback_fraction".into(), format!("must be in (0, 1], got {}", self.feedback_fraction)));
@@ -85,13 +99,27 @@ impl HpccPintConfig {
         if self.switch_period == Some(SimTime::ZERO) {
             return Err(("cc.switch_period".into(), "must be positive (omit it to use the largest base RTT)".into()));
         }
-        check_min_rate(self.min_rate, topo)
+        Ok(())
     }
 
-    pub fn telemetry(&self) -> Telemetry {
-        Telemetry::Pint { header_bytes: self.header_bytes, fraction: self.feedback_fraction, log_base: self.log_base }
+    fn telemetry(&self) -> Telemetry {
+        Telemetry::Pint {
+            header_bytes: self.header_bytes,
+            fraction: self.feedback_fraction,
+            log_base: self.log_base,
+            switch_period: self.switch_period,
+        }
+    }
+
+    fn min_rate(&self) -> Option<Bandwidth> {
+        Some(self.min_rate)
+    }
+
+    fn sender(&self, facts: &FlowFacts) -> Cc {
+        Cc::HpccPint(HpccPint::new(self, facts))
     }
 }
+
 
 pub struct HpccPint {
     rule: WindowRule,

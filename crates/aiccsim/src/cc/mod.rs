@@ -9,33 +9,20 @@
 //! in [`FlowFacts`] when it is built.
 //!
 //! To add an algorithm: write `myalgo.rs` with `MyAlgoConfig` (serde, `Default` citing the
-//! paper) and the two halves, add a variant to [`CcConfig`], [`Cc`] and, if it needs a special
-//! receiver, [`Receiver`]. Rust users can also plug a boxed implementation in through
-//! [`Cc::Custom`].
+//! paper), its two halves and `impl Algorithm for MyAlgoConfig`, and add its line to the
+//! registry (`registry.rs`); docs/cc/adding.md walks through an example. Rust users can also plug
+//! a boxed implementation into single flows through [`Cc::Custom`].
 
-pub mod dcqcn;
-pub mod dctcp;
-pub mod hpcc;
-pub mod hpcc_pint;
-pub mod pc4;
-pub mod pfc_only;
-pub mod swift;
-pub mod timely;
+#[macro_use]
+mod registry;
 
 use crate::tags::CollectiveKind;
 use crate::time::{Bandwidth, SimTime};
-use crate::topology::Topology;
 pub use crate::wire::telemetry::{IntHop, Telemetry};
-use serde::Serialize;
 
-pub use dcqcn::{Dcqcn, DcqcnConfig, DcqcnReceiver};
-pub use dctcp::{Dctcp, DctcpConfig};
-pub use hpcc::{Hpcc, HpccConfig};
-pub use hpcc_pint::{HpccPint, HpccPintConfig};
-pub use pc4::{Pc4, Pc4Config, Pc4Receiver};
-pub use pfc_only::{PfcOnly, PfcOnlyConfig};
-pub use swift::{Swift, SwiftConfig};
-pub use timely::{Timely, TimelyConfig};
+pub use dcqcn::DcqcnReceiver;
+pub use pc4::Pc4Receiver;
+use serde::Serialize;
 
 /// Timers an algorithm may own, addressed by a small slot number.
 pub const MAX_TIMERS: usize = 4;
@@ -114,15 +101,6 @@ pub struct AckInfo<'a> {
     pub pint: u8,
     /// What the receiver half put in this ACK ([`ReceiverAction::feedback`]).
     pub feedback: [u32; 2],
-}
-
-/// A rate floor must not exceed the slowest NIC.
-pub(crate) fn check_min_rate(min_rate: Bandwidth, topo: &Topology) -> Result<(), (String, String)> {
-    let slowest_nic = (0..topo.num_hosts).map(|h| topo.ports[topo.host_port(h) as usize].bandwidth).min();
-    match slowest_nic {
-        Some(nic) if min_rate > nic => Err(("cc.min_rate".into(), format!("{min_rate} is above the NIC speed {nic}"))),
-        _ => Ok(()),
-    }
 }
 
 /// Rare signals, one hook (as Linux's `cwnd_event`).
@@ -210,232 +188,54 @@ pub trait ReceiverCc {
     fn on_data(&mut self, pkt: &DataArrival) -> ReceiverAction;
 }
 
-/// Algorithm choice and parameters, as written under `[cc]` in a scenario.
-#[derive(Clone, Debug, Serialize)]
-#[serde(tag = "algorithm", rename_all = "snake_case")]
-pub enum CcConfig {
-    /// No end-to-end congestion control: every flow sends at line rate; only PFC holds it back.
-    None(PfcOnlyConfig),
-    /// DCQCN (Zhu et al., SIGCOMM 2015) with the HPCC ns-3 study's parameters.
-    Dcqcn(DcqcnConfig),
-    /// DCTCP (Alizadeh et al., SIGCOMM 2010) on RoCE, as the HPCC study runs it.
-    Dctcp(DctcpConfig),
-    /// TIMELY (Mittal et al., SIGCOMM 2015).
-    Timely(TimelyConfig),
-    /// HPCC (Li et al., SIGCOMM 2019), with INT.
-    Hpcc(HpccConfig),
-    /// HPCC with PINT's 8-bit probabilistic feedback (Ben Basat et al., SIGCOMM 2020).
-    HpccPint(HpccPintConfig),
-    /// Swift (Kumar et al., SIGCOMM 2020).
-    Swift(SwiftConfig),
-    /// PC4 (paper 000): receiver base rate per collective, one-way delay against a target.
-    Pc4(Pc4Config),
-}
-
-tagged_enum!(CcConfig, "algorithm", {
-    "none" => None(PfcOnlyConfig),
-    "pfc_only" => None(PfcOnlyConfig),
-    "dcqcn" => Dcqcn(DcqcnConfig),
-    "dctcp" => Dctcp(DctcpConfig),
-    "timely" => Timely(TimelyConfig),
-    "hpcc" => Hpcc(HpccConfig),
-    "hpcc_pint" => HpccPint(HpccPintConfig),
-    "swift" => Swift(SwiftConfig),
-    "pc4" => Pc4(Pc4Config),
-});
-
-impl Default for CcConfig {
-    fn default() -> Self {
-        CcConfig::Dcqcn(DcqcnConfig::default())
+/// One congestion-control algorithm, as its `[cc]` settings describe it: everything the rest of
+/// the simulator asks of an algorithm besides its two halves' behaviour. Each algorithm's config
+/// type implements it in the algorithm's own file; [`CcConfig::as_algorithm`] is the one place
+/// that picks the implementation (see `registry.rs` and docs/cc/adding.md).
+pub trait Algorithm {
+    /// The `algorithm = "..."` value that selects it.
+    fn name(&self) -> &'static str;
+    /// One line for `aiccsim algorithms`.
+    fn describe(&self) -> &'static str;
+    /// Parameters whose default depends on the run (unset in the listing), with the rule.
+    fn optional_parameters(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
     }
-}
-
-impl CcConfig {
-    pub fn name(&self) -> &'static str {
-        match self {
-            CcConfig::None(_) => "none",
-            CcConfig::Dcqcn(_) => "dcqcn",
-            CcConfig::Dctcp(_) => "dctcp",
-            CcConfig::Timely(_) => "timely",
-            CcConfig::Hpcc(_) => "hpcc",
-            CcConfig::HpccPint(_) => "hpcc_pint",
-            CcConfig::Swift(_) => "swift",
-            CcConfig::Pc4(_) => "pc4",
-        }
+    /// Checks the parameters on their own; each failure names its key (`cc.g`) and the fix.
+    fn validate(&self) -> Check {
+        Ok(())
     }
-
-    /// Every built-in algorithm with its default parameters (for `aiccsim algorithms`).
-    pub fn all_defaults() -> Vec<CcConfig> {
-        vec![
-            CcConfig::None(PfcOnlyConfig {}),
-            CcConfig::Dcqcn(DcqcnConfig::default()),
-            CcConfig::Dctcp(DctcpConfig::default()),
-            CcConfig::Timely(TimelyConfig::default()),
-            CcConfig::Hpcc(HpccConfig::default()),
-            CcConfig::HpccPint(HpccPintConfig::default()),
-            CcConfig::Swift(SwiftConfig::default()),
-            CcConfig::Pc4(Pc4Config::default()),
-        ]
+    /// The configured lowest sending rate, if the algorithm has one; the run refuses a floor
+    /// above the slowest NIC (`cc.min_rate`).
+    fn min_rate(&self) -> Option<Bandwidth> {
+        None
     }
-
-    /// One-line description.
-    pub fn describe(&self) -> &'static str {
-        match self {
-            CcConfig::None(_) => "PFC only: line rate, no end-to-end reaction (alias: pfc_only)",
-            CcConfig::Dcqcn(_) => "DCQCN: ECN-marked packets make the receiver send CNPs; the sender cuts its rate by alpha/2 and recovers by timer and byte counter",
-            CcConfig::Dctcp(_) => "DCTCP: ACKs echo ECN marks; once per window the rate/window is cut by alpha/2, alpha the EWMA of the marked fraction (set switch.ecn to a step at K)",
-            CcConfig::Timely(_) => "TIMELY: RTT-gradient rate control; additive increase below T_low, multiplicative decrease above T_high, gradient-driven between",
-            CcConfig::Hpcc(_) => "HPCC: switches stamp INT (queue, bytes sent, time, link speed) on every packet; the sender sets its window from the bottleneck utilisation towards eta",
-            CcConfig::HpccPint(_) => "HPCC-PINT: HPCC driven by one byte of probabilistic telemetry (the path's encoded utilisation) on a fraction of packets",
-            CcConfig::Swift(_) => "Swift: delay-based window; additive increase below a target delay scaled by hops and window, multiplicative decrease above, paced below one packet",
-            CcConfig::Pc4(_) => "PC4: the receiver sends each flow its share of the line (base rate, from the incoming flows and the collective) and the one-way delay; the sender jumps to the share and fine-tunes around a target queuing time",
-        }
-    }
-
-    /// Parameters whose default depends on the run (unset in the listing above), with the rule.
-    pub fn optional_parameters(&self) -> &'static [(&'static str, &'static str)] {
-        match self {
-            CcConfig::Dcqcn(_) => &[("byte_counter", "off; the DCQCN paper uses \"10MB\"")],
-            CcConfig::Timely(_) => &[("additive_increase", "10 Mb/s per 10 Gb/s of NIC speed")],
-            CcConfig::Hpcc(_) => &[("additive_increase", "10 Mb/s per 25 Gb/s of NIC speed")],
-            CcConfig::HpccPint(_) => &[
-                ("additive_increase", "10 Mb/s per 25 Gb/s of NIC speed"),
-                ("switch_period", "the largest base RTT of the run's flows"),
-            ],
-            CcConfig::Pc4(_) => &[("adjust_interval", "adjust_rtts x the latest RTT sample")],
-            _ => &[],
-        }
-    }
-
-    /// Header bytes the algorithm adds to each data packet and to each ACK (telemetry, or its
-    /// own fields).
-    pub fn extra_header_bytes(&self) -> (u64, u64) {
-        match self {
-            CcConfig::Pc4(c) => (c.data_header_bytes, c.ack_header_bytes),
-            _ => {
-                let t = self.telemetry().header_bytes();
-                (t, t)
-            }
-        }
-    }
-
-    /// What the fabric must stamp on this algorithm's packets.
-    pub fn telemetry(&self) -> Telemetry {
-        match self {
-            CcConfig::Hpcc(c) => c.telemetry(),
-            CcConfig::HpccPint(c) => c.telemetry(),
-            _ => Telemetry::None,
-        }
-    }
-
-    pub fn validate(&self, topo: &Topology) -> Result<(), (String, String)> {
-        match self {
-            CcConfig::None(_) => Ok(()),
-            CcConfig::Dcqcn(c) => c.validate(topo),
-            CcConfig::Dctcp(c) => c.validate(topo),
-            CcConfig::Timely(c) => c.validate(topo),
-            CcConfig::Hpcc(c) => c.validate(topo),
-            CcConfig::HpccPint(c) => c.validate(topo),
-            CcConfig::Swift(c) => c.validate(topo),
-            CcConfig::Pc4(c) => c.validate(topo),
-        }
-    }
-
-    /// The lowest rate the sender half may ever report (bits/s): its configured floor; 0 for
+    /// The lowest rate the sender half may ever report (bits/s): the configured floor; 0 for
     /// window algorithms that pace sub-packet windows ever more slowly.
-    pub fn rate_floor(&self, facts: &FlowFacts) -> f64 {
-        match self {
-            CcConfig::None(_) => facts.line_rate.as_f64(),
-            CcConfig::Dcqcn(c) => c.min_rate.as_f64(),
-            CcConfig::Dctcp(c) => c.min_rate.as_f64(),
-            CcConfig::Timely(c) => c.min_rate.as_f64(),
-            CcConfig::Hpcc(c) => c.min_rate.as_f64(),
-            CcConfig::HpccPint(c) => c.min_rate.as_f64(),
-            CcConfig::Swift(_) | CcConfig::Pc4(_) => 0.0,
-        }
+    fn rate_floor(&self, _facts: &FlowFacts) -> f64 {
+        self.min_rate().map_or(0.0, |r| r.as_f64())
     }
-
+    /// What the fabric must stamp on this algorithm's packets.
+    fn telemetry(&self) -> Telemetry {
+        Telemetry::None
+    }
+    /// Header bytes the algorithm adds to each data packet and to each ACK (its telemetry, or
+    /// its own fields).
+    fn extra_header_bytes(&self) -> (u64, u64) {
+        let t = self.telemetry().header_bytes();
+        (t, t)
+    }
     /// Builds the sender half for one flow.
-    pub fn sender(&self, facts: &FlowFacts) -> Cc {
-        match self {
-            CcConfig::None(_) => Cc::None(PfcOnly::new(facts)),
-            CcConfig::Dcqcn(c) => Cc::Dcqcn(Dcqcn::new(c, facts)),
-            CcConfig::Dctcp(c) => Cc::Dctcp(Dctcp::new(c, facts)),
-            CcConfig::Timely(c) => Cc::Timely(Timely::new(c, facts)),
-            CcConfig::Hpcc(c) => Cc::Hpcc(Hpcc::new(c, facts)),
-            CcConfig::HpccPint(c) => Cc::HpccPint(HpccPint::new(c, facts)),
-            CcConfig::Swift(c) => Cc::Swift(Swift::new(c, facts)),
-            CcConfig::Pc4(c) => Cc::Pc4(Pc4::new(c, facts)),
-        }
-    }
-
-    /// Builds the receiver half for one flow.
-    pub fn receiver(&self, facts: &FlowFacts) -> Receiver {
-        match self {
-            CcConfig::Dcqcn(c) => Receiver::Dcqcn(DcqcnReceiver::new(c)),
-            CcConfig::Pc4(c) => Receiver::Pc4(Pc4Receiver::new(c, facts)),
-            _ => Receiver::Echo,
-        }
+    fn sender(&self, facts: &FlowFacts) -> Cc;
+    /// Builds the receiver half for one flow: by default it only echoes (ACKs carry the ECN echo
+    /// and the timestamp every ACK carries).
+    fn receiver(&self, _facts: &FlowFacts) -> Receiver {
+        Receiver::Echo
     }
 }
 
-/// A sender half, statically dispatched for the built-ins.
-pub enum Cc {
-    None(PfcOnly),
-    Dcqcn(Dcqcn),
-    Dctcp(Dctcp),
-    Timely(Timely),
-    Hpcc(Hpcc),
-    HpccPint(HpccPint),
-    Swift(Swift),
-    Pc4(Pc4),
-    /// A user-supplied algorithm (Rust API only).
-    Custom(Box<dyn CongestionControl + Send>),
-}
-
-macro_rules! dispatch {
-    ($self:ident, $cc:ident => $e:expr) => {
-        match $self {
-            Cc::None($cc) => $e,
-            Cc::Dcqcn($cc) => $e,
-            Cc::Dctcp($cc) => $e,
-            Cc::Timely($cc) => $e,
-            Cc::Hpcc($cc) => $e,
-            Cc::HpccPint($cc) => $e,
-            Cc::Swift($cc) => $e,
-            Cc::Pc4($cc) => $e,
-            Cc::Custom($cc) => $e,
-        }
-    };
-}
-
-impl CongestionControl for Cc {
-    fn on_start(&mut self, cx: &mut CcContext) {
-        dispatch!(self, c => c.on_start(cx))
-    }
-    #[inline]
-    fn on_ack(&mut self, ack: &AckInfo<'_>, cx: &mut CcContext) {
-        dispatch!(self, c => c.on_ack(ack, cx))
-    }
-    #[inline]
-    fn on_send(&mut self, bytes: u64, cx: &mut CcContext) {
-        dispatch!(self, c => c.on_send(bytes, cx))
-    }
-    fn on_event(&mut self, ev: CcEvent, cx: &mut CcContext) {
-        dispatch!(self, c => c.on_event(ev, cx))
-    }
-    fn on_timer(&mut self, slot: usize, cx: &mut CcContext) {
-        dispatch!(self, c => c.on_timer(slot, cx))
-    }
-    #[inline]
-    fn rate(&self) -> f64 {
-        dispatch!(self, c => c.rate())
-    }
-    #[inline]
-    fn window(&self) -> Option<u64> {
-        dispatch!(self, c => c.window())
-    }
-}
+/// A check's outcome: the dotted key at fault and what to write instead.
+pub type Check = Result<(), (String, String)>;
 
 /// A receiver half.
 pub enum Receiver {
@@ -456,6 +256,27 @@ impl ReceiverCc for Receiver {
             Receiver::Custom(r) => r.on_data(pkt),
         }
     }
+}
+
+// The registry: one line per built-in algorithm (module: name | aliases => variant(config,
+// sender half)). `registry.rs` says what it makes.
+registry! {
+    /// No end-to-end congestion control: every flow sends at line rate; only PFC holds it back.
+    pfc_only: "none" | "pfc_only" => None(PfcOnlyConfig, PfcOnly),
+    /// DCQCN (Zhu et al., SIGCOMM 2015) with the HPCC ns-3 study's parameters.
+    dcqcn: "dcqcn" => Dcqcn(DcqcnConfig, Dcqcn),
+    /// DCTCP (Alizadeh et al., SIGCOMM 2010) on RoCE, as the HPCC study runs it.
+    dctcp: "dctcp" => Dctcp(DctcpConfig, Dctcp),
+    /// TIMELY (Mittal et al., SIGCOMM 2015).
+    timely: "timely" => Timely(TimelyConfig, Timely),
+    /// HPCC (Li et al., SIGCOMM 2019), with INT.
+    hpcc: "hpcc" => Hpcc(HpccConfig, Hpcc),
+    /// HPCC with PINT's 8-bit probabilistic feedback (Ben Basat et al., SIGCOMM 2020).
+    hpcc_pint: "hpcc_pint" => HpccPint(HpccPintConfig, HpccPint),
+    /// Swift (Kumar et al., SIGCOMM 2020).
+    swift: "swift" => Swift(SwiftConfig, Swift),
+    /// PC4 (paper 000): receiver base rate per collective, one-way delay against a target.
+    pc4: "pc4" => Pc4(Pc4Config, Pc4),
 }
 
 #[cfg(test)]

@@ -24,10 +24,9 @@
 //! RTT, a negative delay counted as zero), the letter is a setting: [`WindowRtt`],
 //! [`NegativeDelay`].
 
-use super::{AckInfo, CcContext, CcEvent, CongestionControl, DataArrival, FlowFacts, ReceiverAction, ReceiverCc};
+use super::{AckInfo, Algorithm, Cc, CcContext, CcEvent, Check, CongestionControl, DataArrival, FlowFacts, Receiver, ReceiverAction, ReceiverCc};
 use crate::tags::CollectiveKind;
 use crate::time::SimTime;
-use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
 
 /// Where the receiver's count of incoming flows comes from.
@@ -147,8 +146,20 @@ impl Default for Pc4Config {
     }
 }
 
-impl Pc4Config {
-    pub fn validate(&self, _topo: &Topology) -> Result<(), (String, String)> {
+impl Algorithm for Pc4Config {
+    fn name(&self) -> &'static str {
+        "pc4"
+    }
+
+    fn describe(&self) -> &'static str {
+        "PC4: the receiver sends each flow its share of the line (base rate, from the incoming flows and the collective) and the one-way delay; the sender jumps to the share and fine-tunes around a target queuing time"
+    }
+
+    fn optional_parameters(&self) -> &'static [(&'static str, &'static str)] {
+        &[("adjust_interval", "adjust_rtts x the latest RTT sample")]
+    }
+
+    fn validate(&self) -> Check {
         let key = |k: &str| format!("cc.{k}");
         for (k, v) in [("additive_increase", self.additive_increase), ("hyper_increase", self.hyper_increase)] {
             if !(v > 0.0 && v <= 1.0) {
@@ -179,7 +190,20 @@ impl Pc4Config {
         }
         Ok(())
     }
+
+    fn extra_header_bytes(&self) -> (u64, u64) {
+        (self.data_header_bytes, self.ack_header_bytes)
+    }
+
+    fn sender(&self, facts: &FlowFacts) -> Cc {
+        Cc::Pc4(Pc4::new(self, facts))
+    }
+
+    fn receiver(&self, facts: &FlowFacts) -> Receiver {
+        Receiver::Pc4(Pc4Receiver::new(self, facts))
+    }
 }
+
 
 /// The ACK's two feedback words: base rate in kb/s, one-way delay in ns (two's complement).
 fn encode(base_rate_bps: f64, one_way_delay_ps: i64) -> [u32; 2] {

@@ -1,7 +1,7 @@
 //! No end-to-end congestion control: the sender always paces at line rate and only PFC
 //! back-pressure (and, with PFC off, drops) holds it back. The baseline every paper compares with.
 
-use super::{CongestionControl, FlowFacts};
+use super::{Algorithm, Cc, CongestionControl, FlowFacts};
 use serde::{Deserialize, Serialize};
 
 /// PFC-only has no parameters.
@@ -11,6 +11,25 @@ pub struct PfcOnlyConfig {}
 
 pub struct PfcOnly {
     line_rate: f64,
+}
+
+impl Algorithm for PfcOnlyConfig {
+    fn name(&self) -> &'static str {
+        "none"
+    }
+
+    fn describe(&self) -> &'static str {
+        "PFC only: line rate, no end-to-end reaction (alias: pfc_only)"
+    }
+
+    /// PFC-only never goes below the line.
+    fn rate_floor(&self, facts: &FlowFacts) -> f64 {
+        facts.line_rate.as_f64()
+    }
+
+    fn sender(&self, facts: &FlowFacts) -> Cc {
+        Cc::None(PfcOnly::new(facts))
+    }
 }
 
 impl PfcOnly {

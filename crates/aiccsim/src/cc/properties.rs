@@ -187,7 +187,7 @@ struct Harness {
 impl Harness {
     fn new(cfg: CcConfig, facts: FlowFacts, incoming: u32) -> Result<Self, TestCaseError> {
         let mut h = Harness {
-            cc: cfg.sender(&facts),
+            cc: cfg.as_algorithm().sender(&facts),
             cfg,
             facts,
             now: SimTime::ZERO,
@@ -218,7 +218,7 @@ impl Harness {
 
     fn check(&self, hook: &str) -> Result<(), TestCaseError> {
         let line = self.facts.line_rate.as_f64();
-        let floor = self.cfg.rate_floor(&self.facts);
+        let floor = self.cfg.as_algorithm().rate_floor(&self.facts);
         let rate = self.cc.rate();
         // One bit per second of slack: the floors and the line are products of floats.
         prop_assert!(rate.is_finite() && rate > 0.0, "after {hook}: rate {rate}");

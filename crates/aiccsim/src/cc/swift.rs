@@ -21,9 +21,8 @@
 //! implementation (`sim/swift.cpp`), the paper's window floor, and the flow's line-rate window
 //! as the start (every algorithm here starts at line rate).
 
-use super::{AckInfo, CcContext, CcEvent, CongestionControl, FlowFacts};
+use super::{AckInfo, Algorithm, Cc, CcContext, CcEvent, Check, CongestionControl, FlowFacts};
 use crate::time::SimTime;
-use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -71,8 +70,16 @@ impl Default for SwiftConfig {
     }
 }
 
-impl SwiftConfig {
-    pub fn validate(&self, _topo: &Topology) -> Result<(), (String, String)> {
+impl Algorithm for SwiftConfig {
+    fn name(&self) -> &'static str {
+        "swift"
+    }
+
+    fn describe(&self) -> &'static str {
+        "Swift: delay-based window; additive increase below a target delay scaled by hops and window, multiplicative decrease above, paced below one packet"
+    }
+
+    fn validate(&self) -> Check {
         let key = |k: &str| format!("cc.{k}");
         if !(self.min_cwnd > 0.0 && self.min_cwnd <= self.max_cwnd) {
             return Err((key("min_cwnd"), format!("must be positive and at most max_cwnd ({})", self.max_cwnd)));
@@ -93,7 +100,12 @@ impl SwiftConfig {
         }
         Ok(())
     }
+
+    fn sender(&self, facts: &FlowFacts) -> Cc {
+        Cc::Swift(Swift::new(self, facts))
+    }
 }
+
 
 pub struct Swift {
     cfg: SwiftConfig,

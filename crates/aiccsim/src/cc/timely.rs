@@ -16,10 +16,9 @@
 //!
 //! As in the ns-3 model, HAI also counts the increases below T_low, and every decrease resets it.
 
-use super::{check_min_rate, AckInfo, CcContext, CongestionControl, FlowFacts};
+use super::{AckInfo, Algorithm, Cc, CcContext, Check, CongestionControl, FlowFacts};
 use crate::time::ByteSize;
 use crate::time::{Bandwidth, SimTime};
-use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
 
 /// TIMELY parameters. Defaults: the TIMELY paper's (§5, as used by the HPCC study's ns-3 model).
@@ -70,8 +69,20 @@ impl Default for TimelyConfig {
     }
 }
 
-impl TimelyConfig {
-    pub fn validate(&self, topo: &Topology) -> Result<(), (String, String)> {
+impl Algorithm for TimelyConfig {
+    fn name(&self) -> &'static str {
+        "timely"
+    }
+
+    fn describe(&self) -> &'static str {
+        "TIMELY: RTT-gradient rate control; additive increase below T_low, multiplicative decrease above T_high, gradient-driven between"
+    }
+
+    fn optional_parameters(&self) -> &'static [(&'static str, &'static str)] {
+        &[("additive_increase", "10 Mb/s per 10 Gb/s of NIC speed")]
+    }
+
+    fn validate(&self) -> Check {
         let key = |k: &str| format!("cc.{k}");
         if self.t_high <= self.t_low {
             return Err((key("t_high"), format!("must be above t_low ({})", self.t_low)));
@@ -91,9 +102,18 @@ impl TimelyConfig {
         if self.hai_factor.is_nan() || self.hai_factor < 1.0 {
             return Err((key("hai_factor"), format!("must be at least 1, got {}", self.hai_factor)));
         }
-        check_min_rate(self.min_rate, topo)
+        Ok(())
+    }
+
+    fn min_rate(&self) -> Option<Bandwidth> {
+        Some(self.min_rate)
+    }
+
+    fn sender(&self, facts: &FlowFacts) -> Cc {
+        Cc::Timely(Timely::new(self, facts))
     }
 }
+
 
 pub struct Timely {
     cfg: TimelyConfig,

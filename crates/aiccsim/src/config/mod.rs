@@ -1,8 +1,10 @@
 //! The scenario schema: what a scenario file may say, with every default written down.
 //!
 //! Parsing is strict (unknown keys are errors) and every error names the file and the key.
-//! After parsing, [`validate`] checks what the types cannot (a flow to a host that does not exist,
-//! thresholds in the wrong order, a disconnected topology) before anything is built.
+//! After parsing, [`validate`] checks what the types cannot and the scenario alone can tell
+//! (thresholds in the wrong order, a flow of zero bytes). What needs the fabric (a flow to a host
+//! that does not exist, a disconnected topology, a rate floor above the slowest NIC) is checked
+//! when the fabric is built (`engine/build.rs`).
 
 mod clocks;
 mod nic;
@@ -18,10 +20,10 @@ pub use nic::{NicConfig, MAX_RTO_BACKOFF};
 pub use output::{OutputConfig, TraceConfig};
 pub use switch::{EcnConfig, MarkPoint, PfcConfig, Routing, SwitchConfig};
 pub use topology::{
-    CustomLink, CustomTopology, DumbbellTopology, FatTreeTopology, LeafSpineTopology, LinkConfig, StarTopology,
-    TopologyConfig,
+    parse_node, CustomLink, CustomTopology, DumbbellTopology, FatTreeTopology, LeafSpineTopology, LinkConfig,
+    StarTopology, TopologyConfig,
 };
-pub use validate::validate;
+pub use validate::{fail, validate};
 pub use workload::{
     AllReduceAlgorithm, AllReduceWorkload, AllToAllAlgorithm, AllToAllWorkload, FlowList, FlowSpec, HostSet,
     IncastWorkload, LayerAllReduce, LayerAllToAll, LayerConfig, PermutationWorkload, TrainingWorkload, WorkloadConfig,
@@ -51,6 +53,10 @@ pub struct Scenario {
     pub workload: WorkloadConfig,
     #[serde(default)]
     pub output: OutputConfig,
+    /// What the scenario's errors are reported against: its file, or the name its caller gave
+    /// it. Checks that need the built fabric (`engine/build.rs`) report against it too.
+    #[serde(skip)]
+    pub origin: String,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -128,7 +134,8 @@ impl Scenario {
         // Defaults that depend on other keys, written out so run.json shows them.
         let stall = SimulationConfig::default_stall_timeout(&scenario.nic);
         scenario.simulation.stall_timeout.get_or_insert(stall);
-        validate(&scenario).map_err(|(key, message)| ConfigError { file: origin.to_string(), key, message })?;
+        scenario.origin = origin.to_string();
+        validate(&scenario).map_err(|e| scenario.error(e))?;
         Ok(scenario)
     }
 
@@ -141,6 +148,11 @@ impl Scenario {
             message: format!("cannot read the scenario file: {e}"),
         })?;
         Scenario::from_toml(&text, &origin)
+    }
+
+    /// An error in this scenario, at `key`.
+    pub fn error(&self, (key, message): (String, String)) -> ConfigError {
+        ConfigError { file: self.origin.clone(), key, message }
     }
 
     /// The scenario as TOML with every default written out.

@@ -268,14 +268,6 @@ impl Ns3Import {
         Ok(format!("{}{body}", self.mapping_comment()))
     }
 
-    /// `scenario_toml`, checked as a scenario (named `origin` in errors), so that what the
-    /// CLI writes or Python returns is always a scenario `run` accepts.
-    pub fn checked_scenario_toml(&self, base: &str, base_origin: &str, origin: &str) -> Result<String, ConfigError> {
-        let text = self.scenario_toml(base, base_origin)?;
-        super::Scenario::from_toml(&text, origin)?;
-        Ok(text)
-    }
-
     /// The node mapping as TOML comments, consecutive ids folded into ranges.
     pub fn mapping_comment(&self) -> String {
         format!(

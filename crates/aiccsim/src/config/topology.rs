@@ -1,5 +1,6 @@
 //! `[topology]`: the fabric's shape and its links.
 
+use crate::cc::Check;
 use crate::time::{Bandwidth, SimTime};
 use serde::{Deserialize, Serialize};
 
@@ -104,4 +105,143 @@ pub struct CustomLink {
     pub b: String,
     pub bandwidth: Bandwidth,
     pub delay: SimTime,
+}
+
+/// Largest fabric we build: enough for a 3-tier k=64 fat tree, small enough that the routing
+/// tables (switches x hosts entries) stay in memory.
+const MAX_HOSTS: u64 = 1 << 20;
+/// Switches and links are bounded for the same reason: each costs memory before any check on
+/// the routes could run (a k = 128 fat tree has 20 480 switches and 1.6 million links).
+const MAX_SWITCHES: u64 = 1 << 20;
+const MAX_LINKS: u64 = 1 << 23;
+
+/// A topology setting's key and what is wrong with it.
+fn at(key: &str, message: String) -> (String, String) {
+    (format!("topology.{key}"), message)
+}
+
+fn fail_at(key: &str, message: String) -> Check {
+    Err(at(key, message))
+}
+
+impl TopologyConfig {
+    /// The kind's own settings: counts within what aiccsim builds, and, for a custom graph, links
+    /// between nodes that exist. (A disconnected graph shows only once it is wired.)
+    pub fn check(&self) -> Check {
+        match self {
+            TopologyConfig::Star(StarTopology { hosts, nics_per_server, .. }) => {
+                if *hosts < 2 {
+                    return fail_at("hosts", format!("a star needs at least 2 hosts, got {hosts}"));
+                }
+                check_hosts(u64::from(*hosts)).map_err(|m| at("hosts", m))?;
+                check_nics(*hosts, *nics_per_server).map_err(|m| at("nics_per_server", m))?;
+            }
+            TopologyConfig::Dumbbell(DumbbellTopology { left, right, .. }) => {
+                if *left < 1 || *right < 1 {
+                    return fail_at("left", format!("a dumbbell needs hosts on both sides, got {left} and {right}"));
+                }
+                // In 64 bits: two u32 counts can overflow u32 before the limit is checked.
+                check_hosts(u64::from(*left) + u64::from(*right)).map_err(|m| at("left", m))?;
+            }
+            TopologyConfig::LeafSpine(LeafSpineTopology {
+                leaves,
+                spines,
+                hosts_per_leaf,
+                links_per_spine,
+                nics_per_server,
+                ..
+            }) => {
+                if *leaves < 1 {
+                    return fail_at("leaves", "need at least one leaf".into());
+                }
+                if *hosts_per_leaf < 1 {
+                    return fail_at("hosts_per_leaf", "need at least one host per leaf".into());
+                }
+                let hosts = u64::from(*leaves) * u64::from(*hosts_per_leaf);
+                check_hosts(hosts).map_err(|m| at("hosts_per_leaf", m))?;
+                check_switches(u64::from(*leaves) + u64::from(*spines)).map_err(|m| at("spines", m))?;
+                if *links_per_spine < 1 {
+                    return fail_at("links_per_spine", "need at least one link between a leaf and a spine".into());
+                }
+                let fabric_links = u64::from(*leaves) * u64::from(*spines) * u64::from(*links_per_spine);
+                let many = if *links_per_spine > 1 { "links_per_spine" } else { "spines" };
+                check_links(hosts + fabric_links).map_err(|m| at(many, m))?;
+                if hosts < 2 {
+                    return fail_at("hosts_per_leaf", "need at least 2 hosts in all".into());
+                }
+                check_nics(*hosts_per_leaf, *nics_per_server).map_err(|m| at("nics_per_server", m))?;
+            }
+            TopologyConfig::FatTree(FatTreeTopology { k, nics_per_server, .. }) => {
+                if *k < 2 || k % 2 != 0 || *k > 128 {
+                    return fail_at("k", format!("k must be an even number from 2 to 128, got {k}"));
+                }
+                let half = k / 2;
+                check_hosts(u64::from(k * half * half)).map_err(|m| at("k", m))?;
+                check_nics(half, *nics_per_server).map_err(|m| at("nics_per_server", m))?;
+            }
+            TopologyConfig::Custom(CustomTopology { hosts, switches, links }) => {
+                if *hosts < 2 {
+                    return fail_at("hosts", format!("need at least 2 hosts, got {hosts}"));
+                }
+                check_hosts(u64::from(*hosts)).map_err(|m| at("hosts", m))?;
+                check_switches(u64::from(*switches)).map_err(|m| at("switches", m))?;
+                check_links(links.len() as u64).map_err(|m| at("links", m))?;
+                for (i, l) in links.iter().enumerate() {
+                    let a = parse_node(&l.a, *hosts, *switches).map_err(|m| at(&format!("links[{i}].a"), m))?;
+                    let b = parse_node(&l.b, *hosts, *switches).map_err(|m| at(&format!("links[{i}].b"), m))?;
+                    if a == b {
+                        return fail_at(&format!("links[{i}]"), format!("links '{}' to itself", l.a));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_hosts(hosts: u64) -> Result<(), String> {
+    if hosts > MAX_HOSTS {
+        return Err(format!("{hosts} hosts is more than the {MAX_HOSTS} aiccsim supports"));
+    }
+    Ok(())
+}
+
+fn check_switches(switches: u64) -> Result<(), String> {
+    if switches > MAX_SWITCHES {
+        return Err(format!("{switches} switches is more than the {MAX_SWITCHES} aiccsim supports"));
+    }
+    Ok(())
+}
+
+fn check_links(links: u64) -> Result<(), String> {
+    if links > MAX_LINKS {
+        return Err(format!("{links} links is more than the {MAX_LINKS} aiccsim supports"));
+    }
+    Ok(())
+}
+
+fn check_nics(per_switch: u32, nics: u32) -> Result<(), String> {
+    if nics == 0 || !per_switch.is_multiple_of(nics) {
+        return Err(format!("must be at least 1 and divide the {per_switch} hosts on each switch, got {nics}"));
+    }
+    Ok(())
+}
+
+/// "h3" -> node 3; "s1" -> node hosts + 1.
+/// A node by name: "h<i>" (host i) or "s<j>" (switch j, node hosts + j).
+pub fn parse_node(name: &str, hosts: u32, switches: u32) -> Result<u32, String> {
+    let bad = || {
+        format!(
+            "'{name}' is not a node: write h<i> for a host (0 to {}) or s<j> for a switch (0 to {})",
+            hosts - 1,
+            switches.saturating_sub(1)
+        )
+    };
+    let (kind, num) = name.split_at(1.min(name.len()));
+    let i: u32 = num.parse().map_err(|_| bad())?;
+    match kind {
+        "h" if i < hosts => Ok(i),
+        "s" if i < switches => Ok(hosts + i),
+        _ => Err(bad()),
+    }
 }

@@ -9,6 +9,7 @@
 //! and one arrival per packet on its link, so the queue holds about the busy ports plus the
 //! packets in flight on links.
 
+pub mod build;
 mod dependencies;
 pub mod net;
 pub mod nic;
@@ -16,6 +17,7 @@ mod queue;
 mod stop;
 mod timers;
 
+pub use build::Fabric;
 pub use dependencies::ComputeStep;
 pub(crate) use dependencies::Dependencies;
 pub use queue::EventQueue;
@@ -23,21 +25,20 @@ pub use stop::{PausedPort, RunControl, StallReport, StopReason};
 pub use timers::TimerSlot;
 
 use crate::cc::{CcConfig, CcContext, CongestionControl, FlowFacts, Receiver, Telemetry, MAX_TIMERS};
-use crate::config::{ConfigError, Routing, Scenario};
+use crate::config::{Routing, Scenario};
 use crate::engine::net::pool::{PacketId, PacketPool};
 use crate::engine::net::port::Port;
 use crate::engine::net::switch::SwitchState;
-use crate::engine::net::telemetry::{IntPool, PintPort, PintState};
+use crate::engine::net::telemetry::{IntPool, PintState};
 use crate::engine::nic::clock::HostClocks;
 use crate::engine::nic::host::HostState;
 use crate::engine::nic::qp::Flow;
 use crate::metrics::trace::Tracer;
-use crate::metrics::{ideal_fct, DurationHistogram, Recorder, Results};
-use crate::rng::{self, SimRng};
+use crate::metrics::{DurationHistogram, Recorder, Results};
+use crate::rng::SimRng;
 use crate::time::{pacing_gap, SimTime};
-use crate::topology::{routing, Topology};
+use crate::topology::Topology;
 use crate::wire::packet::NUM_PRIORITIES;
-use crate::wire::telemetry::PintCodec;
 use crate::workload;
 
 /// Everything the event loop can be asked to do. Small and `Copy`: no boxing per event.
@@ -192,191 +193,6 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    /// Builds the fabric, the flows and their congestion control from a validated scenario.
-    pub fn new(scenario: &Scenario) -> Result<Simulation, ConfigError> {
-        let as_err = |(key, message): (String, String)| ConfigError { file: "scenario".into(), key, message };
-        let topo = Topology::build(&scenario.topology).map_err(as_err)?;
-        let nic = &scenario.nic;
-        let sw = &scenario.switch;
-        let telemetry = scenario.cc.telemetry();
-        let (data_extra, ack_extra) = scenario.cc.extra_header_bytes();
-        let params = Params {
-            mtu: nic.mtu.0,
-            header: nic.header.0 + data_extra,
-            base_header: nic.header.0,
-            ack_size: (nic.ack_size.0 + ack_extra) as u32,
-            nack_size: nic.ack_size.0 as u32,
-            cnp_size: nic.cnp_size.0 as u32,
-            pause_size: nic.pause_size.0 as u32,
-            ack_every: nic.ack_every,
-            rto: nic.rto,
-            nack_interval: nic.nack_interval,
-            data_priority: nic.data_priority,
-            buffer: sw.buffer.0,
-            pfc_enabled: sw.pfc.enabled,
-            pfc_static_xoff: sw.pfc.xoff.map(|x| x.0),
-            pfc_alpha: sw.pfc.dynamic_alpha,
-            xon_delta: sw.pfc.xon_delta.0,
-            ecn_enabled: sw.ecn.enabled,
-            ecn_pmax: sw.ecn.pmax,
-            ecn_at_dequeue: sw.ecn.mark_at == crate::config::MarkPoint::Dequeue,
-            routing: sw.routing,
-            seed: scenario.simulation.seed,
-            // Events at `SimTime::MAX` are the ones whose time saturated ("never", see
-            // `SimTime`'s addition): the run ends just before them, as at a stop time.
-            stop_time: scenario.simulation.stop_time.unwrap_or(SimTime::MAX).min(SimTime(u64::MAX - 1)),
-            tracing: scenario.output.trace.is_some(),
-            sample_interval: scenario.output.sample_interval,
-            warmup: scenario.output.warmup.unwrap_or(SimTime::ZERO),
-            telemetry,
-        };
-        let int_pool = match telemetry {
-            Telemetry::Int { max_hops, .. } => IntPool::new(max_hops),
-            _ => IntPool::default(),
-        };
-        let max_packet = params.mtu + params.header;
-        let ports: Vec<Port> = topo
-            .ports
-            .iter()
-            .enumerate()
-            .map(|(i, info)| {
-                let local = topo.node_ports[info.node as usize].iter().position(|&p| p as usize == i).unwrap_or(0);
-                Port::new(info, local as u32, topo.is_host(info.node), &sw.ecn)
-            })
-            .collect();
-        let switches: Vec<SwitchState> = (0..topo.num_switches)
-            .map(|s| {
-                let node = topo.num_hosts + s;
-                SwitchState::new(&topo, node, &sw.pfc, sw.buffer.0, max_packet, params.pause_size as u64)
-            })
-            .collect();
-        let ecn_rng = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch.ecn", s as u64)).collect();
-        let spray_rng = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch.spray", s as u64)).collect();
-        let hosts = (0..topo.num_hosts).map(|_| HostState::default()).collect();
-
-        let mut work = workload::expand(&scenario.workload, topo.num_hosts, params.seed);
-        let defs = &work.flows;
-        let mut flows = Vec::with_capacity(defs.len());
-        let mut ccs = Vec::with_capacity(defs.len());
-        let mut receivers = Vec::with_capacity(defs.len());
-        let mut all_facts = Vec::with_capacity(defs.len());
-        let mut groups: std::collections::BTreeMap<(u32, SimTime), u32> = Default::default();
-        let mut start_group = vec![u32::MAX; defs.len()];
-        let mut group_unstarted = Vec::new();
-        let deps = Dependencies::new(defs, &work.computes);
-        for (id, d) in defs.iter().enumerate() {
-            if deps.flow_ready(id as u32) {
-                let next = groups.len() as u32;
-                let g = *groups.entry((d.dst, d.start)).or_insert(next);
-                if g == next {
-                    group_unstarted.push(0);
-                }
-                group_unstarted[g as usize] += 1;
-                start_group[id] = g;
-            }
-        }
-        let mut largest_base_rtt = SimTime::ZERO;
-        for (id, d) in defs.iter().enumerate() {
-            let key = routing::flow_key(params.seed, id as u32);
-            let path = topo.path(d.src, d.dst, key);
-            let back = topo.path(d.dst, d.src, key);
-            // The ideal is the same for every algorithm: telemetry headers count against it.
-            let ideal = ideal_fct(&topo, &path, d.size, params.mtu, nic.header.0);
-            let base_rtt = topo.path_latency(&path, max_packet) + topo.path_latency(&back, params.ack_size as u64);
-            largest_base_rtt = largest_base_rtt.max(base_rtt);
-            let one_way_baseline = topo.path_latency(&path, max_packet);
-            let facts = FlowFacts {
-                line_rate: topo.ports[topo.host_port(d.src) as usize].bandwidth,
-                base_rtt,
-                hops: path.len() as u32 - 1,
-                one_way_baseline,
-                receiver_line_rate: topo.ports[topo.host_port(d.dst) as usize].bandwidth,
-                mtu: params.mtu,
-                packet_bytes: max_packet,
-                collective: d.collective.map(|c| (c.kind, c.group_size)),
-            };
-            let mut flow = Flow::new(id as u32, d, key, ideal, params.data_priority);
-            flow.one_way_baseline = one_way_baseline;
-            flows.push(flow);
-            ccs.push(scenario.cc.sender(&facts));
-            receivers.push(scenario.cc.receiver(&facts));
-            all_facts.push(facts);
-        }
-        let (pint, pint_rng) = match (telemetry, &scenario.cc) {
-            (Telemetry::Pint { log_base, .. }, CcConfig::HpccPint(c)) => {
-                let period = c.switch_period.unwrap_or(largest_base_rtt);
-                let state = PintState {
-                    codec: PintCodec::new(log_base),
-                    period,
-                    ports: vec![PintPort::default(); ports.len()],
-                };
-                let rngs = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch.pint", s as u64)).collect();
-                (Some(state), rngs)
-            }
-            _ => (None, Vec::new()),
-        };
-        let recorder = Recorder::new(&scenario.output, &topo, flows.len());
-        let tracer = scenario.output.trace.as_ref().map(|t| Box::new(Tracer::new(t, &topo, flows.len())));
-        let topo_hosts = topo.num_hosts;
-        let clocks = HostClocks::new(&scenario.clocks, topo_hosts, params.seed);
-        let mut sim = Simulation {
-            now: SimTime::ZERO,
-            events: EventQueue::with_capacity(1024 + flows.len()),
-            topo,
-            params,
-            ports,
-            switches,
-            hosts,
-            flows,
-            ccs,
-            receivers,
-            facts: all_facts,
-            packets: PacketPool::default(),
-            counters: Counters::default(),
-            recorder,
-            flows_done: 0,
-            flows_started: 0,
-            progress_at: SimTime::ZERO,
-            ecn_rng,
-            spray_rng,
-            deps,
-            training: work.training.take(),
-            incoming_flows: vec![0; topo_hosts as usize],
-            start_group,
-            group_unstarted,
-            incoming_seen: vec![0; topo_hosts as usize],
-            clocks,
-            rtts: DurationHistogram::default(),
-            queuing: DurationHistogram::default(),
-            int_pool,
-            pint,
-            pint_rng,
-            prefetching: false,
-            peers: Vec::new(),
-            tracer,
-            control: RunControl::default(),
-            event_limit: u64::MAX,
-            scenario: scenario.clone(),
-        };
-        // About 600 B per port: past ~1000 ports the port array alone overflows a 512 KiB L2.
-        sim.prefetching = sim.ports.len() > 1024;
-        sim.peers = sim.ports.iter().map(|p| p.peer).collect();
-        for (f, def) in defs.iter().enumerate() {
-            if sim.deps.flow_ready(f as u32) {
-                let start = sim.flows[f].start;
-                sim.events.push(start, Event::FlowStart(f as u32));
-            }
-            if let Some(stop) = def.stop {
-                sim.events.push(stop, Event::FlowStop(f as u32));
-            }
-        }
-        sim.start_ready_computes();
-        if sim.params.sample_interval.is_some() {
-            sim.events.push(SimTime::ZERO, Event::Sample);
-        }
-        Ok(sim)
-    }
-
     pub fn now(&self) -> SimTime {
         self.now
     }

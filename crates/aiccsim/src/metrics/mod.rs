@@ -507,12 +507,12 @@ pub(crate) fn collect(
         timeouts: counters.timeouts,
         retransmitted_bytes: counters.retransmitted_bytes,
         telemetry: TelemetrySummary {
-            kind: match scenario.cc.telemetry() {
+            kind: match scenario.cc.as_algorithm().telemetry() {
                 Telemetry::None => "none",
                 Telemetry::Int { .. } => "int",
                 Telemetry::Pint { .. } => "pint",
             },
-            header_bytes: scenario.cc.extra_header_bytes().0,
+            header_bytes: scenario.cc.as_algorithm().extra_header_bytes().0,
             feedback_acks: counters.feedback_acks,
             header_overhead: if counters.data_bytes_sent == 0 {
                 0.0

@@ -8,8 +8,6 @@
 mod builders;
 pub mod routing;
 
-pub use builders::parse_node;
-
 use crate::config::{LinkConfig, TopologyConfig};
 use crate::time::{Bandwidth, SimTime};
 use std::collections::HashMap;

@@ -47,6 +47,9 @@ pub enum Telemetry {
         header_bytes: u64,
         fraction: f64,
         log_base: f64,
+        /// The period over which switches smooth their utilisation; `None`: the largest base RTT
+        /// of the run's flows.
+        switch_period: Option<SimTime>,
     },
 }
 

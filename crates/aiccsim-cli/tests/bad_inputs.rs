@@ -1,8 +1,11 @@
 //! Every malformed scenario in tests/bad_inputs/ is rejected with one line naming the file and
 //! the offending key, and nothing panics. Each file states what it expects in its first lines:
 //! `# expect-key: switch.ecn.kmin` and `# expect-message: must not exceed kmax`.
+//!
+//! The scenarios go through the whole check a front end makes before a run: the scenario alone
+//! (`Scenario::load`), against its fabric, and against this machine's memory (`admit::check`).
 
-use aiccsim::Scenario;
+use aiccsim::{ConfigError, Scenario};
 use std::path::PathBuf;
 
 fn corpus() -> Vec<PathBuf> {
@@ -24,6 +27,11 @@ fn expectation(text: &str, tag: &str) -> String {
         .to_string()
 }
 
+fn check(path: &std::path::Path) -> Result<(), ConfigError> {
+    let scenario = Scenario::load(path)?;
+    aiccsim_cli::admit::check(&scenario).map(drop)
+}
+
 #[test]
 fn every_bad_input_is_rejected_with_its_key() {
     let files = corpus();
@@ -32,7 +40,7 @@ fn every_bad_input_is_rejected_with_its_key() {
         let text = std::fs::read_to_string(&path).unwrap();
         let key = expectation(&text, "expect-key");
         let message = expectation(&text, "expect-message");
-        let result = std::panic::catch_unwind(|| Scenario::load(&path));
+        let result = std::panic::catch_unwind(|| check(&path));
         let err = match result {
             Ok(Ok(_)) => panic!("{} was accepted", path.display()),
             Ok(Err(e)) => e,

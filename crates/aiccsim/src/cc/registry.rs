@@ -1,0 +1,101 @@
+//! The registry: every built-in algorithm, named once. The one list (`registry!` in `cc/mod.rs`)
+//! declares each algorithm's module and makes the `[cc]`
+//! section's enum ([`CcConfig`], with its `algorithm = "..."` tag and aliases), the enum of
+//! sender halves ([`Cc`], statically dispatched on the per-packet path), the one match that
+//! reaches each algorithm's [`Algorithm`] implementation, and [`CcConfig::all_defaults`], which
+//! `aiccsim algorithms`, the tests and the docs check iterate over.
+
+use super::{CcConfig, DcqcnConfig};
+
+/// Expands the list of algorithms; invoked once, in `cc/mod.rs`, so that each `$module` is the
+/// file `cc/$module.rs`.
+macro_rules! registry {
+    ($(
+        $(#[$doc:meta])*
+        $module:ident: $name:literal $(| $alias:literal)* => $variant:ident($config:ident, $sender:ident),
+    )+) => {
+        $( pub mod $module; pub use $module::{$config, $sender}; )+
+
+        /// Algorithm choice and parameters, as written under `[cc]` in a scenario.
+        #[derive(Clone, Debug, Serialize)]
+        #[serde(tag = "algorithm")]
+        pub enum CcConfig {
+            $( $(#[$doc])* #[serde(rename = $name)] $variant($config), )+
+        }
+
+        tagged_enum!(CcConfig, "algorithm", {
+            $( $name => $variant($config), $( $alias => $variant($config), )* )+
+        });
+
+        impl CcConfig {
+            /// The algorithm behind the settings.
+            pub fn as_algorithm(&self) -> &dyn Algorithm {
+                match self {
+                    $( CcConfig::$variant(c) => c, )+
+                }
+            }
+
+            /// Every built-in algorithm with its default parameters.
+            pub fn all_defaults() -> Vec<CcConfig> {
+                vec![$( CcConfig::$variant(<$config>::default()), )+]
+            }
+        }
+
+        /// A sender half: the built-ins statically dispatched, or a user's own.
+        pub enum Cc {
+            $( $variant($sender), )+
+            /// A user-supplied algorithm (Rust API only).
+            Custom(Box<dyn CongestionControl + Send>),
+        }
+
+        macro_rules! dispatch {
+            ($self_:ident, $cc:ident => $e:expr) => {
+                match $self_ {
+                    $( Cc::$variant($cc) => $e, )+
+                    Cc::Custom($cc) => $e,
+                }
+            };
+        }
+
+        impl CongestionControl for Cc {
+            fn on_start(&mut self, cx: &mut CcContext) {
+                dispatch!(self, c => c.on_start(cx))
+            }
+            #[inline]
+            fn on_ack(&mut self, ack: &AckInfo<'_>, cx: &mut CcContext) {
+                dispatch!(self, c => c.on_ack(ack, cx))
+            }
+            #[inline]
+            fn on_send(&mut self, bytes: u64, cx: &mut CcContext) {
+                dispatch!(self, c => c.on_send(bytes, cx))
+            }
+            fn on_event(&mut self, ev: CcEvent, cx: &mut CcContext) {
+                dispatch!(self, c => c.on_event(ev, cx))
+            }
+            fn on_timer(&mut self, slot: usize, cx: &mut CcContext) {
+                dispatch!(self, c => c.on_timer(slot, cx))
+            }
+            #[inline]
+            fn rate(&self) -> f64 {
+                dispatch!(self, c => c.rate())
+            }
+            #[inline]
+            fn window(&self) -> Option<u64> {
+                dispatch!(self, c => c.window())
+            }
+        }
+    };
+}
+
+impl Default for CcConfig {
+    fn default() -> Self {
+        CcConfig::Dcqcn(DcqcnConfig::default())
+    }
+}
+
+impl CcConfig {
+    /// The `algorithm = "..."` value (the first name, for aliased algorithms).
+    pub fn name(&self) -> &'static str {
+        self.as_algorithm().name()
+    }
+}

@@ -1,0 +1,424 @@
+//! Assembling a run: the one place the fabric is built.
+//!
+//! A scenario arrives here having passed its own checks (`config/validate.rs`). [`Fabric::build`]
+//! builds its topology once and runs the checks that need it: hosts and switches that must
+//! exist, the NICs' speeds against the algorithm's rate floor, each switch's PFC headroom
+//! against its buffer, and how many flows the workload makes. [`Simulation::with_fabric`] then
+//! lays out the run on that fabric. Front ends that check a scenario before running it
+//! (`aiccsim validate`, a sweep checking all its points first) build the fabric to check it;
+//! a run builds it once.
+
+use super::{Counters, Dependencies, Event, EventQueue, Params, RunControl, Simulation};
+use crate::cc::{Check, FlowFacts, Telemetry};
+use crate::config::{fail, ConfigError, HostSet, Scenario, WorkloadConfig};
+use crate::engine::net::pool::PacketPool;
+use crate::engine::net::port::Port;
+use crate::engine::net::switch::{total_headroom, SwitchState};
+use crate::engine::net::telemetry::{IntPool, PintPort, PintState};
+use crate::engine::nic::clock::HostClocks;
+use crate::engine::nic::host::HostState;
+use crate::engine::nic::qp::Flow;
+use crate::metrics::trace::Tracer;
+use crate::metrics::{ideal_fct, DurationHistogram, Recorder};
+use crate::rng;
+use crate::time::{Bandwidth, SimTime};
+use crate::topology::{routing, Topology};
+use crate::wire::telemetry::PintCodec;
+use crate::workload;
+
+/// Flows in one scenario at most: each costs about a kilobyte of state (its queue pair, both
+/// halves of its algorithm, its record), so this is a few gigabytes. Workloads multiply
+/// (all-to-all is n^2 x `flows_per_pair`), and a typo should not become an out-of-memory crash.
+const MAX_FLOWS: u64 = 1 << 22;
+
+/// Compute steps in one scenario at most (a `training` workload has three per layer, rank and
+/// iteration), about a hundred bytes each.
+const MAX_COMPUTE_STEPS: u64 = 1 << 22;
+
+/// A scenario's fabric, built and checked against the scenario: what a run of it starts from.
+pub struct Fabric {
+    topo: Topology,
+}
+
+impl Fabric {
+    /// Builds the scenario's topology and checks the scenario against it; errors name the
+    /// scenario's origin and the key at fault.
+    pub fn build(scenario: &Scenario) -> Result<Fabric, ConfigError> {
+        // Again, in case the scenario was changed since it was parsed (it takes microseconds).
+        crate::config::validate(scenario).map_err(|e| scenario.error(e))?;
+        let topo = Topology::build(&scenario.topology).map_err(|e| scenario.error(e))?;
+        check(scenario, &topo).map_err(|e| scenario.error(e))?;
+        Ok(Fabric { topo })
+    }
+
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+}
+
+/// The speed of the slowest host's NIC (`None` for a fabric without hosts).
+fn slowest_nic(topo: &Topology) -> Option<Bandwidth> {
+    (0..topo.num_hosts).map(|h| topo.ports[topo.host_port(h) as usize].bandwidth).min()
+}
+
+/// The checks that need the built fabric.
+fn check(s: &Scenario, topo: &Topology) -> Check {
+    let hosts = topo.num_hosts;
+    let nic = &s.nic;
+    let algorithm = s.cc.as_algorithm();
+    if let (Some(floor), Some(nic)) = (algorithm.min_rate(), slowest_nic(topo)) {
+        if floor > nic {
+            return fail("cc.min_rate", format!("{floor} is above the NIC speed {nic}"));
+        }
+    }
+
+    let sw = &s.switch;
+    let max_packet = nic.mtu.0 + nic.header.0 + algorithm.extra_header_bytes().0;
+    if sw.pfc.enabled && sw.pfc.xoff.is_none() {
+        for s in 0..topo.num_switches {
+            let node = topo.num_hosts + s;
+            let reserved = total_headroom(topo, node, &sw.pfc, max_packet, nic.pause_size.0);
+            if reserved >= sw.buffer.0 {
+                let ports = topo.node_ports[node as usize].len();
+                return fail(
+                    "switch.pfc.headroom",
+                    format!(
+                        "switch {s} reserves {} of headroom over its {ports} ports, leaving nothing of its {} buffer to share; raise switch.buffer or lower switch.pfc.headroom",
+                        crate::time::format_bytes(reserved),
+                        sw.buffer
+                    ),
+                );
+            }
+        }
+    }
+
+    // Workload.
+    let host_ok = |key: &str, h: u32| -> Check {
+        if h >= hosts {
+            fail(key, format!("host {h} does not exist (the topology has hosts 0 to {})", hosts - 1))
+        } else {
+            Ok(())
+        }
+    };
+    let set_ok = |key: &str, set: &HostSet, min: usize| -> Check {
+        // Before expanding: "0..4000000000" would be 16 GB of host numbers.
+        if let Some(top) = set.largest(hosts) {
+            host_ok(key, top)?;
+        }
+        // Every member is at most the largest, checked above.
+        let v = set.expand(hosts);
+        let mut sorted = v.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        if sorted.len() != v.len() {
+            return fail(key, "lists a host twice");
+        }
+        if v.len() < min {
+            return fail(key, format!("needs at least {min} hosts, got {}", v.len()));
+        }
+        Ok(())
+    };
+    match &s.workload {
+        WorkloadConfig::Flows(list) => {
+            for (i, f) in list.flows.iter().enumerate() {
+                host_ok(&format!("workload.flows[{i}].src"), f.src)?;
+                host_ok(&format!("workload.flows[{i}].dst"), f.dst)?;
+            }
+        }
+        WorkloadConfig::Incast(w) => {
+            host_ok("workload.receiver", w.receiver)?;
+            set_ok("workload.senders", &w.senders, 1)?;
+            if w.senders.expand(hosts).contains(&w.receiver) {
+                return fail(
+                    "workload.senders",
+                    format!("includes the receiver {}, which would send to itself", w.receiver),
+                );
+            }
+        }
+        WorkloadConfig::AllToAll(w) => set_ok("workload.hosts", &w.hosts, 2)?,
+        WorkloadConfig::Permutation(w) => set_ok("workload.hosts", &w.hosts, 2)?,
+        WorkloadConfig::AllReduce(w) => {
+            set_ok("workload.hosts", &w.hosts, 2)?;
+            let ranks = w.hosts.len(hosts);
+            if w.size.0 < ranks {
+                return fail(
+                    "workload.size",
+                    format!("{} cannot be split into {ranks} chunks of at least 1 byte; raise the size", w.size),
+                );
+            }
+        }
+        WorkloadConfig::Training(w) => training(w, hosts, &set_ok)?,
+    }
+
+    let flows = workload::count(&s.workload, hosts);
+    if flows > MAX_FLOWS {
+        let (key, fix) = match &s.workload {
+            WorkloadConfig::Incast(_) => ("workload.flows_per_sender", "lower flows_per_sender or use fewer senders"),
+            WorkloadConfig::AllToAll(a) if a.flows_per_pair > 1 => {
+                ("workload.flows_per_pair", "lower flows_per_pair or use fewer hosts")
+            }
+            WorkloadConfig::Flows(_) => ("workload.flows", "split the list over several scenarios"),
+            WorkloadConfig::Training(_) => ("workload.iterations", "lower iterations or use fewer ranks"),
+            _ => ("workload.hosts", "use fewer hosts"),
+        };
+        return fail(
+            key,
+            format!("makes {flows} flows, more than the {MAX_FLOWS} aiccsim runs in one scenario; {fix}"),
+        );
+    }
+
+    // Output.
+    // (A training workload without communication has no flows at all.)
+    let no_such_flow = |bad: u32| match flows {
+        0 => format!("flow {bad} does not exist (the workload has no flows)"),
+        n => format!("flow {bad} does not exist (the workload has flows 0 to {})", n - 1),
+    };
+    if let Some(ids) = &s.output.rate_flows {
+        if let Some(&bad) = ids.iter().find(|&&f| u64::from(f) >= flows) {
+            return fail("output.rate_flows", no_such_flow(bad));
+        }
+    }
+    if let Some(trace) = &s.output.trace {
+        if let Some(ids) = &trace.flows {
+            if let Some(&bad) = ids.iter().find(|&&f| u64::from(f) >= flows) {
+                return fail("output.trace.flows", no_such_flow(bad));
+            }
+        }
+        for (i, name) in trace.nodes.iter().flatten().enumerate() {
+            crate::config::parse_node(name, topo.num_hosts, topo.num_switches)
+                .map_err(|m| (format!("output.trace.nodes[{i}]"), m))?;
+        }
+    }
+    if let Some(sw) = &s.output.queue_switches {
+        if let Some(&bad) = sw.iter().find(|&&x| x >= topo.num_switches) {
+            return fail(
+                "output.queue_switches",
+                format!("switch {bad} does not exist (the topology has switches 0 to {})", topo.num_switches - 1),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The `training` workload: its ranks, and the compute steps it makes.
+fn training(w: &crate::config::TrainingWorkload, hosts: u32, set_ok: &dyn Fn(&str, &HostSet, usize) -> Check) -> Check {
+    set_ok("workload.hosts", &w.hosts, 2)?;
+    let ranks = w.hosts.len(hosts);
+    for (i, layer) in w.layers.iter().enumerate() {
+        let key = |k: &str| format!("workload.layers[{i}].{k}");
+        if let Some(ar) = layer.all_reduce {
+            if ar.size.0 > 0 && ar.size.0 < ranks {
+                return fail(
+                    key("all_reduce.size"),
+                    format!(
+                        "{} cannot be split into {ranks} chunks of at least 1 byte; raise the size, or \"0B\" for no all-reduce",
+                        ar.size
+                    ),
+                );
+            }
+        }
+    }
+    let steps = workload::training::count_computes(w, hosts);
+    if steps > MAX_COMPUTE_STEPS {
+        return fail(
+            "workload.iterations",
+            format!(
+                "makes {steps} compute steps (3 per layer, rank and iteration), more than the {MAX_COMPUTE_STEPS} aiccsim runs in one scenario; lower iterations or use fewer layers or ranks"
+            ),
+        );
+    }
+    Ok(())
+}
+
+impl Simulation {
+    /// Builds the fabric, checks the scenario against it, and lays out the run.
+    pub fn new(scenario: &Scenario) -> Result<Simulation, ConfigError> {
+        Ok(Simulation::with_fabric(scenario, Fabric::build(scenario)?))
+    }
+
+    /// Lays out the run on a fabric already built and checked for this scenario: ports,
+    /// switches, hosts, the flows with both halves of their algorithm, and the first events.
+    pub fn with_fabric(scenario: &Scenario, fabric: Fabric) -> Simulation {
+        let topo = fabric.topo;
+        let nic = &scenario.nic;
+        let sw = &scenario.switch;
+        let algorithm = scenario.cc.as_algorithm();
+        let telemetry = algorithm.telemetry();
+        let (data_extra, ack_extra) = algorithm.extra_header_bytes();
+        let params = Params {
+            mtu: nic.mtu.0,
+            header: nic.header.0 + data_extra,
+            base_header: nic.header.0,
+            ack_size: (nic.ack_size.0 + ack_extra) as u32,
+            nack_size: nic.ack_size.0 as u32,
+            cnp_size: nic.cnp_size.0 as u32,
+            pause_size: nic.pause_size.0 as u32,
+            ack_every: nic.ack_every,
+            rto: nic.rto,
+            nack_interval: nic.nack_interval,
+            data_priority: nic.data_priority,
+            buffer: sw.buffer.0,
+            pfc_enabled: sw.pfc.enabled,
+            pfc_static_xoff: sw.pfc.xoff.map(|x| x.0),
+            pfc_alpha: sw.pfc.dynamic_alpha,
+            xon_delta: sw.pfc.xon_delta.0,
+            ecn_enabled: sw.ecn.enabled,
+            ecn_pmax: sw.ecn.pmax,
+            ecn_at_dequeue: sw.ecn.mark_at == crate::config::MarkPoint::Dequeue,
+            routing: sw.routing,
+            seed: scenario.simulation.seed,
+            // Events at `SimTime::MAX` are the ones whose time saturated ("never", see
+            // `SimTime`'s addition): the run ends just before them, as at a stop time.
+            stop_time: scenario.simulation.stop_time.unwrap_or(SimTime::MAX).min(SimTime(u64::MAX - 1)),
+            tracing: scenario.output.trace.is_some(),
+            sample_interval: scenario.output.sample_interval,
+            warmup: scenario.output.warmup.unwrap_or(SimTime::ZERO),
+            telemetry,
+        };
+        let int_pool = match telemetry {
+            Telemetry::Int { max_hops, .. } => IntPool::new(max_hops),
+            _ => IntPool::default(),
+        };
+        let max_packet = params.mtu + params.header;
+        let ports: Vec<Port> = topo
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(i, info)| {
+                let local = topo.node_ports[info.node as usize].iter().position(|&p| p as usize == i).unwrap_or(0);
+                Port::new(info, local as u32, topo.is_host(info.node), &sw.ecn)
+            })
+            .collect();
+        let switches: Vec<SwitchState> = (0..topo.num_switches)
+            .map(|s| {
+                let node = topo.num_hosts + s;
+                SwitchState::new(&topo, node, &sw.pfc, sw.buffer.0, max_packet, params.pause_size as u64)
+            })
+            .collect();
+        let ecn_rng = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch.ecn", s as u64)).collect();
+        let spray_rng = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch.spray", s as u64)).collect();
+        let hosts = (0..topo.num_hosts).map(|_| HostState::default()).collect();
+
+        let mut work = workload::expand(&scenario.workload, topo.num_hosts, params.seed);
+        let defs = &work.flows;
+        let mut flows = Vec::with_capacity(defs.len());
+        let mut ccs = Vec::with_capacity(defs.len());
+        let mut receivers = Vec::with_capacity(defs.len());
+        let mut all_facts = Vec::with_capacity(defs.len());
+        let mut groups: std::collections::BTreeMap<(u32, SimTime), u32> = Default::default();
+        let mut start_group = vec![u32::MAX; defs.len()];
+        let mut group_unstarted = Vec::new();
+        let deps = Dependencies::new(defs, &work.computes);
+        for (id, d) in defs.iter().enumerate() {
+            if deps.flow_ready(id as u32) {
+                let next = groups.len() as u32;
+                let g = *groups.entry((d.dst, d.start)).or_insert(next);
+                if g == next {
+                    group_unstarted.push(0);
+                }
+                group_unstarted[g as usize] += 1;
+                start_group[id] = g;
+            }
+        }
+        let mut largest_base_rtt = SimTime::ZERO;
+        for (id, d) in defs.iter().enumerate() {
+            let key = routing::flow_key(params.seed, id as u32);
+            let path = topo.path(d.src, d.dst, key);
+            let back = topo.path(d.dst, d.src, key);
+            // The ideal is the same for every algorithm: telemetry headers count against it.
+            let ideal = ideal_fct(&topo, &path, d.size, params.mtu, nic.header.0);
+            let base_rtt = topo.path_latency(&path, max_packet) + topo.path_latency(&back, params.ack_size as u64);
+            largest_base_rtt = largest_base_rtt.max(base_rtt);
+            let one_way_baseline = topo.path_latency(&path, max_packet);
+            let facts = FlowFacts {
+                line_rate: topo.ports[topo.host_port(d.src) as usize].bandwidth,
+                base_rtt,
+                hops: path.len() as u32 - 1,
+                one_way_baseline,
+                receiver_line_rate: topo.ports[topo.host_port(d.dst) as usize].bandwidth,
+                mtu: params.mtu,
+                packet_bytes: max_packet,
+                collective: d.collective.map(|c| (c.kind, c.group_size)),
+            };
+            let mut flow = Flow::new(id as u32, d, key, ideal, params.data_priority);
+            flow.one_way_baseline = one_way_baseline;
+            flows.push(flow);
+            ccs.push(algorithm.sender(&facts));
+            receivers.push(algorithm.receiver(&facts));
+            all_facts.push(facts);
+        }
+        let (pint, pint_rng) = match telemetry {
+            Telemetry::Pint { log_base, switch_period, .. } => {
+                let period = switch_period.unwrap_or(largest_base_rtt);
+                let state = PintState {
+                    codec: PintCodec::new(log_base),
+                    period,
+                    ports: vec![PintPort::default(); ports.len()],
+                };
+                let rngs = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch.pint", s as u64)).collect();
+                (Some(state), rngs)
+            }
+            _ => (None, Vec::new()),
+        };
+        let recorder = Recorder::new(&scenario.output, &topo, flows.len());
+        let tracer = scenario.output.trace.as_ref().map(|t| Box::new(Tracer::new(t, &topo, flows.len())));
+        let topo_hosts = topo.num_hosts;
+        let clocks = HostClocks::new(&scenario.clocks, topo_hosts, params.seed);
+        let mut sim = Simulation {
+            now: SimTime::ZERO,
+            events: EventQueue::with_capacity(1024 + flows.len()),
+            topo,
+            params,
+            ports,
+            switches,
+            hosts,
+            flows,
+            ccs,
+            receivers,
+            facts: all_facts,
+            packets: PacketPool::default(),
+            counters: Counters::default(),
+            recorder,
+            flows_done: 0,
+            flows_started: 0,
+            progress_at: SimTime::ZERO,
+            ecn_rng,
+            spray_rng,
+            deps,
+            training: work.training.take(),
+            incoming_flows: vec![0; topo_hosts as usize],
+            start_group,
+            group_unstarted,
+            incoming_seen: vec![0; topo_hosts as usize],
+            clocks,
+            rtts: DurationHistogram::default(),
+            queuing: DurationHistogram::default(),
+            int_pool,
+            pint,
+            pint_rng,
+            prefetching: false,
+            peers: Vec::new(),
+            tracer,
+            control: RunControl::default(),
+            event_limit: u64::MAX,
+            scenario: scenario.clone(),
+        };
+        // About 600 B per port: past ~1000 ports the port array alone overflows a 512 KiB L2.
+        sim.prefetching = sim.ports.len() > 1024;
+        sim.peers = sim.ports.iter().map(|p| p.peer).collect();
+        for (f, def) in defs.iter().enumerate() {
+            if sim.deps.flow_ready(f as u32) {
+                let start = sim.flows[f].start;
+                sim.events.push(start, Event::FlowStart(f as u32));
+            }
+            if let Some(stop) = def.stop {
+                sim.events.push(stop, Event::FlowStop(f as u32));
+            }
+        }
+        sim.start_ready_computes();
+        if sim.params.sample_interval.is_some() {
+            sim.events.push(SimTime::ZERO, Event::Sample);
+        }
+        sim
+    }
+}

@@ -12,7 +12,7 @@ use crate::cc::{Cc, FlowFacts, Receiver};
 use crate::config::{AllToAllAlgorithm, HostSet, LinkConfig, Scenario, TopologyConfig, WorkloadConfig};
 use crate::engine::net::port::Port;
 use crate::engine::nic::qp::Flow;
-use crate::engine::ComputeStep;
+use crate::metrics::ComputeStep;
 use crate::time::SimTime;
 use crate::topology::PortInfo;
 use crate::wire::packet::Packet;

@@ -28,8 +28,9 @@ pub mod wire;
 pub mod workload;
 
 pub use config::{ConfigError, Scenario};
-pub use engine::{Progress, RunControl, Simulation, StallReport, StopReason};
+pub use engine::{Fabric, Progress, RunControl, Simulation};
 pub use metrics::Results;
+pub use metrics::{StallReport, StopReason};
 
 /// Parses, builds and runs a scenario with no progress reporting.
 pub fn run(scenario: &Scenario) -> Result<Results, ConfigError> {

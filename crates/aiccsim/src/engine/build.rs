@@ -8,7 +8,7 @@
 //! (`aiccsim validate`, a sweep checking all its points first) build the fabric to check it;
 //! a run builds it once.
 
-use super::{Counters, Dependencies, Event, EventQueue, Params, RunControl, Simulation};
+use super::{Dependencies, Event, EventQueue, Params, RunControl, Simulation};
 use crate::cc::{Check, FlowFacts, Telemetry};
 use crate::config::{fail, ConfigError, HostSet, Scenario, WorkloadConfig};
 use crate::engine::net::pool::PacketPool;
@@ -19,7 +19,7 @@ use crate::engine::nic::clock::HostClocks;
 use crate::engine::nic::host::HostState;
 use crate::engine::nic::qp::Flow;
 use crate::metrics::trace::Tracer;
-use crate::metrics::{ideal_fct, DurationHistogram, Recorder};
+use crate::metrics::{ideal_fct, Counters, DurationHistogram, Recorder};
 use crate::rng;
 use crate::time::{Bandwidth, SimTime};
 use crate::topology::{routing, Topology};
@@ -360,7 +360,7 @@ impl Simulation {
             }
             _ => (None, Vec::new()),
         };
-        let recorder = Recorder::new(&scenario.output, &topo, flows.len());
+        let recorder = Recorder::new(&scenario.output, topo.num_switches, ports.len(), flows.len());
         let tracer = scenario.output.trace.as_ref().map(|t| Box::new(Tracer::new(t, &topo, flows.len())));
         let topo_hosts = topo.num_hosts;
         let clocks = HostClocks::new(&scenario.clocks, topo_hosts, params.seed);

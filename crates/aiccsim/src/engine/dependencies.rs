@@ -7,19 +7,8 @@
 //! delivery, a step once when it ends.
 
 use super::{Event, Simulation};
-use crate::time::SimTime;
+use crate::metrics::ComputeStep;
 use crate::workload::{ComputeDef, FlowDef};
-
-/// A compute step as the run goes.
-#[derive(Clone, Debug)]
-pub struct ComputeStep {
-    pub host: u32,
-    pub duration: SimTime,
-    /// It starts no earlier than this.
-    pub earliest: SimTime,
-    pub start: Option<SimTime>,
-    pub end: Option<SimTime>,
-}
 
 pub(crate) struct Dependencies {
     flows: u32,

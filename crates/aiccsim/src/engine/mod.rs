@@ -11,6 +11,7 @@
 
 pub mod build;
 mod dependencies;
+mod finish;
 pub mod net;
 pub mod nic;
 mod queue;
@@ -18,10 +19,9 @@ mod stop;
 mod timers;
 
 pub use build::Fabric;
-pub use dependencies::ComputeStep;
 pub(crate) use dependencies::Dependencies;
 pub use queue::EventQueue;
-pub use stop::{PausedPort, RunControl, StallReport, StopReason};
+pub use stop::RunControl;
 pub use timers::TimerSlot;
 
 use crate::cc::{CcConfig, CcContext, CongestionControl, FlowFacts, Receiver, Telemetry, MAX_TIMERS};
@@ -34,7 +34,7 @@ use crate::engine::nic::clock::HostClocks;
 use crate::engine::nic::host::HostState;
 use crate::engine::nic::qp::Flow;
 use crate::metrics::trace::Tracer;
-use crate::metrics::{DurationHistogram, Recorder, Results};
+use crate::metrics::{Counters, DurationHistogram, Recorder, Results, StopReason};
 use crate::rng::SimRng;
 use crate::time::{pacing_gap, SimTime};
 use crate::topology::Topology;
@@ -105,31 +105,6 @@ pub struct Progress {
     pub flows_done: usize,
     pub flows_total: usize,
     pub events: u64,
-}
-
-/// Run-wide counters.
-#[derive(Clone, Debug, Default)]
-pub struct Counters {
-    pub events: u64,
-    /// Packets serialised onto a link: data, ACK, NACK, CNP and PFC alike.
-    pub packet_hops: u64,
-    pub data_bytes_sent: u64,
-    pub data_bytes_received: u64,
-    pub data_bytes_dropped: u64,
-    pub data_packets_sent: u64,
-    /// Payload bytes of the data packets sent (retransmissions included).
-    pub data_payload_sent: u64,
-    pub retransmitted_bytes: u64,
-    pub packets_dropped: u64,
-    pub ecn_marks: u64,
-    pub pause_frames: u64,
-    pub resume_frames: u64,
-    pub cnps: u64,
-    pub acks: u64,
-    /// ACKs that carried telemetry (INT records or PINT feedback).
-    pub feedback_acks: u64,
-    pub nacks: u64,
-    pub timeouts: u64,
 }
 
 pub struct Simulation {
@@ -313,23 +288,7 @@ impl Simulation {
             "INT slots leaked: {} in use with no packet in the network",
             self.int_pool.in_use()
         );
-        crate::metrics::collect(
-            self.scenario,
-            self.topo,
-            self.flows,
-            self.ports,
-            self.counters,
-            self.recorder,
-            self.now,
-            (reason, stall),
-            self.packets.in_use() as u64,
-            self.switches.iter().map(|s| s.max_used).max().unwrap_or(0),
-            self.events.max_len,
-            (self.rtts, self.queuing),
-            (self.deps.computes, self.training),
-            self.tracer.map(|t| *t),
-            wall_seconds,
-        )
+        self.finish(reason, stall, wall_seconds)
     }
 
     /// Starts loading what the event after next will touch while this one is handled (its
@@ -402,7 +361,7 @@ impl Simulation {
             Event::CcTimer(f, slot, gen) => self.cc_timer_fired(f, slot as usize, gen),
             Event::Rto(f, gen) => self.rto_fired(f, gen),
             Event::Sample => {
-                self.recorder.sample(self.now, &self.topo, &self.ports, &mut self.flows, &self.ccs);
+                self.sample_timelines();
                 if self.flows_done < self.flows.len() {
                     if let Some(iv) = self.params.sample_interval {
                         self.events.push(self.now + iv, Event::Sample);

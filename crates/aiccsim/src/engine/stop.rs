@@ -8,43 +8,12 @@
 //! circle, that circle (a PFC deadlock).
 
 use crate::engine::Simulation;
+use crate::metrics::{PausedPort, StallReport, StopReason};
 use crate::time::SimTime;
 use crate::wire::packet::CONTROL_PRIORITY;
-use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// How a run ended (`stop_reason` in `summary.json`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// Every flow finished.
-    Completed,
-    /// The scenario's `simulation.stop_time` came first.
-    StopTime,
-    /// No progress for `simulation.stall_timeout`, or no event left while flows remained.
-    Stalled,
-    /// Interrupted from outside (Ctrl-C).
-    Interrupted,
-    /// The wall-clock budget ran out.
-    WallLimit,
-    /// The event budget ([`crate::Simulation::set_event_limit`]) ran out.
-    EventLimit,
-}
-
-impl StopReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StopReason::Completed => "completed",
-            StopReason::StopTime => "stop_time",
-            StopReason::Stalled => "stalled",
-            StopReason::Interrupted => "interrupted",
-            StopReason::WallLimit => "wall_limit",
-            StopReason::EventLimit => "event_limit",
-        }
-    }
-}
 
 /// Ways to end a run from outside the simulation. Both are checked every 2^16 events, so a run
 /// stops within milliseconds of being asked.
@@ -65,63 +34,6 @@ impl RunControl {
             return Some(StopReason::WallLimit);
         }
         None
-    }
-}
-
-/// An egress port whose peer has paused it while packets wait in it.
-#[derive(Clone, Debug, Serialize)]
-pub struct PausedPort {
-    /// "s1:2" (node and port number, as in `ports.csv`).
-    pub port: String,
-    /// The node the paused link leads to.
-    pub peer: String,
-    pub priorities: Vec<u8>,
-    pub queued_bytes: u64,
-    pub paused_since_ns: f64,
-}
-
-/// What a stalled run was stuck on (`stall` in `summary.json`).
-#[derive(Clone, Debug, Serialize)]
-pub struct StallReport {
-    /// The last time a flow moved: a start, or a byte delivered or acknowledged in order.
-    pub last_progress_ns: f64,
-    pub unfinished_flows: usize,
-    pub paused_ports: Vec<PausedPort>,
-    /// Paused ports that wait on each other in a circle, each on the next (the last on the
-    /// first): a PFC deadlock. Empty when the pauses form no circle.
-    pub pause_cycle: Vec<String>,
-}
-
-impl StallReport {
-    /// One line for a terminal.
-    pub fn describe(&self) -> String {
-        let mut s = format!(
-            "no flow made progress after {:.3} us; {} flow(s) unfinished",
-            self.last_progress_ns / 1e3,
-            self.unfinished_flows
-        );
-        if !self.pause_cycle.is_empty() {
-            let mut circle = self.pause_cycle.clone();
-            circle.push(self.pause_cycle[0].clone());
-            s += &format!("; PFC deadlock: paused ports wait on each other in a circle {}", circle.join(" -> "));
-        }
-        if self.paused_ports.is_empty() {
-            s += "; no port is paused";
-        } else {
-            let listed: Vec<String> = self
-                .paused_ports
-                .iter()
-                .take(8)
-                .map(|p| format!("{} (to {}, {} B waiting)", p.port, p.peer, p.queued_bytes))
-                .collect();
-            let more = self.paused_ports.len().saturating_sub(listed.len());
-            s += &format!(
-                "; paused ports: {}{}",
-                listed.join(", "),
-                if more > 0 { format!(" and {more} more") } else { String::new() }
-            );
-        }
-        s
     }
 }
 

@@ -9,8 +9,8 @@
 //! a duration is never shorter than the compute: the difference is time spent waiting for flows
 //! that compute did not hide.
 
+use super::ComputeStep;
 use super::FlowRecord;
-use crate::engine::ComputeStep;
 use crate::time::SimTime;
 use crate::workload::training::{Layout, Phase};
 use serde::Serialize;

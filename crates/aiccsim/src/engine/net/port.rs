@@ -16,6 +16,7 @@ use crate::config::EcnConfig;
 use crate::engine::net::pool::{PacketId, PacketPool};
 use crate::engine::{Event, Simulation};
 use crate::metrics::trace::TraceEvent;
+use crate::metrics::PortStats;
 use crate::time::{Bandwidth, SimTime};
 use crate::topology::PortInfo;
 use crate::wire::packet::{Packet, PacketKind, CONTROL_PRIORITY, NUM_PRIORITIES};
@@ -77,21 +78,6 @@ pub struct PrioQueue {
     pub bytes: u64,
     /// Bytes buffered at this switch that arrived through this port at this priority (PFC).
     pub ingress_bytes: u64,
-}
-
-/// Counters for `ports.csv` (the transmit counters live in the port's hot lines and are copied
-/// here when the run ends).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PortStats {
-    pub tx_packets: u64,
-    pub tx_bytes: u64,
-    pub pause_sent: u64,
-    pub resume_sent: u64,
-    pub drops: u64,
-    pub ecn_marks: u64,
-    /// Time this port spent paused by its peer (any priority), and since when it is paused.
-    pub paused_time: SimTime,
-    pub paused_since: Option<SimTime>,
 }
 
 impl Port {

@@ -1,0 +1,124 @@
+//! Rows into metrics: the timeline samples the engine takes as the run goes, and the records it
+//! hands over when the run ends. This is the only file that reads the engine's state for
+//! metrics; `metrics` itself never sees a port, a queue pair or an algorithm.
+
+use super::Simulation;
+use crate::cc::CongestionControl;
+use crate::metrics::{
+    FlowRecord, PauseRow, PortRecord, QueueSample, RateSample, Results, RunRecords, RunTotals, StallReport, StopReason,
+    TraceSummary,
+};
+
+impl Simulation {
+    /// One sample of the timelines: the backlog of each sampled switch port, and the rate,
+    /// window and delivered throughput of each sampled flow that is sending.
+    pub(crate) fn sample_timelines(&mut self) {
+        let Some(iv) = self.recorder.interval() else { return };
+        let now = self.now;
+        for (i, port) in self.ports.iter().enumerate() {
+            if port.is_host {
+                continue;
+            }
+            let switch = port.node - self.topo.num_hosts;
+            if self.recorder.samples_switch(switch) {
+                self.recorder.queue(i, QueueSample { time: now, switch, port: port.local, bytes: port.queued });
+            }
+        }
+        for flow in self.flows.iter_mut() {
+            if !self.recorder.samples_flow(flow.id) || !flow.started || flow.sender_done.is_some() {
+                continue;
+            }
+            let cc = &self.ccs[flow.id as usize];
+            let delivered = flow.rcv_nxt - flow.sampled_bytes;
+            flow.sampled_bytes = flow.rcv_nxt;
+            self.recorder.rate(RateSample {
+                time: now,
+                flow: flow.id,
+                rate_bps: cc.rate(),
+                window_bytes: cc.window(),
+                throughput_bps: delivered as f64 * 8.0 / iv.as_secs_f64(),
+            });
+        }
+    }
+
+    /// The run is over: its records and totals, into metrics.
+    pub(crate) fn finish(self, stop_reason: StopReason, stall: Option<StallReport>, wall_seconds: f64) -> Results {
+        let now = self.now;
+        let flows: Vec<FlowRecord> = self
+            .flows
+            .iter()
+            .map(|f| FlowRecord {
+                flow_id: f.id,
+                src: f.src,
+                dst: f.dst,
+                size_bytes: f.size,
+                start: f.start,
+                finish: f.finish,
+                ideal_fct: f.ideal_fct,
+                collective: f.collective.map(|c| format!("{}:{}", c.kind, c.id)).unwrap_or_default(),
+                collective_ranks: f.collective.map(|c| c.group_size).unwrap_or(0),
+                retransmitted_bytes: f.retransmitted_bytes,
+                timeouts: f.timeouts,
+            })
+            .collect();
+        let ports: Vec<PortRecord> = self
+            .ports
+            .iter()
+            .map(|p| {
+                let mut stats = p.final_stats();
+                if let Some(since) = stats.paused_since.take() {
+                    stats.paused_time += now - since;
+                }
+                PortRecord {
+                    node: self.topo.node_name(p.node),
+                    port: p.local,
+                    peer: self.topo.node_name(self.ports[p.peer as usize].node),
+                    max_queue: p.max_queued,
+                    stats,
+                }
+            })
+            .collect();
+        let pauses = (self.recorder.pauses.iter())
+            .map(|e| {
+                let p = &self.ports[e.port as usize];
+                PauseRow {
+                    time: e.time,
+                    node: p.node,
+                    port: p.local,
+                    peer: self.ports[p.peer as usize].node,
+                    priority: e.priority,
+                    pause: e.pause,
+                }
+            })
+            .collect();
+        let totals = RunTotals {
+            now,
+            stop_reason,
+            stall,
+            counters: self.counters,
+            live_packets: self.packets.in_use() as u64,
+            max_switch_queue_bytes: self.ports.iter().filter(|p| !p.is_host).map(|p| p.max_queued).max().unwrap_or(0),
+            max_switch_buffer_bytes: self.switches.iter().map(|s| s.max_used).max().unwrap_or(0),
+            max_pending_events: self.events.max_len,
+            rtts: self.rtts,
+            queuing: self.queuing,
+            trace: (self.tracer.as_ref())
+                .map(|t| TraceSummary { rows: t.rows.len() as u64, rows_dropped: t.rows_dropped }),
+            pause_log: self.recorder.logs_pauses().then_some(TraceSummary {
+                rows: self.recorder.pauses.len() as u64,
+                rows_dropped: self.recorder.pauses_dropped,
+            }),
+            wall_seconds,
+        };
+        let records = RunRecords {
+            flows,
+            ports,
+            pauses,
+            queues: self.recorder.queues,
+            rates: self.recorder.rates,
+            trace: self.tracer.map(|t| t.rows),
+            computes: self.deps.computes,
+        };
+        Results::assemble(self.scenario, records, self.training, totals, self.topo.names())
+    }
+}

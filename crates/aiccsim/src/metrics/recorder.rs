@@ -1,0 +1,90 @@
+//! Timelines recorded as the run goes: the engine pushes each sample (queue lengths, flow rates,
+//! PFC frames) as it takes it; the recorder keeps them, and does nothing when timelines are off.
+
+use super::{PauseSample, QueueSample, RateSample, MAX_PAUSE_ROWS};
+use crate::config::OutputConfig;
+use crate::time::SimTime;
+
+/// Records timelines during the run; does nothing when timelines are off.
+pub struct Recorder {
+    interval: Option<SimTime>,
+    queue_switch: Vec<bool>,
+    rate_flow: Vec<bool>,
+    last_queue: Vec<u64>,
+    pub queues: Vec<QueueSample>,
+    pub rates: Vec<RateSample>,
+    pub pauses: Vec<PauseSample>,
+    pub pauses_dropped: u64,
+}
+
+impl Recorder {
+    /// A recorder for a fabric of `switches` switches and `ports` ports carrying `flows` flows.
+    pub fn new(out: &OutputConfig, switches: u32, ports: usize, flows: usize) -> Recorder {
+        let mut queue_switch = vec![out.queue_switches.is_none(); switches as usize];
+        for &s in out.queue_switches.iter().flatten() {
+            queue_switch[s as usize] = true;
+        }
+        let mut rate_flow = vec![out.rate_flows.is_none(); flows];
+        for &f in out.rate_flows.iter().flatten() {
+            if let Some(x) = rate_flow.get_mut(f as usize) {
+                *x = true;
+            }
+        }
+        Recorder {
+            interval: out.sample_interval,
+            queue_switch,
+            rate_flow,
+            last_queue: vec![0; ports],
+            queues: Vec::new(),
+            rates: Vec::new(),
+            pauses: Vec::new(),
+            pauses_dropped: 0,
+        }
+    }
+
+    /// Whether PFC frames are logged (timelines are on).
+    #[inline]
+    pub fn logs_pauses(&self) -> bool {
+        self.interval.is_some()
+    }
+
+    /// Switch port `port` sends a PFC frame: every one is logged, not sampled, because a
+    /// pause can start and end between two samples.
+    #[cold]
+    pub fn pfc_frame(&mut self, time: SimTime, port: u32, priority: u8, pause: bool) {
+        if self.pauses.len() < MAX_PAUSE_ROWS {
+            self.pauses.push(PauseSample { time, port, priority, pause });
+        } else {
+            self.pauses_dropped += 1;
+        }
+    }
+
+    /// The sampling interval, when timelines are on.
+    pub fn interval(&self) -> Option<SimTime> {
+        self.interval
+    }
+
+    /// Whether the queues of switch `switch` are sampled (`output.queue_switches`).
+    pub fn samples_switch(&self, switch: u32) -> bool {
+        self.queue_switch[switch as usize]
+    }
+
+    /// Whether flow `flow`'s rate is sampled (`output.rate_flows`).
+    pub fn samples_flow(&self, flow: u32) -> bool {
+        self.rate_flow[flow as usize]
+    }
+
+    /// The backlog of a sampled switch port (`port`, its global index) at a sample time. Only
+    /// changes from or to a non-empty queue are kept: an idle fabric writes nothing.
+    pub fn queue(&mut self, port: usize, sample: QueueSample) {
+        if sample.bytes > 0 || self.last_queue[port] > 0 {
+            self.queues.push(sample);
+        }
+        self.last_queue[port] = sample.bytes;
+    }
+
+    /// A sampled flow's rate, window and throughput.
+    pub fn rate(&mut self, sample: RateSample) {
+        self.rates.push(sample);
+    }
+}

@@ -1,0 +1,235 @@
+//! The records a run produces: one type per row of a result table, the run-wide counters, and
+//! how the run ended. The engine fills them (`engine/finish.rs`); nothing here reads the
+//! engine's state.
+
+use crate::time::SimTime;
+use serde::Serialize;
+
+/// One row of `flows.csv`.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowRecord {
+    pub flow_id: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub size_bytes: u64,
+    pub start: SimTime,
+    /// When the last byte reached the receiver; `None` if the run stopped first.
+    pub finish: Option<SimTime>,
+    pub ideal_fct: SimTime,
+    /// `kind:id` of its collective; empty when it belongs to none.
+    pub collective: String,
+    /// Ranks of its collective (0 when it belongs to none).
+    pub collective_ranks: u32,
+    pub retransmitted_bytes: u64,
+    pub timeouts: u32,
+}
+
+impl FlowRecord {
+    pub fn fct(&self) -> Option<SimTime> {
+        self.finish.map(|f| f - self.start)
+    }
+    /// FCT over the ideal FCT (>= 1 up to rounding).
+    pub fn slowdown(&self) -> Option<f64> {
+        self.fct().map(|f| f.0 as f64 / self.ideal_fct.0.max(1) as f64)
+    }
+}
+
+/// One row of `queues.csv`: egress backlog of a switch port at a sample time.
+#[derive(Clone, Copy, Debug)]
+pub struct QueueSample {
+    pub time: SimTime,
+    pub switch: u32,
+    pub port: u32,
+    pub bytes: u64,
+}
+
+/// One row of `rates.csv`.
+#[derive(Clone, Copy, Debug)]
+pub struct RateSample {
+    pub time: SimTime,
+    pub flow: u32,
+    /// The congestion-control rate, bits per second.
+    pub rate_bps: f64,
+    pub window_bytes: Option<u64>,
+    /// Bytes delivered in order at the receiver over the last interval, as bits per second.
+    pub throughput_bps: f64,
+}
+
+/// One row of `pauses.csv`: a PFC frame a switch port sent to its peer.
+#[derive(Clone, Copy, Debug)]
+pub struct PauseSample {
+    pub time: SimTime,
+    /// The sending port (global index).
+    pub port: u32,
+    pub priority: u8,
+    /// PAUSE (true) or RESUME (false).
+    pub pause: bool,
+}
+
+/// `pauses.csv` keeps at most this many rows; the rest are counted (`pause_log.rows_dropped`).
+/// A run that sends more PFC frames than this has them in `ports.csv` totals; the timeline of
+/// the first million shows how the pausing starts.
+pub const MAX_PAUSE_ROWS: usize = 1_000_000;
+
+/// A row of `pauses.csv` as written: nodes by number (names at writing).
+#[derive(Clone, Copy, Debug)]
+pub struct PauseRow {
+    pub time: SimTime,
+    pub node: u32,
+    /// The port's number on `node`.
+    pub port: u32,
+    /// The node the frame pauses or resumes.
+    pub peer: u32,
+    pub priority: u8,
+    pub pause: bool,
+}
+
+/// Per-port counters, for `ports.csv`.
+#[derive(Clone, Debug)]
+pub struct PortRecord {
+    pub node: String,
+    pub port: u32,
+    pub peer: String,
+    /// Largest egress backlog seen, bytes over all priorities.
+    pub max_queue: u64,
+    pub stats: PortStats,
+}
+
+/// Counters for `ports.csv`, kept by each port as the run goes (the transmit counters live in
+/// the port's hot lines and are copied here when the run ends).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PortStats {
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub pause_sent: u64,
+    pub resume_sent: u64,
+    pub drops: u64,
+    pub ecn_marks: u64,
+    /// Time this port spent paused by its peer (any priority), and since when it is paused.
+    pub paused_time: SimTime,
+    pub paused_since: Option<SimTime>,
+}
+
+/// Run-wide counters.
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    pub events: u64,
+    /// Packets serialised onto a link: data, ACK, NACK, CNP and PFC alike.
+    pub packet_hops: u64,
+    pub data_bytes_sent: u64,
+    pub data_bytes_received: u64,
+    pub data_bytes_dropped: u64,
+    pub data_packets_sent: u64,
+    /// Payload bytes of the data packets sent (retransmissions included).
+    pub data_payload_sent: u64,
+    pub retransmitted_bytes: u64,
+    pub packets_dropped: u64,
+    pub ecn_marks: u64,
+    pub pause_frames: u64,
+    pub resume_frames: u64,
+    pub cnps: u64,
+    pub acks: u64,
+    /// ACKs that carried telemetry (INT records or PINT feedback).
+    pub feedback_acks: u64,
+    pub nacks: u64,
+    pub timeouts: u64,
+}
+
+/// A compute step as the run goes.
+#[derive(Clone, Debug)]
+pub struct ComputeStep {
+    pub host: u32,
+    pub duration: SimTime,
+    /// It starts no earlier than this.
+    pub earliest: SimTime,
+    pub start: Option<SimTime>,
+    pub end: Option<SimTime>,
+}
+
+/// How a run ended (`stop_reason` in `summary.json`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Every flow finished.
+    Completed,
+    /// The scenario's `simulation.stop_time` came first.
+    StopTime,
+    /// No progress for `simulation.stall_timeout`, or no event left while flows remained.
+    Stalled,
+    /// Interrupted from outside (Ctrl-C).
+    Interrupted,
+    /// The wall-clock budget ran out.
+    WallLimit,
+    /// The event budget ([`crate::Simulation::set_event_limit`]) ran out.
+    EventLimit,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Completed => "completed",
+            StopReason::StopTime => "stop_time",
+            StopReason::Stalled => "stalled",
+            StopReason::Interrupted => "interrupted",
+            StopReason::WallLimit => "wall_limit",
+            StopReason::EventLimit => "event_limit",
+        }
+    }
+}
+
+/// An egress port whose peer has paused it while packets wait in it.
+#[derive(Clone, Debug, Serialize)]
+pub struct PausedPort {
+    /// "s1:2" (node and port number, as in `ports.csv`).
+    pub port: String,
+    /// The node the paused link leads to.
+    pub peer: String,
+    pub priorities: Vec<u8>,
+    pub queued_bytes: u64,
+    pub paused_since_ns: f64,
+}
+
+/// What a stalled run was stuck on (`stall` in `summary.json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct StallReport {
+    /// The last time a flow moved: a start, or a byte delivered or acknowledged in order.
+    pub last_progress_ns: f64,
+    pub unfinished_flows: usize,
+    pub paused_ports: Vec<PausedPort>,
+    /// Paused ports that wait on each other in a circle, each on the next (the last on the
+    /// first): a PFC deadlock. Empty when the pauses form no circle.
+    pub pause_cycle: Vec<String>,
+}
+
+impl StallReport {
+    /// One line for a terminal.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "no flow made progress after {:.3} us; {} flow(s) unfinished",
+            self.last_progress_ns / 1e3,
+            self.unfinished_flows
+        );
+        if !self.pause_cycle.is_empty() {
+            let mut circle = self.pause_cycle.clone();
+            circle.push(self.pause_cycle[0].clone());
+            s += &format!("; PFC deadlock: paused ports wait on each other in a circle {}", circle.join(" -> "));
+        }
+        if self.paused_ports.is_empty() {
+            s += "; no port is paused";
+        } else {
+            let listed: Vec<String> = self
+                .paused_ports
+                .iter()
+                .take(8)
+                .map(|p| format!("{} (to {}, {} B waiting)", p.port, p.peer, p.queued_bytes))
+                .collect();
+            let more = self.paused_ports.len().saturating_sub(listed.len());
+            s += &format!(
+                "; paused ports: {}{}",
+                listed.join(", "),
+                if more > 0 { format!(" and {more} more") } else { String::new() }
+            );
+        }
+        s
+    }
+}

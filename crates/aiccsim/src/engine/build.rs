@@ -11,9 +11,10 @@
 use super::{Dependencies, Event, EventQueue, Params, RunControl, Simulation};
 use crate::cc::{Check, FlowFacts, Telemetry};
 use crate::config::{fail, ConfigError, HostSet, Scenario, WorkloadConfig};
+use crate::engine::net::pfc::total_headroom;
 use crate::engine::net::pool::PacketPool;
 use crate::engine::net::port::Port;
-use crate::engine::net::switch::{total_headroom, SwitchState};
+use crate::engine::net::switch::SwitchState;
 use crate::engine::net::telemetry::{IntPool, PintPort, PintState};
 use crate::engine::nic::clock::HostClocks;
 use crate::engine::nic::host::HostState;

@@ -24,7 +24,7 @@ pub use queue::EventQueue;
 pub use stop::RunControl;
 pub use timers::TimerSlot;
 
-use crate::cc::{CcConfig, CcContext, CongestionControl, FlowFacts, Receiver, Telemetry, MAX_TIMERS};
+use crate::cc::{CcConfig, FlowFacts, Receiver, Telemetry, MAX_TIMERS};
 use crate::config::{Routing, Scenario};
 use crate::engine::net::pool::{PacketId, PacketPool};
 use crate::engine::net::port::Port;
@@ -36,7 +36,7 @@ use crate::engine::nic::qp::Flow;
 use crate::metrics::trace::Tracer;
 use crate::metrics::{Counters, DurationHistogram, Recorder, Results, StopReason};
 use crate::rng::SimRng;
-use crate::time::{pacing_gap, SimTime};
+use crate::time::SimTime;
 use crate::topology::Topology;
 use crate::wire::packet::NUM_PRIORITIES;
 use crate::workload;
@@ -368,34 +368,6 @@ impl Simulation {
                     }
                 }
             }
-        }
-    }
-
-    /// Applies what a CC hook did: its timer requests, and a rate change, which (as on a real
-    /// NIC rate limiter, and in the HPCC ns-3 model's `ChangeRate`) stretches or shortens the
-    /// gap already running after the last packet.
-    pub(crate) fn apply_cc(&mut self, f: u32, cx: &CcContext) {
-        for (slot, req) in cx.timer_requests() {
-            self.set_cc_timer(f, slot, req);
-        }
-        let rate = self.ccs[f as usize].rate();
-        let flow = &mut self.flows[f as usize];
-        if rate != flow.paced_rate {
-            if flow.last_packet_size > 0 && flow.next_send > self.now {
-                let old_gap = pacing_gap(flow.last_packet_size, flow.paced_rate);
-                let new_gap = pacing_gap(flow.last_packet_size, rate);
-                let sent_at = flow.next_send.saturating_sub(old_gap);
-                flow.next_send = (sent_at + new_gap).max(self.now);
-                if new_gap < old_gap && flow.scheduled {
-                    // A wake-up, not a direct kick: this may run while the NIC is choosing its
-                    // next packet (a byte counter reacting in `on_send`).
-                    let (port, at) = (self.topo.host_port(flow.src), flow.next_send);
-                    self.flows[f as usize].paced_rate = rate;
-                    self.wake_port(port, at);
-                    return;
-                }
-            }
-            flow.paced_rate = rate;
         }
     }
 }

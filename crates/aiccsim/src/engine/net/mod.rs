@@ -1,7 +1,11 @@
-//! The fabric's moving parts: ports (serialiser + link), switches, the packet pool and the
-//! telemetry switches stamp.
+//! The fabric's moving parts, one file per mechanism: ports (serialiser + link), switches and
+//! their shared buffer, PFC, ECN marking, routing among equal-cost paths, the telemetry switches
+//! stamp, and the packet pool.
 
+mod ecn;
+pub mod pfc;
 pub mod pool;
 pub mod port;
+mod routing;
 pub mod switch;
 pub mod telemetry;

@@ -259,50 +259,6 @@ impl Simulation {
             self.switch_receive(at, id);
         }
     }
-
-    /// A PFC frame arrived at port `at`: pause or resume its egress for `class`.
-    fn pfc_frame_received(&mut self, at: u32, class: u8, pause: bool) {
-        let now = self.now;
-        let port = &mut self.ports[at as usize];
-        let was = port.paused;
-        if pause {
-            port.paused |= 1 << class;
-        } else {
-            port.paused &= !(1 << class);
-        }
-        if was == 0 && port.paused != 0 {
-            port.stats.paused_since = Some(now);
-        } else if was != 0 && port.paused == 0 {
-            if let Some(since) = port.stats.paused_since.take() {
-                port.stats.paused_time += now - since;
-            }
-        }
-        if !pause {
-            self.kick(at);
-        }
-    }
-
-    /// Queues a PFC frame on port `p` towards its peer.
-    pub(crate) fn send_pfc(&mut self, p: u32, class: u8, pause: bool) {
-        let mut pkt = Packet::new(PacketKind::Pfc, CONTROL_PRIORITY, self.params.pause_size);
-        pkt.pfc_class = class;
-        pkt.pfc_pause = pause;
-        let id = self.packets.alloc(pkt);
-        if self.recorder.logs_pauses() {
-            self.recorder.pfc_frame(self.now, p, class, pause);
-        }
-        let port = &mut self.ports[p as usize];
-        port.pfc_out.push_back(id);
-        port.pfc_frames += 1;
-        if pause {
-            port.stats.pause_sent += 1;
-            self.counters.pause_frames += 1;
-        } else {
-            port.stats.resume_sent += 1;
-            self.counters.resume_frames += 1;
-        }
-        self.kick(p);
-    }
 }
 
 const _: () = assert!(std::mem::size_of::<PrioQueue>() == 64);

@@ -2,12 +2,14 @@
 //!
 //! Transmit order: PFC frames, then control packets (ACK, NACK, CNP), then data from the queue
 //! pairs, round-robin among those allowed to send: data left, window open, and the pacer's
-//! time reached. When none is allowed yet the port wakes at the earliest pacer time.
+//! time reached (`pacing.rs`). When none is allowed yet the port wakes at the earliest pacer
+//! time. The receive path accepts the next in-order packet and acknowledges it; a gap is
+//! answered by loss recovery (`recovery.rs`).
 
 use crate::cc::{CongestionControl, DataArrival, ReceiverCc, Telemetry};
 use crate::engine::net::pool::PacketId;
 use crate::engine::Simulation;
-use crate::time::{pacing_gap, SimTime};
+use crate::time::SimTime;
 use crate::wire::packet::{Packet, PacketKind, CONTROL_PRIORITY};
 
 #[derive(Default)]
@@ -89,11 +91,8 @@ impl Simulation {
         }
         flow.snd_nxt += payload;
         flow.high_sent = flow.high_sent.max(flow.snd_nxt);
-        let rate = self.ccs[f as usize].rate();
-        flow.next_send = now + pacing_gap(size, rate);
-        flow.paced_rate = rate;
-        flow.last_packet_size = size;
         let finished_sending = !flow.has_data_to_send();
+        self.pace_after(f, size);
         self.counters.data_packets_sent += 1;
         self.counters.data_bytes_sent += size;
         self.counters.data_payload_sent += payload;
@@ -116,25 +115,11 @@ impl Simulation {
         Some(self.packets.alloc(pkt))
     }
 
-    /// The earliest time a queue pair of `host` with an open window may send, if any has data.
-    pub(crate) fn host_next_send_time(&self, host: u32) -> Option<SimTime> {
-        let port = &self.ports[self.topo.host_port(host) as usize];
-        if port.paused & (1 << self.params.data_priority) != 0 {
-            return None;
-        }
-        self.hosts[host as usize]
-            .active
-            .iter()
-            .filter(|&&f| self.window_open(f))
-            .map(|&f| self.flows[f as usize].next_send)
-            .min()
-    }
-
     /// The window bounds the bytes in flight: a packet may leave while fewer than the window are
     /// outstanding (the HPCC ns-3 model's rule), so a window below one packet still lets one
     /// packet out when nothing is in flight.
     #[inline]
-    fn window_open(&self, f: u32) -> bool {
+    pub(super) fn window_open(&self, f: u32) -> bool {
         match self.ccs[f as usize].window() {
             Some(w) => self.flows[f as usize].in_flight() < w,
             None => true,
@@ -191,7 +176,6 @@ impl Simulation {
             self.send_control(p, PacketKind::Cnp, pkt, 0);
         }
         let ack_every = self.params.ack_every;
-        let nack_interval = self.params.nack_interval;
         let payload = pkt.size as u64 - self.params.header;
         let flow = &mut self.flows[f as usize];
         // The ACK this packet triggers, if any, as (cumulative seq, ECN echo).
@@ -214,17 +198,7 @@ impl Simulation {
                 flow.ecn_pending = false;
             }
         } else if pkt.seq > flow.rcv_nxt {
-            // A gap: go-back-N discards this packet and asks for the missing byte, once per
-            // missing byte unless the NACK seems lost.
-            let expected = flow.rcv_nxt;
-            let due = match flow.last_nack {
-                Some((seq, at)) => seq != expected || now.saturating_sub(at) >= nack_interval,
-                None => true,
-            };
-            if due {
-                flow.last_nack = Some((expected, now));
-                self.send_control(p, PacketKind::Nack, pkt, expected);
-            }
+            self.answer_gap(p, pkt);
         } else {
             // A duplicate from a go-back: re-acknowledge so the sender catches up (always for the
             // flow's last packet, whose ACK may be what the sender lost).
@@ -250,7 +224,7 @@ impl Simulation {
     }
 
     /// Sends an ACK, NACK or CNP for data packet `about` back to its sender.
-    fn send_control(&mut self, p: u32, kind: PacketKind, about: &Packet, seq: u64) {
+    pub(super) fn send_control(&mut self, p: u32, kind: PacketKind, about: &Packet, seq: u64) {
         let size = match kind {
             PacketKind::Cnp => self.params.cnp_size,
             PacketKind::Nack => self.params.nack_size,

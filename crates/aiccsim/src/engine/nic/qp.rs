@@ -1,13 +1,12 @@
-//! A queue pair: one flow's sender and receiver transport state, and go-back-N.
+//! A queue pair: one flow's sender and receiver transport state, its start and stop, and what
+//! an ACK or a CNP does to it. Loss recovery (NACK, go-back-N, the retransmission timeout) is
+//! in `recovery.rs`; the pacer in `pacing.rs`.
 //!
-//! The sender keeps `snd_una` (first unacknowledged byte) and `snd_nxt` (next byte to send).
-//! The receiver accepts only the next in-order packet; anything after a gap is discarded and
-//! answered with a NACK for the first missing byte, and the sender goes back to it (RoCEv2
-//! go-back-N). A retransmission timeout covers lost tails that no later packet can reveal.
+//! The sender keeps `snd_una` (first unacknowledged byte) and `snd_nxt` (next byte to send);
+//! the receiver `rcv_nxt`, the next in-order byte it expects.
 
 use crate::cc::{AckInfo, CcContext, CcEvent, CongestionControl, MAX_TIMERS};
-use crate::config::MAX_RTO_BACKOFF;
-use crate::engine::{Event, Simulation, TimerSlot};
+use crate::engine::{Simulation, TimerSlot};
 use crate::tags::CollectiveTag;
 use crate::time::SimTime;
 use crate::wire::packet::Packet;
@@ -203,57 +202,6 @@ impl Simulation {
         self.release(f);
     }
 
-    /// When the retransmission timeout is due: `rto` (times the backoff) after the last progress.
-    fn rto_deadline(&self, f: u32) -> SimTime {
-        let flow = &self.flows[f as usize];
-        flow.last_progress + SimTime(self.params.rto.0.saturating_mul(flow.rto_backoff as u64))
-    }
-
-    /// Makes sure a timeout check is queued no later than the current deadline. The check is not
-    /// moved on every ACK (that would be a heap operation per ACK): when it fires early it
-    /// re-queues itself for the deadline then current. Only a deadline that moves earlier (the
-    /// backoff reset by an ACK) queues a new check; the old one is recognised as stale.
-    pub(crate) fn arm_rto(&mut self, f: u32) {
-        let deadline = self.rto_deadline(f).max(self.now);
-        let flow = &mut self.flows[f as usize];
-        if flow.rto_queued.is_none_or(|q| deadline < q) {
-            flow.rto_gen = flow.rto_gen.wrapping_add(1);
-            flow.rto_queued = Some(deadline);
-            self.events.push(deadline, Event::Rto(f, flow.rto_gen));
-        }
-    }
-
-    pub(crate) fn rto_fired(&mut self, f: u32, gen: u32) {
-        let now = self.now;
-        let deadline = self.rto_deadline(f);
-        let flow = &mut self.flows[f as usize];
-        if gen != flow.rto_gen {
-            return;
-        }
-        flow.rto_queued = None;
-        if flow.sender_done.is_some() || flow.snd_una == flow.snd_nxt {
-            return; // nothing outstanding; the next send re-arms
-        }
-        if now < deadline {
-            self.arm_rto(f);
-            return;
-        }
-        // Timeout: go back to the first unacknowledged byte.
-        flow.retransmitted_bytes += flow.snd_nxt - flow.snd_una;
-        self.counters.retransmitted_bytes += flow.snd_nxt - flow.snd_una;
-        flow.snd_nxt = flow.snd_una;
-        flow.timeouts += 1;
-        flow.rto_backoff = (flow.rto_backoff * 2).min(MAX_RTO_BACKOFF);
-        flow.last_progress = now;
-        flow.next_send = now;
-        self.counters.timeouts += 1;
-        let mut cx = CcContext::new(now);
-        self.ccs[f as usize].on_event(CcEvent::Timeout, &mut cx);
-        self.apply_cc(f, &cx);
-        self.schedule_qp(f);
-        self.arm_rto(f);
-    }
-
     /// An ACK reached the sender.
     pub(crate) fn on_ack(&mut self, pkt: &Packet) {
         let now = self.now;
@@ -306,31 +254,6 @@ impl Simulation {
             let port = self.topo.host_port(self.flows[f as usize].src);
             self.kick(port);
         }
-    }
-
-    /// A NACK: the receiver is missing `seq`; everything before it arrived.
-    pub(crate) fn on_nack(&mut self, f: u32, seq: u64) {
-        let now = self.now;
-        let flow = &mut self.flows[f as usize];
-        if flow.sender_done.is_some() || seq < flow.snd_una {
-            return;
-        }
-        if seq > flow.snd_una {
-            flow.snd_una = seq;
-            flow.last_progress = now;
-            flow.rto_backoff = 1;
-        }
-        if seq < flow.snd_nxt {
-            flow.retransmitted_bytes += flow.snd_nxt - seq;
-            self.counters.retransmitted_bytes += flow.snd_nxt - seq;
-        }
-        // Go back to the missing byte; or, if an earlier go-back has not yet resent up to it,
-        // skip ahead: everything before `seq` has arrived.
-        flow.snd_nxt = seq;
-        let mut cx = CcContext::new(now);
-        self.ccs[f as usize].on_event(CcEvent::Nack { seq }, &mut cx);
-        self.apply_cc(f, &cx);
-        self.schedule_qp(f);
     }
 
     pub(crate) fn on_cnp(&mut self, f: u32) {

@@ -1,0 +1,113 @@
+//! Priority flow control (IEEE 802.1Qbb) as the HPCC ns-3 switch does it.
+//!
+//! Each switch counts, per ingress port and priority, the bytes that came in through it and are
+//! still in its buffer. When the count rises above XOFF the switch sends PAUSE for that priority
+//! upstream; when it falls to XOFF - `xon_delta` (or to zero), RESUME. XOFF is static
+//! (`switch.pfc.xoff`) or dynamic: alpha x (buffer - headroom of all ports - bytes in use), the
+//! Broadcom-style shared-buffer rule. Each port keeps `headroom` in reserve for what the upstream
+//! still sends after its PAUSE. PAUSE and RESUME are 64-byte frames queued ahead of everything
+//! on the port facing the upstream; a PAUSE holds until its RESUME (no pause quanta).
+
+use crate::config::PfcConfig;
+use crate::engine::Simulation;
+use crate::topology::Topology;
+use crate::wire::packet::{Packet, PacketKind, CONTROL_PRIORITY};
+
+/// PFC headroom reserved over all ports of switch `node`.
+pub fn total_headroom(topo: &Topology, node: u32, pfc: &PfcConfig, max_packet: u64, pause_size: u64) -> u64 {
+    if !pfc.enabled {
+        return 0;
+    }
+    topo.node_ports[node as usize]
+        .iter()
+        .map(|&p| {
+            let info = &topo.ports[p as usize];
+            pfc.headroom.map(|h| h.0).unwrap_or_else(|| {
+                // After XOFF leaves, the upstream keeps sending for one round trip on the link,
+                // plus the packets already being serialised at each end and the PAUSE itself.
+                2 * info.bandwidth.bytes_in(info.delay) + 3 * max_packet + pause_size
+            })
+        })
+        .sum()
+}
+
+impl Simulation {
+    /// XOFF threshold of this switch right now.
+    #[inline]
+    fn xoff(&self, sw: usize) -> u64 {
+        match self.params.pfc_static_xoff {
+            Some(x) => x,
+            None => {
+                let s = &self.switches[sw];
+                let free = self.params.buffer.saturating_sub(s.reserved).saturating_sub(s.used);
+                (free as f64 * self.params.pfc_alpha) as u64
+            }
+        }
+    }
+
+    /// Bytes from `in_port` at priority `prio` were admitted: pause the upstream if they are now
+    /// above XOFF.
+    #[inline]
+    pub(super) fn pause_if_above_xoff(&mut self, in_port: u32, prio: u8, sw: usize) {
+        let port = &self.ports[in_port as usize];
+        if port.pausing_peer & (1 << prio) == 0 && port.prio[prio as usize].ingress_bytes > self.xoff(sw) {
+            self.ports[in_port as usize].pausing_peer |= 1 << prio;
+            self.send_pfc(in_port, prio, true);
+        }
+    }
+
+    /// Bytes that came in through `ing`, which has paused its upstream for `prio`, left the
+    /// buffer: resume the upstream once they are down to XOFF - xon_delta.
+    #[inline]
+    pub(super) fn resume_if_below_xon(&mut self, ing: u32, prio: u8, sw: usize) {
+        let left = self.ports[ing as usize].prio[prio as usize].ingress_bytes;
+        if left == 0 || left <= self.xoff(sw).saturating_sub(self.params.xon_delta) {
+            self.ports[ing as usize].pausing_peer &= !(1 << prio);
+            self.send_pfc(ing, prio, false);
+        }
+    }
+
+    /// A PFC frame arrived at port `at`: pause or resume its egress for `class`.
+    pub(super) fn pfc_frame_received(&mut self, at: u32, class: u8, pause: bool) {
+        let now = self.now;
+        let port = &mut self.ports[at as usize];
+        let was = port.paused;
+        if pause {
+            port.paused |= 1 << class;
+        } else {
+            port.paused &= !(1 << class);
+        }
+        if was == 0 && port.paused != 0 {
+            port.stats.paused_since = Some(now);
+        } else if was != 0 && port.paused == 0 {
+            if let Some(since) = port.stats.paused_since.take() {
+                port.stats.paused_time += now - since;
+            }
+        }
+        if !pause {
+            self.kick(at);
+        }
+    }
+
+    /// Queues a PFC frame on port `p` towards its peer.
+    pub(crate) fn send_pfc(&mut self, p: u32, class: u8, pause: bool) {
+        let mut pkt = Packet::new(PacketKind::Pfc, CONTROL_PRIORITY, self.params.pause_size);
+        pkt.pfc_class = class;
+        pkt.pfc_pause = pause;
+        let id = self.packets.alloc(pkt);
+        if self.recorder.logs_pauses() {
+            self.recorder.pfc_frame(self.now, p, class, pause);
+        }
+        let port = &mut self.ports[p as usize];
+        port.pfc_out.push_back(id);
+        port.pfc_frames += 1;
+        if pause {
+            port.stats.pause_sent += 1;
+            self.counters.pause_frames += 1;
+        } else {
+            port.stats.resume_sent += 1;
+            self.counters.resume_frames += 1;
+        }
+        self.kick(p);
+    }
+}

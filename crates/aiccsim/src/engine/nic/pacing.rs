@@ -1,0 +1,62 @@
+//! The NIC's rate limiter. After each data packet a queue pair waits `size / rate` before the
+//! next, at the rate its algorithm reports then. When the algorithm changes the rate, the gap
+//! already running is stretched or shortened, as on a NIC rate limiter (the HPCC ns-3 model's
+//! `ChangeRate`).
+
+use crate::cc::{CcContext, CongestionControl};
+use crate::engine::Simulation;
+use crate::time::{pacing_gap, SimTime};
+
+impl Simulation {
+    /// Flow `f` just sent a packet of `size` wire bytes: its next may leave one gap later.
+    #[inline]
+    pub(super) fn pace_after(&mut self, f: u32, size: u64) {
+        let rate = self.ccs[f as usize].rate();
+        let flow = &mut self.flows[f as usize];
+        flow.next_send = self.now + pacing_gap(size, rate);
+        flow.paced_rate = rate;
+        flow.last_packet_size = size;
+    }
+
+    /// The earliest time a queue pair of `host` with an open window may send, if any has data.
+    pub(crate) fn host_next_send_time(&self, host: u32) -> Option<SimTime> {
+        let port = &self.ports[self.topo.host_port(host) as usize];
+        if port.paused & (1 << self.params.data_priority) != 0 {
+            return None;
+        }
+        self.hosts[host as usize]
+            .active
+            .iter()
+            .filter(|&&f| self.window_open(f))
+            .map(|&f| self.flows[f as usize].next_send)
+            .min()
+    }
+
+    /// Applies what a CC hook did: its timer requests, and a rate change, which (as on a real
+    /// NIC rate limiter, and in the HPCC ns-3 model's `ChangeRate`) stretches or shortens the
+    /// gap already running after the last packet.
+    pub(crate) fn apply_cc(&mut self, f: u32, cx: &CcContext) {
+        for (slot, req) in cx.timer_requests() {
+            self.set_cc_timer(f, slot, req);
+        }
+        let rate = self.ccs[f as usize].rate();
+        let flow = &mut self.flows[f as usize];
+        if rate != flow.paced_rate {
+            if flow.last_packet_size > 0 && flow.next_send > self.now {
+                let old_gap = pacing_gap(flow.last_packet_size, flow.paced_rate);
+                let new_gap = pacing_gap(flow.last_packet_size, rate);
+                let sent_at = flow.next_send.saturating_sub(old_gap);
+                flow.next_send = (sent_at + new_gap).max(self.now);
+                if new_gap < old_gap && flow.scheduled {
+                    // A wake-up, not a direct kick: this may run while the NIC is choosing its
+                    // next packet (a byte counter reacting in `on_send`).
+                    let (port, at) = (self.topo.host_port(flow.src), flow.next_send);
+                    self.flows[f as usize].paced_rate = rate;
+                    self.wake_port(port, at);
+                    return;
+                }
+            }
+            flow.paced_rate = rate;
+        }
+    }
+}

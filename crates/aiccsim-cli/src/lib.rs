@@ -357,6 +357,8 @@ pub fn run_built(
 ) -> Result<Results, CliError> {
     warn_about_output(scenario, label);
     sim.set_control(RunControl { interrupt: Some(interrupt_flag()), wall_limit });
+    // Only decides when the progress bar appears (after a second); the run does not see it.
+    #[allow(clippy::disallowed_methods)]
     let started = Instant::now();
     let mut bar: Option<ProgressBar> = None;
     let results = sim.run(&mut |p| {

@@ -235,6 +235,8 @@ fn a_pfc_deadlock_exits_4_naming_the_circle_of_paused_ports() {
 /// Ctrl-C: the run stops, its results so far are written whole and marked partial, exit 130.
 #[cfg(unix)]
 #[test]
+// The wall clock only bounds how long the test waits for the child process.
+#[allow(clippy::disallowed_methods)]
 fn sigint_leaves_a_valid_partial_result() {
     use std::time::{Duration, Instant};
     let dir = tempfile::tempdir().unwrap();

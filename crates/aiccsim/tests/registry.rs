@@ -1,0 +1,69 @@
+//! Every algorithm of the registry (`CcConfig::all_defaults`) is documented and known to the
+//! fuzzer: docs/scenario.md has its section with a row for each of its parameters, and the fuzz
+//! dictionary holds its name and its keys. A new algorithm that skips one fails here, naming it.
+
+use aiccsim::cc::CcConfig;
+use std::path::PathBuf;
+
+fn read(rel: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The keys of an algorithm's `[cc]` section: its parameters with defaults, and those whose
+/// default depends on the run.
+fn keys(cfg: &CcConfig) -> Vec<String> {
+    let table = toml::Table::try_from(cfg).expect("a config serialises");
+    let mut keys: Vec<String> = table.keys().filter(|k| k.as_str() != "algorithm").cloned().collect();
+    keys.extend(cfg.as_algorithm().optional_parameters().iter().map(|(k, _)| k.to_string()));
+    keys
+}
+
+#[test]
+fn every_algorithm_has_its_section_in_the_scenario_reference() {
+    let docs = read("docs/scenario.md");
+    for cfg in CcConfig::all_defaults() {
+        let name = cfg.name();
+        let heading = format!("### `algorithm = \"{name}\"`");
+        let start = docs.find(&heading).unwrap_or_else(|| panic!("docs/scenario.md has no section {heading}"));
+        let rest = &docs[start + heading.len()..];
+        let section = &rest[..rest.find("\n#").unwrap_or(rest.len())];
+        for key in keys(&cfg) {
+            assert!(section.contains(&format!("| `{key}`")), "docs/scenario.md, {heading}: no row for `{key}`");
+        }
+        assert!(
+            docs.contains(&format!("| `{name}`")),
+            "docs/scenario.md: the [cc] overview table has no row for `{name}`"
+        );
+    }
+}
+
+#[test]
+fn the_fuzz_dictionary_knows_every_algorithm_and_its_keys() {
+    let dict = read("fuzz/scenario.dict");
+    let entries: Vec<&str> = dict.lines().collect();
+    for cfg in CcConfig::all_defaults() {
+        for word in std::iter::once(cfg.name().to_string()).chain(keys(&cfg)) {
+            let entry = format!("\"{word}\"");
+            assert!(entries.contains(&entry.as_str()), "fuzz/scenario.dict has no line {entry} ({})", cfg.name());
+        }
+    }
+}
+
+#[test]
+fn names_are_unique_and_each_parses_back_to_its_algorithm() {
+    let all = CcConfig::all_defaults();
+    let mut names: Vec<&str> = all.iter().map(CcConfig::name).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), all.len(), "two algorithms share a name");
+    for cfg in &all {
+        let text = format!(
+            "[topology]\nkind = \"star\"\nhosts = 2\nlink = {{ bandwidth = \"100Gbps\", delay = \"1us\" }}\n[cc]\nalgorithm = \"{}\"\n[workload]\nkind = \"flows\"\nflows = [{{ src = 0, dst = 1, size = \"1KB\" }}]\n",
+            cfg.name()
+        );
+        let s = aiccsim::Scenario::from_toml(&text, "registry").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.cc.name(), cfg.name());
+        assert_eq!(toml::Table::try_from(&s.cc).unwrap(), toml::Table::try_from(cfg).unwrap());
+    }
+}

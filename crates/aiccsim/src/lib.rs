@@ -1,12 +1,25 @@
 //! aiccsim: a packet-level simulator of RoCEv2 fabrics and their congestion control.
 //!
-//! Layers, top to bottom (data flows one way down this list):
-//! - [`config`]: the scenario schema; parsing and validation with errors that name the key.
-//! - [`topology`]: nodes, ports, links and shortest-path ECMP routes, built once.
-//! - [`workload`]: the flows to run.
-//! - [`engine`]: the event loop over [`net`] (ports, links, switches) and [`nic`] (queue pairs,
-//!   go-back-N), with [`cc`] algorithms behind one trait.
-//! - [`metrics`]: per-flow records, counters and timelines; [`results`] writes them out.
+//! Layers, bottom to top. A module uses the layers below it and never one above
+//! (`tests/layers.rs` reads every `use` line and `crate::` path and fails on one that points up):
+//!
+//! 0. Ground vocabulary: [`time`] (SimTime, Bandwidth, ByteSize and their units), [`rng`] (named
+//!    random streams and the crate's hashes), [`tags`] (collective tags), and the
+//!    `tagged_enum!` macro that reads `kind`/`algorithm` sections.
+//! 1. [`wire`]: what travels in packets (the packet, INT records, the PINT byte).
+//! 2. [`cc`]: the congestion-control traits, the registry and one file per algorithm. An
+//!    algorithm sees only its flow's facts and its feedback, never the engine.
+//! 3. [`config`]: the scenario schema, one file per section; parsing, and the checks that need
+//!    the scenario alone.
+//! 4. [`topology`]: nodes, ports, links and shortest-path ECMP routes.
+//! 5. [`workload`]: the flows and compute steps to run, and what waits for what.
+//! 6. [`metrics`]: the record types and the recorder: a sink the engine pushes rows into.
+//! 7. [`engine`]: the event loop; `build.rs` (the one assembly: the fabric built once, and the
+//!    checks that need it), `net/` (ports, switches, PFC, ECN, routing, telemetry), `nic/`
+//!    (host scheduler, queue pairs, loss recovery, pacing, clocks), `finish.rs` (rows into
+//!    metrics).
+//! 8. [`results`] (the result files) and [`estimate`] (memory and output size from the
+//!    scenario alone).
 //!
 //! Time is integer picoseconds ([`time::SimTime`]); runs are deterministic for a given scenario
 //! and seed.
@@ -29,10 +42,10 @@ pub mod workload;
 
 pub use config::{ConfigError, Scenario};
 pub use engine::{Fabric, Progress, RunControl, Simulation};
-pub use metrics::Results;
-pub use metrics::{StallReport, StopReason};
+pub use metrics::{Results, StallReport, StopReason};
 
-/// Parses, builds and runs a scenario with no progress reporting.
+/// Builds and runs a scenario with no progress reporting: its fabric is built and checked
+/// ([`Fabric::build`]), then the run goes to its end.
 pub fn run(scenario: &Scenario) -> Result<Results, ConfigError> {
     Ok(Simulation::new(scenario)?.run(&mut |_| {}))
 }

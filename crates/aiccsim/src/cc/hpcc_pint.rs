@@ -8,7 +8,7 @@
 //! smoothed over the base RTT (HPCC's U moved into the switch), and raises the selected
 //! packet's byte to its (1+ε)-approximate encoding when higher, so the packet arrives with the
 //! path's bottleneck utilisation (`net/telemetry.rs`). The receiver echoes the byte; an ACK
-//! with feedback drives HPCC's window rule ([`super::hpcc::WindowRule`]) with U = the decoded
+//! with feedback drives HPCC's window rule (`WindowRule` in `hpcc.rs`) with U = the decoded
 //! value, the reference committed once per round trip. ACKs without feedback change nothing.
 
 use super::hpcc::{validate_eta, CommittedRate, WindowRule};

@@ -85,7 +85,7 @@ pub struct FatTreeTopology {
     pub nics_per_server: u32,
 }
 
-/// Any graph: nodes are named "h<i>" (hosts, each with exactly one link) and "s<j>" (switches).
+/// Any graph: nodes are named `"h<i>"` (hosts, each with exactly one link) and `"s<j>"` (switches).
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CustomTopology {
@@ -228,7 +228,7 @@ fn check_nics(per_switch: u32, nics: u32) -> Result<(), String> {
 }
 
 /// "h3" -> node 3; "s1" -> node hosts + 1.
-/// A node by name: "h<i>" (host i) or "s<j>" (switch j, node hosts + j).
+/// A node by name: `"h<i>"` (host i) or `"s<j>"` (switch j, node hosts + j).
 pub fn parse_node(name: &str, hosts: u32, switches: u32) -> Result<u32, String> {
     let bad = || {
         format!(

@@ -9,7 +9,7 @@
 use aiccsim::config::{AllReduceAlgorithm, HostSet, TopologyConfig, WorkloadConfig};
 use aiccsim::time::SimTime;
 use aiccsim::workload::training;
-use aiccsim::{Scenario, Simulation};
+use aiccsim::{Fabric, Scenario, Simulation};
 
 const FILE: &str = "fuzz.toml";
 const MAX_HOSTS: u64 = 64;
@@ -31,8 +31,10 @@ pub fn check(text: &str) {
             return;
         }
     }
-    let scenario = match Scenario::from_toml(text, FILE) {
-        Ok(s) => s,
+    // The whole check a run makes: the scenario alone, then against the fabric it builds.
+    let checked = Scenario::from_toml(text, FILE).and_then(|s| Fabric::build(&s).map(|fabric| (s, fabric)));
+    let (scenario, fabric) = match checked {
+        Ok(checked) => checked,
         Err(e) => {
             let line = e.to_string();
             if verbose() {
@@ -57,10 +59,7 @@ pub fn check(text: &str) {
         }
         return;
     };
-    let mut sim = match Simulation::new(&scenario) {
-        Ok(sim) => sim,
-        Err(e) => panic!("validated, but the simulation refused it: {e}"),
-    };
+    let mut sim = Simulation::with_fabric(&scenario, fabric);
     sim.set_event_limit(MAX_EVENTS);
     let mut last_now = SimTime::ZERO;
     let results = sim.run(&mut |p| {
@@ -85,11 +84,12 @@ pub fn verbose() -> bool {
     std::env::var_os("FUZZ_VERBOSE").is_some()
 }
 
-/// Validation builds the fabric's routing tables: one breadth-first search per top-of-rack
-/// switch over the whole fabric, seconds for a k = 32 fat tree and minutes for k = 128. Such
-/// inputs are valid but far too slow for a fuzzer, so they are skipped, unless a dimension is
-/// beyond the library's limits (`topology/builders.rs`, `MAX_ROUTE_ENTRIES`): those must be
-/// rejected cheaply, before anything is built, and that is worth testing.
+/// Checking a scenario builds the fabric's routing tables (`Fabric::build`): one breadth-first
+/// search per top-of-rack switch over the whole fabric, seconds for a k = 32 fat tree and
+/// minutes for k = 128. Such inputs are valid but far too slow for a fuzzer, so they are
+/// skipped, unless a dimension is beyond the library's limits (`config/topology.rs`,
+/// `topology/mod.rs`'s `MAX_ROUTE_ENTRIES`): those must be rejected cheaply, before anything is
+/// built, and that is worth testing.
 fn slow_to_validate(t: &TopologyConfig) -> bool {
     let (hosts, switches, links, tors) = match t {
         TopologyConfig::Star(t) => (u64::from(t.hosts), 1, u64::from(t.hosts), 1),

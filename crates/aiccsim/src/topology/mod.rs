@@ -229,8 +229,10 @@ impl Topology {
         self.node_ports[host as usize][0]
     }
 
-    /// The equal-cost egress ports of switch node `node` towards host `dst`.
-    #[inline]
+    /// The equal-cost egress ports of switch node `node` towards host `dst`. (Once per packet
+    /// per switch: `always`, because the compiler stopped inlining it into the switch's routing
+    /// when that moved to its own file: 681.9 M instructions on S1 without, 677.3 M with.)
+    #[inline(always)]
     pub fn next_hops(&self, node: u32, dst: u32) -> &[u32] {
         let d = dst as usize;
         if node == self.tor_node[d] {

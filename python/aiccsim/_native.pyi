@@ -32,6 +32,10 @@ def run(
     wall_limit: float | None = None,
 ) -> NativeResult: ...
 def cli_main(args: list[str], relaunch: list[str]) -> int: ...
+
+# Every result table's columns as the engine writes them: (table, [(column, kind "int" |
+# "float" | "str", nullable, decimals in the CSV)]).
+def table_schemas() -> list[tuple[str, list[tuple[str, str, bool, int]]]]: ...
 def import_ns3(
     topology: str,
     topology_origin: str,

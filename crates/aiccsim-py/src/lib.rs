@@ -15,11 +15,19 @@ mod tables;
 
 use pyo3::prelude::*;
 
+/// Every result table's columns as the engine writes them: (table, [(column, kind, nullable,
+/// decimals)]), kind "int", "float" or "str" (`aiccsim::metrics::tables`).
+#[pyfunction]
+fn table_schemas() -> Vec<(&'static str, Vec<tables::ColumnSchema>)> {
+    tables::schemas()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run::run, m)?)?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(ns3::import_ns3, m)?)?;
+    m.add_function(wrap_pyfunction!(table_schemas, m)?)?;
     m.add_class::<result::NativeResult>()?;
     m.add("ScenarioError", m.py().get_type::<errors::ScenarioError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -26,8 +26,9 @@ impl NativeResult {
 
     /// The columns of one table, or None if the run did not record it.
     fn table<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Vec<ColumnParts<'py>>>> {
-        if !tables::NAMES.contains(&name) {
-            return Err(PyValueError::new_err(format!("no table {name:?}: one of {}", tables::NAMES.join(", "))));
+        let names = tables::names();
+        if !names.contains(&name) {
+            return Err(PyValueError::new_err(format!("no table {name:?}: one of {}", names.join(", "))));
         }
         let columns = tables::table(&self.results, name);
         Ok(columns.map(|cols| cols.into_iter().map(|c| c.into_python(py)).collect()))

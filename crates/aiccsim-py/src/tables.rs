@@ -1,10 +1,9 @@
-//! The result tables as columns: the same columns, in the same order and with the same values,
-//! as the CSV files of `aiccsim run` (crates/aiccsim/src/results.rs). An empty cell there is a
-//! missing value here.
+//! The result tables as columns: the tables, columns and cells of `aiccsim::metrics::tables`,
+//! which the CSV files of `aiccsim run` are written from too. An empty cell there is a missing
+//! value here.
 
 use crate::columns::Column;
-use aiccsim::metrics::iterations::IterationRecord;
-use aiccsim::metrics::trace::kind_name;
+use aiccsim::metrics::tables::{Kind, Table, Value, TABLES};
 use aiccsim::time::SimTime;
 use aiccsim::Results;
 
@@ -20,118 +19,85 @@ fn six_decimals(x: f64) -> f64 {
     format!("{x:.6}").parse().expect("a formatted float parses")
 }
 
-/// `None` for a table the run did not record (timelines or trace off), as no file is written.
-pub fn table(r: &Results, name: &str) -> Option<Vec<Column>> {
-    match name {
-        "flows" => Some(flows(r)),
-        "ports" => Some(ports(r)),
-        "queues" => r.timelines.then(|| queues(r)),
-        "rates" => r.timelines.then(|| rates(r)),
-        "pauses" => r.timelines.then(|| pauses(r)),
-        "trace" => r.trace.is_some().then(|| trace(r)),
-        "iterations" => r.iterations.as_deref().map(iterations),
-        _ => None,
+/// One column's values as they are gathered, row by row.
+enum Cells {
+    Int(Vec<Option<i64>>),
+    Float(Vec<Option<f64>>),
+    Text(Vec<Option<String>>),
+}
+
+impl Cells {
+    fn push(&mut self, v: &Value<'_>) {
+        match (self, v) {
+            (Cells::Int(c), Value::Int(i)) => c.push(Some(*i as i64)),
+            (Cells::Float(c), Value::Time(t)) => c.push(Some(ns(*t))),
+            (Cells::Float(c), Value::Ratio(x)) => c.push(Some(six_decimals(*x))),
+            (Cells::Text(c), Value::Text(s)) => c.push(Some(s.to_string())),
+            (Cells::Int(c), Value::Missing) => c.push(None),
+            (Cells::Float(c), Value::Missing) => c.push(None),
+            (Cells::Text(c), Value::Missing) => c.push(None),
+            (_, v) => unreachable!("a cell {v:?} of the wrong kind for its column"),
+        }
+    }
+
+    fn into_column(self, name: &'static str, nullable: bool) -> Column {
+        match (self, nullable) {
+            (Cells::Int(c), true) => Column::int_opt(name, c.into_iter()),
+            (Cells::Int(c), false) => Column::int(name, c.into_iter().map(|x| x.expect("not nullable"))),
+            (Cells::Float(c), true) => Column::float_opt(name, c.into_iter()),
+            (Cells::Float(c), false) => Column::float(name, c.into_iter().map(|x| x.expect("not nullable"))),
+            (Cells::Text(c), true) => Column::str_opt(name, c.into_iter()),
+            (Cells::Text(c), false) => Column::str(name, c.into_iter().map(|x| x.expect("not nullable"))),
+        }
     }
 }
 
-pub const NAMES: [&str; 7] = ["flows", "ports", "queues", "rates", "pauses", "trace", "iterations"];
-
-fn flows(r: &Results) -> Vec<Column> {
-    let f = &r.flows;
-    vec![
-        Column::int("flow_id", f.iter().map(|x| x.flow_id.into())),
-        Column::int("src", f.iter().map(|x| x.src.into())),
-        Column::int("dst", f.iter().map(|x| x.dst.into())),
-        Column::int("size_bytes", f.iter().map(|x| x.size_bytes as i64)),
-        Column::float("start_ns", f.iter().map(|x| ns(x.start))),
-        Column::float_opt("finish_ns", f.iter().map(|x| x.finish.map(ns))),
-        Column::float_opt("fct_ns", f.iter().map(|x| x.fct().map(ns))),
-        Column::float("ideal_fct_ns", f.iter().map(|x| ns(x.ideal_fct))),
-        Column::float_opt("slowdown", f.iter().map(|x| x.slowdown().map(six_decimals))),
-        Column::str_opt("collective", f.iter().map(|x| Some(x.collective.as_str()).filter(|c| !c.is_empty()))),
-        Column::int("retransmitted_bytes", f.iter().map(|x| x.retransmitted_bytes as i64)),
-        Column::int("timeouts", f.iter().map(|x| x.timeouts.into())),
-    ]
+/// The table called `name`; `None` for a table the run did not record (timelines or trace off,
+/// no training workload), as no file is written then.
+pub fn table(r: &Results, name: &str) -> Option<Vec<Column>> {
+    let table: &Table = TABLES.iter().find(|t| t.name == name)?;
+    if !r.has_table(table) {
+        return None;
+    }
+    let mut columns: Vec<Cells> = (table.columns.iter())
+        .map(|c| match c.kind {
+            Kind::Int => Cells::Int(Vec::new()),
+            Kind::Time | Kind::Ratio => Cells::Float(Vec::new()),
+            Kind::Text => Cells::Text(Vec::new()),
+        })
+        .collect();
+    r.for_each_row(table, &mut |cells| {
+        for (column, cell) in columns.iter_mut().zip(cells) {
+            column.push(cell);
+        }
+    });
+    Some(columns.into_iter().zip(table.columns).map(|(cells, c)| cells.into_column(c.name, c.nullable)).collect())
 }
 
-fn ports(r: &Results) -> Vec<Column> {
-    let p = &r.ports;
-    vec![
-        Column::str("node", p.iter().map(|x| x.node.as_str())),
-        Column::int("port", p.iter().map(|x| x.port.into())),
-        Column::str("peer", p.iter().map(|x| x.peer.as_str())),
-        Column::int("tx_packets", p.iter().map(|x| x.stats.tx_packets as i64)),
-        Column::int("tx_bytes", p.iter().map(|x| x.stats.tx_bytes as i64)),
-        Column::int("pause_sent", p.iter().map(|x| x.stats.pause_sent as i64)),
-        Column::int("resume_sent", p.iter().map(|x| x.stats.resume_sent as i64)),
-        Column::int("drops", p.iter().map(|x| x.stats.drops as i64)),
-        Column::int("ecn_marks", p.iter().map(|x| x.stats.ecn_marks as i64)),
-        Column::int("max_queue_bytes", p.iter().map(|x| x.max_queue as i64)),
-        Column::float("paused_ns", p.iter().map(|x| ns(x.stats.paused_time))),
-    ]
+/// The tables' names.
+pub fn names() -> Vec<&'static str> {
+    TABLES.iter().map(|t| t.name).collect()
 }
 
-fn queues(r: &Results) -> Vec<Column> {
-    let q = &r.queues;
-    vec![
-        Column::float("time_ns", q.iter().map(|x| ns(x.time))),
-        Column::int("switch", q.iter().map(|x| x.switch.into())),
-        Column::int("port", q.iter().map(|x| x.port.into())),
-        Column::int("bytes", q.iter().map(|x| x.bytes as i64)),
-    ]
-}
+/// A column for Python: (name, kind "int", "float" or "str", nullable, decimals in the CSV).
+pub type ColumnSchema = (&'static str, &'static str, bool, u8);
 
-fn rates(r: &Results) -> Vec<Column> {
-    let s = &r.rates;
-    vec![
-        Column::float("time_ns", s.iter().map(|x| ns(x.time))),
-        Column::int("flow", s.iter().map(|x| x.flow.into())),
-        Column::float("rate_gbps", s.iter().map(|x| six_decimals(x.rate_bps / 1e9))),
-        Column::int_opt("window_bytes", s.iter().map(|x| x.window_bytes.map(|w| w as i64))),
-        Column::float("throughput_gbps", s.iter().map(|x| six_decimals(x.throughput_bps / 1e9))),
-    ]
-}
-
-fn pauses(r: &Results) -> Vec<Column> {
-    let p = &r.pauses;
-    let topo = &r.topology;
-    vec![
-        Column::float("time_ns", p.iter().map(|x| ns(x.time))),
-        Column::str("node", p.iter().map(|x| topo.node_name(x.node))),
-        Column::int("port", p.iter().map(|x| x.port.into())),
-        Column::str("peer", p.iter().map(|x| topo.node_name(x.peer))),
-        Column::int("priority", p.iter().map(|x| x.priority.into())),
-        Column::str("event", p.iter().map(|x| if x.pause { "pause" } else { "resume" })),
-    ]
-}
-
-fn trace(r: &Results) -> Vec<Column> {
-    let t = r.trace.as_deref().unwrap_or_default();
-    let topo = &r.topology;
-    vec![
-        Column::float("time_ns", t.iter().map(|x| ns(x.time))),
-        Column::str("event", t.iter().map(|x| x.event.as_str())),
-        Column::str("node", t.iter().map(|x| topo.node_name(x.node))),
-        Column::int("port", t.iter().map(|x| x.port.into())),
-        Column::str("kind", t.iter().map(|x| kind_name(x.kind))),
-        Column::int_opt("flow", t.iter().map(|x| x.flow.map(i64::from))),
-        Column::int("seq", t.iter().map(|x| x.seq as i64)),
-        Column::int("size_bytes", t.iter().map(|x| x.size.into())),
-        Column::int("priority", t.iter().map(|x| x.priority.into())),
-        Column::int("ecn", t.iter().map(|x| x.ecn.into())),
-        Column::int_opt("queue_bytes", t.iter().map(|x| x.queue_bytes.map(|q| q as i64))),
-    ]
-}
-
-fn iterations(i: &[IterationRecord]) -> Vec<Column> {
-    vec![
-        Column::int("iteration", i.iter().map(|x| x.iteration.into())),
-        Column::float_opt("start_ns", i.iter().map(|x| x.start.map(ns))),
-        Column::float_opt("end_ns", i.iter().map(|x| x.end.map(ns))),
-        Column::float_opt("duration_ns", i.iter().map(|x| x.duration().map(ns))),
-        Column::float("compute_ns", i.iter().map(|x| ns(x.compute))),
-        Column::float_opt("exposed_comm_ns", i.iter().map(|x| x.exposed_comm().map(ns))),
-        Column::int("flows", i.iter().map(|x| x.flows.into())),
-        Column::int("bytes", i.iter().map(|x| x.bytes as i64)),
-    ]
+/// Every table's description for `python/aiccsim/_schema.py`: (table, its columns).
+pub fn schemas() -> Vec<(&'static str, Vec<ColumnSchema>)> {
+    TABLES
+        .iter()
+        .map(|t| {
+            let columns = (t.columns.iter())
+                .map(|c| {
+                    let kind = match c.kind {
+                        Kind::Int => "int",
+                        Kind::Time | Kind::Ratio => "float",
+                        Kind::Text => "str",
+                    };
+                    (c.name, kind, c.nullable, c.kind.decimals())
+                })
+                .collect();
+            (t.name, columns)
+        })
+        .collect()
 }

@@ -83,7 +83,7 @@ fn the_trace_is_written_identically_twice() {
     let write = || {
         let r = incast_with_trace("nodes = [\"s0\"]");
         let mut v = Vec::new();
-        r.write_trace(&mut v).unwrap();
+        r.write_table(&aiccsim::metrics::tables::TRACE, &mut v).unwrap();
         v
     };
     let first = write();

@@ -10,6 +10,7 @@ pub mod iterations;
 mod recorder;
 mod records;
 mod summary;
+pub mod tables;
 pub mod trace;
 
 pub use histogram::DurationHistogram;

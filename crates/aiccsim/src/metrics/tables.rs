@@ -1,0 +1,291 @@
+//! One description per result table: its columns in order, each with its type and whether it
+//! can be empty, and the cells of each row. The CSV writer (`results.rs`) and the Python
+//! binding's Arrow tables both read tables through here, so a column exists in both or in
+//! neither, with the same values; `python/aiccsim/_schema.py` builds its pyarrow schemas from
+//! [`TABLES`], and a test holds docs/results.md to the same columns.
+
+use super::Results;
+use crate::time::SimTime;
+use std::borrow::Cow;
+
+/// What a column holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// An integer.
+    Int,
+    /// A time, in nanoseconds with three decimals (whole picoseconds).
+    Time,
+    /// A ratio or a rate, with six decimals.
+    Ratio,
+    /// Text.
+    Text,
+}
+
+impl Kind {
+    /// Decimals of the column in the CSV files (0 for integers and text).
+    pub fn decimals(self) -> u8 {
+        match self {
+            Kind::Time => 3,
+            Kind::Ratio => 6,
+            Kind::Int | Kind::Text => 0,
+        }
+    }
+}
+
+/// One column of a table.
+#[derive(Clone, Copy, Debug)]
+pub struct Column {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// Whether a cell can be empty (a missing value).
+    pub nullable: bool,
+}
+
+/// One result table: `NAME.csv`, or `NAME.parquet`.
+#[derive(Clone, Copy, Debug)]
+pub struct Table {
+    pub name: &'static str,
+    pub columns: &'static [Column],
+}
+
+const fn col(name: &'static str, kind: Kind) -> Column {
+    Column { name, kind, nullable: false }
+}
+
+const fn opt(name: &'static str, kind: Kind) -> Column {
+    Column { name, kind, nullable: true }
+}
+
+use Kind::{Int, Ratio, Text, Time};
+
+pub const FLOWS: Table = Table {
+    name: "flows",
+    columns: &[
+        col("flow_id", Int),
+        col("src", Int),
+        col("dst", Int),
+        col("size_bytes", Int),
+        col("start_ns", Time),
+        opt("finish_ns", Time),
+        opt("fct_ns", Time),
+        col("ideal_fct_ns", Time),
+        opt("slowdown", Ratio),
+        opt("collective", Text),
+        col("retransmitted_bytes", Int),
+        col("timeouts", Int),
+    ],
+};
+
+pub const PORTS: Table = Table {
+    name: "ports",
+    columns: &[
+        col("node", Text),
+        col("port", Int),
+        col("peer", Text),
+        col("tx_packets", Int),
+        col("tx_bytes", Int),
+        col("pause_sent", Int),
+        col("resume_sent", Int),
+        col("drops", Int),
+        col("ecn_marks", Int),
+        col("max_queue_bytes", Int),
+        col("paused_ns", Time),
+    ],
+};
+
+pub const QUEUES: Table =
+    Table { name: "queues", columns: &[col("time_ns", Time), col("switch", Int), col("port", Int), col("bytes", Int)] };
+
+pub const RATES: Table = Table {
+    name: "rates",
+    columns: &[
+        col("time_ns", Time),
+        col("flow", Int),
+        col("rate_gbps", Ratio),
+        opt("window_bytes", Int),
+        col("throughput_gbps", Ratio),
+    ],
+};
+
+pub const PAUSES: Table = Table {
+    name: "pauses",
+    columns: &[
+        col("time_ns", Time),
+        col("node", Text),
+        col("port", Int),
+        col("peer", Text),
+        col("priority", Int),
+        col("event", Text),
+    ],
+};
+
+pub const TRACE: Table = Table {
+    name: "trace",
+    columns: &[
+        col("time_ns", Time),
+        col("event", Text),
+        col("node", Text),
+        col("port", Int),
+        col("kind", Text),
+        opt("flow", Int),
+        col("seq", Int),
+        col("size_bytes", Int),
+        col("priority", Int),
+        col("ecn", Int),
+        opt("queue_bytes", Int),
+    ],
+};
+
+pub const ITERATIONS: Table = Table {
+    name: "iterations",
+    columns: &[
+        col("iteration", Int),
+        opt("start_ns", Time),
+        opt("end_ns", Time),
+        opt("duration_ns", Time),
+        col("compute_ns", Time),
+        opt("exposed_comm_ns", Time),
+        col("flows", Int),
+        col("bytes", Int),
+    ],
+};
+
+/// Every result table, in the order of docs/results.md.
+pub const TABLES: [&Table; 7] = [&FLOWS, &PORTS, &QUEUES, &RATES, &PAUSES, &TRACE, &ITERATIONS];
+
+/// One cell.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value<'a> {
+    Int(i128),
+    Time(SimTime),
+    Ratio(f64),
+    Text(Cow<'a, str>),
+    /// An empty cell.
+    Missing,
+}
+
+impl Value<'_> {
+    fn time(t: Option<SimTime>) -> Value<'static> {
+        t.map_or(Value::Missing, Value::Time)
+    }
+
+    fn int(i: Option<impl Into<i128>>) -> Value<'static> {
+        i.map_or(Value::Missing, |i| Value::Int(i.into()))
+    }
+}
+
+impl Results {
+    /// Whether the run recorded `table` (its file is written only then).
+    pub fn has_table(&self, table: &Table) -> bool {
+        match table.name {
+            "queues" | "rates" | "pauses" => self.timelines,
+            "trace" => self.trace.is_some(),
+            "iterations" => self.iterations.is_some(),
+            _ => true,
+        }
+    }
+
+    /// Calls `row` with the cells of each row of `table`, in the order of its columns.
+    pub fn for_each_row(&self, table: &Table, row: &mut dyn FnMut(&[Value<'_>])) {
+        use Value::{Int as I, Missing, Ratio as R, Text as S, Time as T};
+        let names = &self.topology;
+        match table.name {
+            "flows" => {
+                for f in &self.flows {
+                    row(&[
+                        I(f.flow_id.into()),
+                        I(f.src.into()),
+                        I(f.dst.into()),
+                        I(f.size_bytes.into()),
+                        T(f.start),
+                        Value::time(f.finish),
+                        Value::time(f.fct()),
+                        T(f.ideal_fct),
+                        f.slowdown().map_or(Missing, R),
+                        if f.collective.is_empty() { Missing } else { S(Cow::Borrowed(&f.collective)) },
+                        I(f.retransmitted_bytes.into()),
+                        I(f.timeouts.into()),
+                    ]);
+                }
+            }
+            "ports" => {
+                for p in &self.ports {
+                    let s = &p.stats;
+                    row(&[
+                        S(Cow::Borrowed(&p.node)),
+                        I(p.port.into()),
+                        S(Cow::Borrowed(&p.peer)),
+                        I(s.tx_packets.into()),
+                        I(s.tx_bytes.into()),
+                        I(s.pause_sent.into()),
+                        I(s.resume_sent.into()),
+                        I(s.drops.into()),
+                        I(s.ecn_marks.into()),
+                        I(p.max_queue.into()),
+                        T(s.paused_time),
+                    ]);
+                }
+            }
+            "queues" => {
+                for q in &self.queues {
+                    row(&[T(q.time), I(q.switch.into()), I(q.port.into()), I(q.bytes.into())]);
+                }
+            }
+            "rates" => {
+                for r in &self.rates {
+                    row(&[
+                        T(r.time),
+                        I(r.flow.into()),
+                        R(r.rate_bps / 1e9),
+                        Value::int(r.window_bytes),
+                        R(r.throughput_bps / 1e9),
+                    ]);
+                }
+            }
+            "pauses" => {
+                for e in &self.pauses {
+                    row(&[
+                        T(e.time),
+                        S(Cow::Owned(names.node_name(e.node))),
+                        I(e.port.into()),
+                        S(Cow::Owned(names.node_name(e.peer))),
+                        I(e.priority.into()),
+                        S(Cow::Borrowed(if e.pause { "pause" } else { "resume" })),
+                    ]);
+                }
+            }
+            "trace" => {
+                for r in self.trace.iter().flatten() {
+                    row(&[
+                        T(r.time),
+                        S(Cow::Borrowed(r.event.as_str())),
+                        S(Cow::Owned(names.node_name(r.node))),
+                        I(r.port.into()),
+                        S(Cow::Borrowed(super::trace::kind_name(r.kind))),
+                        Value::int(r.flow),
+                        I(r.seq.into()),
+                        I(r.size.into()),
+                        I(r.priority.into()),
+                        I(u8::from(r.ecn).into()),
+                        Value::int(r.queue_bytes),
+                    ]);
+                }
+            }
+            "iterations" => {
+                for r in self.iterations.iter().flatten() {
+                    row(&[
+                        I(r.iteration.into()),
+                        Value::time(r.start),
+                        Value::time(r.end),
+                        Value::time(r.duration()),
+                        T(r.compute),
+                        Value::time(r.exposed_comm()),
+                        I(r.flows.into()),
+                        I(r.bytes.into()),
+                    ]);
+                }
+            }
+            other => unreachable!("no rows for table {other}"),
+        }
+    }
+}

@@ -101,3 +101,31 @@ fn docs_list_every_column_of_every_table_in_order() {
         assert_eq!(listed, columns, "docs/results.md, {}.csv: columns out of order", table.name);
     }
 }
+
+/// docs/results.md's Parquet section gives each table's Arrow schema on one row:
+/// "| `rates` | `time_ns` double, `flow` int64, `window_bytes` int64?, ... |".
+#[test]
+fn docs_give_every_table_its_parquet_schema() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/results.md");
+    let docs = std::fs::read_to_string(&path).unwrap();
+    for table in TABLES {
+        let start = format!("| `{}` | ", table.name);
+        let row = docs
+            .lines()
+            .find(|l| l.starts_with(&start) && (l.contains(" double") || l.contains(" int64")))
+            .unwrap_or_else(|| panic!("docs/results.md has no Parquet schema row for {}", table.name));
+        let expected: Vec<String> = (table.columns.iter())
+            .map(|c| {
+                let ty = match c.kind {
+                    Kind::Int => "int64",
+                    Kind::Time | Kind::Ratio => "double",
+                    Kind::Text => "string",
+                };
+                format!("`{}` {ty}{}", c.name, if c.nullable { "?" } else { "" })
+            })
+            .collect();
+        let listed: Vec<String> =
+            row[start.len()..].trim_end_matches('|').trim().split(", ").map(str::to_string).collect();
+        assert_eq!(listed, expected, "docs/results.md, the Parquet schema of {}", table.name);
+    }
+}

@@ -153,7 +153,12 @@ fn bounded(mut s: Scenario) -> Option<Scenario> {
             let n = count(&w.hosts);
             match w.algorithm {
                 AllReduceAlgorithm::Ring | AllReduceAlgorithm::Direct => 2 * n * n.saturating_sub(1),
+                AllReduceAlgorithm::HalvingDoubling => 2 * n * u64::from(n.max(1).trailing_zeros()),
             }
+        }
+        WorkloadConfig::AllGather(w) | WorkloadConfig::ReduceScatter(w) => {
+            let n = count(&w.hosts);
+            n * n.saturating_sub(1)
         }
         WorkloadConfig::Training(w) => {
             if training::count_computes(w, hosts as u32) > MAX_COMPUTE_STEPS {

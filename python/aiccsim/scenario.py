@@ -25,6 +25,7 @@ from typing import Any, Union
 
 __all__ = [
     "Scenario",
+    "all_gather",
     "all_reduce",
     "all_to_all",
     "cc",
@@ -43,6 +44,7 @@ __all__ = [
     "output",
     "permutation",
     "pfc",
+    "reduce_scatter",
     "simulation",
     "star",
     "switch",
@@ -418,10 +420,30 @@ def permutation(*, size: str, hosts: HostSet | None = None, start: str | None = 
 def all_reduce(
     *, size: str, hosts: HostSet | None = None, algorithm: str | None = None, start: str | None = None
 ) -> Scenario:
-    """``[workload] kind = "all_reduce"``: an all-reduce of ``size`` bytes per rank, ``"ring"``
-    or ``"direct"``, as point-to-point flows with dependencies."""
+    """``[workload] kind = "all_reduce"``: an all-reduce of ``size`` bytes per rank, ``"ring"``,
+    ``"direct"`` or ``"halving_doubling"``, as point-to-point flows with dependencies."""
     return Scenario(
         workload=_table(kind="all_reduce", hosts=_hosts(hosts), size=size, algorithm=algorithm, start=start)
+    )
+
+
+def all_gather(
+    *, size: str, hosts: HostSet | None = None, algorithm: str | None = None, start: str | None = None
+) -> Scenario:
+    """``[workload] kind = "all_gather"``: every rank's block of a ``size``-byte buffer onto
+    every rank, ``"ring"`` or ``"direct"``."""
+    return Scenario(
+        workload=_table(kind="all_gather", hosts=_hosts(hosts), size=size, algorithm=algorithm, start=start)
+    )
+
+
+def reduce_scatter(
+    *, size: str, hosts: HostSet | None = None, algorithm: str | None = None, start: str | None = None
+) -> Scenario:
+    """``[workload] kind = "reduce_scatter"``: each rank's ``size``-byte buffer summed, block i of
+    the sum onto rank i, ``"ring"`` or ``"direct"``."""
+    return Scenario(
+        workload=_table(kind="reduce_scatter", hosts=_hosts(hosts), size=size, algorithm=algorithm, start=start)
     )
 
 

@@ -11,6 +11,7 @@ import pytest
 import aiccsim
 from aiccsim.scenario import (
     Scenario,
+    all_gather,
     all_reduce,
     all_to_all,
     cc,
@@ -29,6 +30,7 @@ from aiccsim.scenario import (
     output,
     permutation,
     pfc,
+    reduce_scatter,
     simulation,
     star,
     switch,
@@ -331,3 +333,18 @@ def test_errors_come_from_the_simulator_naming_the_key() -> None:
     with pytest.raises(aiccsim.ScenarioError) as e:
         aiccsim.run(leaf_spine(leaves=2, spines=1, hosts_per_leaf=2, **LINK, fabric_bandwidth="400Gbps"))
     assert "fabric_link" in e.value.key and "delay" in str(e.value)
+
+
+def test_collective_builders_run_their_schedules() -> None:
+    """all_gather and reduce_scatter make n(n-1) flows tagged with their kind; halving-doubling
+    all-reduce 2 n log2(n)."""
+    base = star(hosts=4, **LINK) | cc("none")
+    for workload, kind, count in [
+        (all_gather(size="400KB"), "all_gather", 12),
+        (reduce_scatter(size="400KB", algorithm="direct"), "reduce_scatter", 12),
+        (all_reduce(size="400KB", algorithm="halving_doubling"), "all_reduce", 16),
+    ]:
+        r = aiccsim.run(base | workload)
+        assert len(r.flows) == count, kind
+        assert set(r.flows["collective"]) == {f"{kind}:0"}
+        assert r.summary["flows_finished"] == count

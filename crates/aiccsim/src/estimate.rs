@@ -190,10 +190,21 @@ fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
         }
         WorkloadConfig::AllReduce(a) => {
             let n = set_len(&a.hosts, hosts).max(1);
-            let flows = u128::from(crate::workload::all_reduce_flows(n as u64));
-            // Each rank sends (and receives) 2(n-1)/n of its buffer.
+            let flows = u128::from(crate::workload::all_reduce_flows(n as u64, a.algorithm));
+            // Each rank sends (and receives) 2(n-1)/n of its buffer, whatever the algorithm.
             let per_rank = 2 * (n - 1) * a.size.0 as u128 / n;
             WorkloadSize { flows, bytes: n * per_rank, busiest_host_bytes: per_rank, ..only_flows(a.start) }
+        }
+        WorkloadConfig::AllGather(g) | WorkloadConfig::ReduceScatter(g) => {
+            let n = set_len(&g.hosts, hosts).max(1);
+            // Each rank sends (and receives) (n-1)/n of the buffer.
+            let per_rank = (n - 1) * g.size.0 as u128 / n;
+            WorkloadSize {
+                flows: n * (n - 1),
+                bytes: n * per_rank,
+                busiest_host_bytes: per_rank,
+                ..only_flows(g.start)
+            }
         }
         WorkloadConfig::Training(t) => {
             let n = set_len(&t.hosts, hosts).max(1);
@@ -207,7 +218,7 @@ fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
                     }
                 }
                 if let Some(ar) = layer.all_reduce.filter(|a| a.size.0 > 0) {
-                    flows += u128::from(crate::workload::all_reduce_flows(n as u64));
+                    flows += u128::from(crate::workload::all_reduce_flows(n as u64, ar.algorithm));
                     per_rank += 2 * (n - 1) * ar.size.0 as u128 / n;
                 }
                 let backward = [layer.backward, layer.input_grad, layer.weight_grad];

@@ -25,8 +25,9 @@ pub use topology::{
 };
 pub use validate::{fail, validate};
 pub use workload::{
-    AllReduceAlgorithm, AllReduceWorkload, AllToAllAlgorithm, AllToAllWorkload, FlowList, FlowSpec, HostSet,
-    IncastWorkload, LayerAllReduce, LayerAllToAll, LayerConfig, PermutationWorkload, TrainingWorkload, WorkloadConfig,
+    AllReduceAlgorithm, AllReduceWorkload, AllToAllAlgorithm, AllToAllWorkload, FlowList, FlowSpec, GatherAlgorithm,
+    GatherWorkload, HostSet, IncastWorkload, LayerAllReduce, LayerAllToAll, LayerConfig, PermutationWorkload,
+    TrainingWorkload, WorkloadConfig,
 };
 
 use crate::cc::CcConfig;

@@ -187,6 +187,9 @@ fn workload(w: &WorkloadConfig) -> Check {
         WorkloadConfig::AllReduce(a) if a.size.0 == 0 => {
             return fail("workload.size", "a flow must carry at least 1 byte");
         }
+        WorkloadConfig::AllGather(g) | WorkloadConfig::ReduceScatter(g) if g.size.0 == 0 => {
+            return fail("workload.size", "a flow must carry at least 1 byte");
+        }
         WorkloadConfig::Training(t) => training(t)?,
         _ => {}
     }

@@ -129,6 +129,8 @@ pub enum WorkloadConfig {
     AllToAll(AllToAllWorkload),
     Permutation(PermutationWorkload),
     AllReduce(AllReduceWorkload),
+    AllGather(GatherWorkload),
+    ReduceScatter(GatherWorkload),
     Training(TrainingWorkload),
 }
 
@@ -138,6 +140,8 @@ tagged_enum!(WorkloadConfig, "kind", {
     "all_to_all" => AllToAll(AllToAllWorkload),
     "permutation" => Permutation(PermutationWorkload),
     "all_reduce" => AllReduce(AllReduceWorkload),
+    "all_gather" => AllGather(GatherWorkload),
+    "reduce_scatter" => ReduceScatter(GatherWorkload),
     "training" => Training(TrainingWorkload),
 });
 
@@ -216,6 +220,44 @@ pub enum AllReduceAlgorithm {
     /// Reduce-scatter then all-gather, each rank exchanging size/n with every other rank at
     /// once; a rank's all-gather waits for its reduce-scatter chunks.
     Direct,
+    /// Recursive halving then recursive doubling (Thakur et al., 2005): log2(n) steps in which
+    /// each rank exchanges half of what it holds with a rank ever closer, then log2(n) steps in
+    /// which it exchanges all it holds with a rank ever farther. Needs a power-of-two n.
+    HalvingDoubling,
+}
+
+impl AllReduceAlgorithm {
+    /// Whether the algorithm runs on `n` ranks.
+    pub fn fits(self, n: u64) -> bool {
+        self != AllReduceAlgorithm::HalvingDoubling || n.is_power_of_two()
+    }
+}
+
+/// How an all-gather or a reduce-scatter is broken into point-to-point sends.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum GatherAlgorithm {
+    /// n-1 steps around a ring, size/n to the next rank each, each step waiting for the block
+    /// from the previous rank.
+    #[default]
+    Ring,
+    /// Each rank sends size/n to every other rank at once.
+    Direct,
+}
+
+/// An all-gather or a reduce-scatter among `hosts`. `size` is the whole buffer, as nccl-tests
+/// counts it: an all-gather gathers n blocks of size/n, one from each rank, onto every rank; a
+/// reduce-scatter reduces each rank's `size` bytes and leaves block i of the sum on rank i.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatherWorkload {
+    #[serde(default)]
+    pub hosts: HostSet,
+    pub size: ByteSize,
+    #[serde(default)]
+    pub algorithm: GatherAlgorithm,
+    #[serde(default)]
+    pub start: SimTime,
 }
 
 /// An all-reduce of `size` bytes per rank among `hosts`.

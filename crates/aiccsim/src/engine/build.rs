@@ -10,7 +10,7 @@
 
 use super::{Dependencies, Event, EventQueue, Params, RunControl, Simulation};
 use crate::cc::{Check, FlowFacts, Telemetry};
-use crate::config::{fail, ConfigError, HostSet, Scenario, WorkloadConfig};
+use crate::config::{fail, AllReduceAlgorithm, ConfigError, HostSet, Scenario, WorkloadConfig};
 use crate::engine::net::pfc::total_headroom;
 use crate::engine::net::pool::PacketPool;
 use crate::engine::net::port::Port;
@@ -147,6 +147,17 @@ fn check(s: &Scenario, topo: &Topology) -> Check {
                     format!("{} cannot be split into {ranks} chunks of at least 1 byte; raise the size", w.size),
                 );
             }
+            fits("workload.algorithm", w.algorithm, ranks)?;
+        }
+        WorkloadConfig::AllGather(w) | WorkloadConfig::ReduceScatter(w) => {
+            set_ok("workload.hosts", &w.hosts, 2)?;
+            let ranks = w.hosts.len(hosts);
+            if w.size.0 < ranks {
+                return fail(
+                    "workload.size",
+                    format!("{} cannot be split into {ranks} blocks of at least 1 byte; raise the size", w.size),
+                );
+            }
         }
         WorkloadConfig::Training(w) => training(w, hosts, &set_ok)?,
     }
@@ -201,6 +212,18 @@ fn check(s: &Scenario, topo: &Topology) -> Check {
     Ok(())
 }
 
+/// Whether all-reduce `algorithm` runs on `ranks` ranks.
+fn fits(key: &str, algorithm: AllReduceAlgorithm, ranks: u64) -> Check {
+    if algorithm.fits(ranks) {
+        return Ok(());
+    }
+    let (below, above) = (ranks.next_power_of_two() / 2, ranks.next_power_of_two());
+    fail(
+        key,
+        format!("halving_doubling needs a power-of-two number of ranks, got {ranks}; use {below} or {above} ranks, or algorithm = \"ring\" or \"direct\""),
+    )
+}
+
 /// The `training` workload: its ranks, and the compute steps it makes.
 fn training(w: &crate::config::TrainingWorkload, hosts: u32, set_ok: &dyn Fn(&str, &HostSet, usize) -> Check) -> Check {
     set_ok("workload.hosts", &w.hosts, 2)?;
@@ -216,6 +239,9 @@ fn training(w: &crate::config::TrainingWorkload, hosts: u32, set_ok: &dyn Fn(&st
                         ar.size
                     ),
                 );
+            }
+            if ar.size.0 > 0 {
+                fits(&key("all_reduce.algorithm"), ar.algorithm, ranks)?;
             }
         }
     }

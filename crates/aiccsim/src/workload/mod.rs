@@ -1,11 +1,15 @@
 //! Turns the `[workload]` section into what the engine runs: flows, and compute steps, with the
 //! dependencies between them.
 
+mod all_gather;
+mod all_reduce;
+mod all_to_all;
 mod collective;
 pub mod training;
 
 use crate::config::{
-    AllReduceWorkload, AllToAllWorkload, FlowList, IncastWorkload, PermutationWorkload, WorkloadConfig,
+    AllReduceAlgorithm, AllReduceWorkload, AllToAllWorkload, FlowList, IncastWorkload, PermutationWorkload,
+    WorkloadConfig,
 };
 use crate::rng;
 use crate::tags::CollectiveTag;
@@ -70,14 +74,26 @@ pub fn count(cfg: &WorkloadConfig, hosts: u32) -> u64 {
             n.saturating_mul(n.saturating_sub(1)).saturating_mul(u64::from(w.flows_per_pair))
         }
         WorkloadConfig::Permutation(w) => w.hosts.len(hosts),
-        WorkloadConfig::AllReduce(w) => all_reduce_flows(w.hosts.len(hosts)),
+        WorkloadConfig::AllReduce(w) => all_reduce_flows(w.hosts.len(hosts), w.algorithm),
+        WorkloadConfig::AllGather(w) | WorkloadConfig::ReduceScatter(w) => {
+            let n = w.hosts.len(hosts);
+            n.saturating_mul(n.saturating_sub(1))
+        }
         WorkloadConfig::Training(w) => training::count_flows(w, hosts),
     }
 }
 
-/// Ring: 2(n-1) steps of n flows; direct: n(n-1) reduce-scatter and as many all-gather.
-pub(crate) fn all_reduce_flows(ranks: u64) -> u64 {
-    ranks.saturating_mul(ranks.saturating_sub(1)).saturating_mul(2)
+/// Ring: 2(n-1) steps of n flows; direct: n(n-1) reduce-scatter and as many all-gather;
+/// halving-doubling: 2 log2(n) steps of n flows.
+pub(crate) fn all_reduce_flows(ranks: u64, algorithm: AllReduceAlgorithm) -> u64 {
+    match algorithm {
+        AllReduceAlgorithm::Ring | AllReduceAlgorithm::Direct => {
+            ranks.saturating_mul(ranks.saturating_sub(1)).saturating_mul(2)
+        }
+        AllReduceAlgorithm::HalvingDoubling => {
+            ranks.saturating_mul(2 * u64::from(ranks.max(1).next_power_of_two().trailing_zeros()))
+        }
+    }
 }
 
 /// Expands a validated workload. `hosts` is the number of hosts in the topology.
@@ -125,7 +141,7 @@ fn expand_flows(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
             flows
         }
         WorkloadConfig::AllToAll(AllToAllWorkload { hosts: set, size, algorithm, flows_per_pair, start }) => {
-            collective::all_to_all(&set.expand(hosts), size.0, *algorithm, *flows_per_pair, *start)
+            all_to_all::all_to_all(&set.expand(hosts), size.0, *algorithm, *flows_per_pair, *start)
         }
         WorkloadConfig::Permutation(PermutationWorkload { hosts: set, size, start }) => {
             let members = set.expand(hosts);
@@ -152,7 +168,11 @@ fn expand_flows(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
                 .collect()
         }
         WorkloadConfig::AllReduce(AllReduceWorkload { hosts: set, size, algorithm, start }) => {
-            collective::all_reduce(&set.expand(hosts), size.0, *algorithm, *start)
+            all_reduce::all_reduce(&set.expand(hosts), size.0, *algorithm, *start)
+        }
+        WorkloadConfig::AllGather(w) => all_gather::all_gather(&w.hosts.expand(hosts), w.size.0, w.algorithm, w.start),
+        WorkloadConfig::ReduceScatter(w) => {
+            all_gather::reduce_scatter(&w.hosts.expand(hosts), w.size.0, w.algorithm, w.start)
         }
     }
 }
@@ -160,7 +180,7 @@ fn expand_flows(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{AllReduceAlgorithm, AllToAllAlgorithm, HostSet};
+    use crate::config::{AllToAllAlgorithm, GatherAlgorithm, GatherWorkload, HostSet};
     use crate::time::ByteSize;
 
     #[test]
@@ -190,8 +210,21 @@ mod tests {
                     start,
                 }));
             }
-            for algorithm in [AllReduceAlgorithm::Ring, AllReduceAlgorithm::Direct] {
-                cfgs.push(WorkloadConfig::AllReduce(AllReduceWorkload { hosts: set.clone(), size, algorithm, start }));
+            for algorithm in [AllReduceAlgorithm::Ring, AllReduceAlgorithm::Direct, AllReduceAlgorithm::HalvingDoubling]
+            {
+                if algorithm.fits(set.len(8)) {
+                    cfgs.push(WorkloadConfig::AllReduce(AllReduceWorkload {
+                        hosts: set.clone(),
+                        size,
+                        algorithm,
+                        start,
+                    }));
+                }
+            }
+            for algorithm in [GatherAlgorithm::Ring, GatherAlgorithm::Direct] {
+                let w = GatherWorkload { hosts: set.clone(), size, algorithm, start };
+                cfgs.push(WorkloadConfig::AllGather(w.clone()));
+                cfgs.push(WorkloadConfig::ReduceScatter(w));
             }
             for cfg in cfgs {
                 assert_eq!(count(&cfg, 8), expand(&cfg, 8, 1).flows.len() as u64, "{cfg:?}");

@@ -20,7 +20,7 @@
 //! blocks nothing in its own iteration: it overlaps the rest of the backward pass and whatever
 //! of the next forward pass comes before its layer.
 
-use super::{collective, ComputeDef, FlowDef, Workload};
+use super::{all_reduce, all_to_all, ComputeDef, FlowDef, Workload};
 use crate::config::TrainingWorkload;
 use crate::time::SimTime;
 use std::ops::Range;
@@ -106,7 +106,7 @@ pub fn count_flows(w: &TrainingWorkload, hosts: u32) -> u64 {
     let per_iteration = w.layers.iter().fold(0u64, |sum, layer| {
         let a2a = [layer.forward_all_to_all, layer.backward_all_to_all];
         let a2a = a2a.iter().flatten().filter(|c| c.size.0 > 0).count() as u64;
-        let ar = layer.all_reduce.filter(|c| c.size.0 > 0).map_or(0, |_| super::all_reduce_flows(n));
+        let ar = layer.all_reduce.filter(|c| c.size.0 > 0).map_or(0, |c| super::all_reduce_flows(n, c.algorithm));
         sum.saturating_add(a2a.saturating_mul(all_to_all)).saturating_add(ar)
     });
     per_iteration.saturating_mul(u64::from(w.iterations))
@@ -153,7 +153,7 @@ pub fn expand(w: &TrainingWorkload, hosts: u32) -> Workload {
             let l = l as u32;
             b.step(layer.forward, Waits::BlockingAndAllReduce(l));
             if let Some(a2a) = layer.forward_all_to_all.filter(|c| c.size.0 > 0) {
-                let made = collective::all_to_all(&ranks, a2a.size.0, a2a.algorithm, 1, w.start);
+                let made = all_to_all::all_to_all(&ranks, a2a.size.0, a2a.algorithm, 1, w.start);
                 issue(&mut b, l, Op::ForwardAllToAll, made);
             }
         }
@@ -162,13 +162,13 @@ pub fn expand(w: &TrainingWorkload, hosts: u32) -> Workload {
             let l = l as u32;
             b.step(input_grad, Waits::Blocking);
             if let Some(a2a) = layer.backward_all_to_all.filter(|c| c.size.0 > 0) {
-                let made = collective::all_to_all(&ranks, a2a.size.0, a2a.algorithm, 1, w.start);
+                let made = all_to_all::all_to_all(&ranks, a2a.size.0, a2a.algorithm, 1, w.start);
                 issue(&mut b, l, Op::BackwardAllToAll, made);
             }
             // Runs while the backward all-to-all just issued is under way.
             b.step(weight_grad, Waits::Previous);
             if let Some(ar) = layer.all_reduce.filter(|c| c.size.0 > 0) {
-                let made = collective::all_reduce(&ranks, ar.size.0, ar.algorithm, w.start);
+                let made = all_reduce::all_reduce(&ranks, ar.size.0, ar.algorithm, w.start);
                 issue(&mut b, l, Op::AllReduce, made);
             }
         }

@@ -1,0 +1,192 @@
+//! All-reduce: every rank ends with the sum of every rank's buffer.
+
+use super::collective::{chunk, member_flow};
+use super::FlowDef;
+use crate::config::AllReduceAlgorithm;
+use crate::tags::CollectiveKind;
+use crate::time::SimTime;
+
+/// The flows of one all-reduce of `size` bytes per rank among `ranks`.
+pub fn all_reduce(ranks: &[u32], size: u64, algorithm: AllReduceAlgorithm, start: SimTime) -> Vec<FlowDef> {
+    let n = ranks.len();
+    let flow = member_flow(ranks, CollectiveKind::AllReduce, start);
+    let mut flows = Vec::new();
+    match algorithm {
+        AllReduceAlgorithm::Ring => {
+            // Step s: rank i sends chunk (i - s) mod n to rank i + 1. Reduce-scatter is steps
+            // 0..n-1, all-gather steps n-1..2(n-1); from step 1 on, rank i forwards what rank
+            // i - 1 sent it in the step before. Flow id = s * n + i.
+            for s in 0..2 * (n - 1) {
+                for i in 0..n {
+                    let c = (i + n - s % n) % n;
+                    let after = if s == 0 { vec![] } else { vec![((s - 1) * n + (i + n - 1) % n) as u32] };
+                    flows.push(flow(i, (i + 1) % n, chunk(size, n, c), after));
+                }
+            }
+        }
+        AllReduceAlgorithm::Direct => {
+            // Reduce-scatter: rank i sends chunk j to rank j. Then rank j, once it holds every
+            // contribution to chunk j, sends the reduced chunk to every other rank.
+            let mut into = vec![Vec::new(); n];
+            for i in 0..n {
+                for (j, into_j) in into.iter_mut().enumerate() {
+                    if i != j {
+                        into_j.push(flows.len() as u32);
+                        flows.push(flow(i, j, chunk(size, n, j), vec![]));
+                    }
+                }
+            }
+            for (j, into_j) in into.iter().enumerate() {
+                for i in 0..n {
+                    if i != j {
+                        flows.push(flow(j, i, chunk(size, n, j), into_j.clone()));
+                    }
+                }
+            }
+        }
+        AllReduceAlgorithm::HalvingDoubling => {
+            for (src, dst, blocks, after) in halving_doubling(n) {
+                flows.push(flow(src, dst, blocks.map(|b| chunk(size, n, b)).sum(), after));
+            }
+        }
+    }
+    flows
+}
+
+/// Recursive halving then recursive doubling on n = 2^m ranks, as (sender, receiver, blocks
+/// sent, flows waited for); the buffer is n blocks, block i ending reduced on rank i after the
+/// halving. Flow id = step * n + sender.
+///
+/// Halving step j (distance n / 2^(j+1)): rank i holds a range of n / 2^j blocks; it keeps the
+/// half that holds block i and sends the other half to rank i XOR distance, which sends it the
+/// kept half's counterpart. Doubling step j (distance 2^j): rank i sends the 2^j blocks it holds
+/// to rank i XOR distance, and holds twice as many. Every send waits for everything the rank has
+/// received so far: its data is only complete once those arrived.
+fn halving_doubling(n: usize) -> Vec<(usize, usize, std::ops::Range<usize>, Vec<u32>)> {
+    debug_assert!(n.is_power_of_two(), "validation requires a power-of-two n");
+    let m = n.trailing_zeros() as usize;
+    let mut out = Vec::with_capacity(2 * m * n);
+    // The blocks each rank holds, and the flows that have come into it.
+    let mut held: Vec<std::ops::Range<usize>> = vec![0..n; n];
+    let mut received: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for step in 0..2 * m {
+        let halving = step < m;
+        let distance = if halving { n >> (step + 1) } else { 1 << (step - m) };
+        let mut next_held = held.clone();
+        for i in 0..n {
+            let r = held[i].clone();
+            let mid = r.start + r.len() / 2;
+            let (keep, send) = if !halving {
+                (r.start.min(held[i ^ distance].start)..r.end.max(held[i ^ distance].end), r.clone())
+            } else if i & distance == 0 {
+                (r.start..mid, mid..r.end)
+            } else {
+                (mid..r.end, r.start..mid)
+            };
+            out.push((i, i ^ distance, send, received[i].clone()));
+            next_held[i] = keep;
+        }
+        for i in 0..n {
+            received[i ^ distance].push((step * n + i) as u32);
+        }
+        held = next_held;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Checks the schedule's data flow: a flow carries its sender's own contribution to its
+    /// chunk plus what the flows it waited for brought the sender for that chunk; in the end
+    /// every rank must hold every chunk with every rank's contribution.
+    fn check_all_reduce(flows: &[FlowDef], n: usize, chunk_of: impl Fn(usize) -> usize) {
+        let mut carries = vec![0u64; flows.len()];
+        for (id, f) in flows.iter().enumerate() {
+            let c = chunk_of(id);
+            let mut bits = 1u64 << f.src;
+            for &d in &f.after {
+                let d = d as usize;
+                assert!(d < id, "flow {id} listed before its dependency {d}");
+                if flows[d].dst == f.src && chunk_of(d) == c {
+                    bits |= carries[d];
+                }
+            }
+            carries[id] = bits;
+        }
+        let all = (1u64 << n) - 1;
+        for r in 0..n {
+            for c in 0..n {
+                let held = flows
+                    .iter()
+                    .enumerate()
+                    .filter(|&(id, f)| f.dst as usize == r && chunk_of(id) == c)
+                    .fold(1u64 << r, |acc, (id, _)| acc | carries[id]);
+                assert_eq!(held, all, "rank {r} chunk {c} misses contributions");
+            }
+        }
+    }
+
+    #[test]
+    fn ring_all_reduce_reduces_everything_in_2n_minus_2_steps() {
+        let ranks: Vec<u32> = (0..8).collect();
+        let flows = all_reduce(&ranks, 8000, AllReduceAlgorithm::Ring, SimTime::ZERO);
+        assert_eq!(flows.len(), 2 * 7 * 8);
+        assert!(flows.iter().all(|f| f.dst == (f.src + 1) % 8 && f.size == 1000));
+        check_all_reduce(&flows, 8, |id| (id % 8 + 8 - (id / 8) % 8) % 8);
+        // Each rank sends 2(n-1)/n of its buffer: the ring's bandwidth-optimal volume.
+        let sent: u64 = flows.iter().filter(|f| f.src == 3).map(|f| f.size).sum();
+        assert_eq!(sent, 2 * 7 * 1000);
+    }
+
+    #[test]
+    fn direct_all_reduce_reduces_everything_and_splits_uneven_sizes() {
+        let ranks: Vec<u32> = vec![4, 5, 6];
+        let flows = all_reduce(&ranks, 10, AllReduceAlgorithm::Direct, SimTime::ZERO);
+        assert_eq!(flows.len(), 2 * 3 * 2);
+        let total: u64 = (0..3).map(|k| chunk(10, 3, k)).sum();
+        assert_eq!(total, 10);
+        let local: Vec<FlowDef> =
+            flows.iter().map(|f| FlowDef { src: f.src - 4, dst: f.dst - 4, ..f.clone() }).collect();
+        // Reduce-scatter flows carry their destination's chunk, all-gather flows their source's.
+        let chunk_of = |id: usize| if id < 6 { local[id].dst as usize } else { local[id].src as usize };
+        check_all_reduce(&local, 3, chunk_of);
+    }
+
+    #[test]
+    fn halving_doubling_reduces_everything_in_2_log2_n_steps() {
+        for n in [2usize, 4, 8, 16] {
+            let schedule = halving_doubling(n);
+            assert_eq!(schedule.len(), 2 * n * n.trailing_zeros() as usize);
+            // Follow every block's contributions: a flow carries, for each block it sends, its
+            // sender's own part plus what the flows it waited for brought the sender.
+            let mut carries: Vec<Vec<u64>> = Vec::new();
+            for (id, (src, _, blocks, after)) in schedule.iter().enumerate() {
+                let mut c = vec![0u64; n];
+                for b in blocks.clone() {
+                    c[b] = 1 << src;
+                    for &d in after {
+                        let (_, to, sent, _) = &schedule[d as usize];
+                        assert!((d as usize) < id && to == src, "flow {id} waits for flow {d}, not into its sender");
+                        if sent.contains(&b) {
+                            c[b] |= carries[d as usize][b];
+                        }
+                    }
+                }
+                carries.push(c);
+            }
+            for (r, b) in (0..n).flat_map(|r| (0..n).map(move |b| (r, b))) {
+                let held = (schedule.iter().enumerate())
+                    .filter(|(_, (_, to, sent, _))| *to == r && sent.contains(&b))
+                    .fold(1u64 << r, |acc, (id, _)| acc | carries[id][b]);
+                assert_eq!(held, (1u64 << n) - 1, "n {n}: rank {r} block {b} misses contributions");
+            }
+        }
+        // Each rank sends 2(n-1)/n of its buffer, as the ring does, in 2 log2(n) steps.
+        let ranks: Vec<u32> = (0..8).collect();
+        let flows = all_reduce(&ranks, 8000, AllReduceAlgorithm::HalvingDoubling, SimTime::ZERO);
+        let sent: Vec<u64> = flows.iter().filter(|f| f.src == 5).map(|f| f.size).collect();
+        assert_eq!(sent, [4000, 2000, 1000, 1000, 2000, 4000]);
+    }
+}

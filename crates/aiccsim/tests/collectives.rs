@@ -1,0 +1,88 @@
+//! Collectives on an idle fabric take the time their textbook formulas give, within 3%: S bytes,
+//! N ranks on one switch, links of bandwidth B; a step that moves m bytes per rank takes m/B
+//! plus one step latency L (the links' delays both ways to the switch and one packet's
+//! store-and-forward there). m/B is counted on the wire: each data packet's headers, and the ACK
+//! the rank sends for each data packet coming the other way, which shares its link (in these
+//! schedules every rank receives as much as it sends). PFC only: nothing but the schedule and
+//! the links sets the pace.
+
+mod common;
+
+use aiccsim::Scenario;
+
+const N: u64 = 8;
+const GBPS: f64 = 100.0;
+
+fn text(workload: &str) -> String {
+    format!(
+        "[topology]\nkind = \"star\"\nhosts = {N}\nlink = {{ bandwidth = \"100Gbps\", delay = \"1us\" }}\n[cc]\nalgorithm = \"none\"\n[workload]\n{workload}\n"
+    )
+}
+
+fn scenario(workload: &str) -> Scenario {
+    common::scenario(&text(workload))
+}
+
+/// Completion time in microseconds.
+fn cct_us(workload: &str) -> f64 {
+    let r = common::run(&text(workload));
+    assert_eq!(r.summary.flows_finished, r.summary.flows);
+    r.summary.completion_time_ns.expect("finished") / 1e3
+}
+
+/// Microseconds to put `bytes` of payload on a link, headers included, and one step latency.
+fn rates(s: &Scenario) -> (impl Fn(f64) -> f64, f64) {
+    let (mtu, header, ack) = (s.nic.mtu.0 as f64, s.nic.header.0 as f64, s.nic.ack_size.0 as f64);
+    let wire = move |payload: f64| payload * (mtu + header + ack) / mtu * 8.0 / (GBPS * 1e3);
+    let latency = 2.0 + (mtu + header) * 8.0 / (GBPS * 1e3);
+    (wire, latency)
+}
+
+fn assert_close(what: &str, measured: f64, formula: f64) {
+    let off = (measured - formula).abs() / formula;
+    assert!(off <= 0.03, "{what}: {measured:.2} us against the formula's {formula:.2} us ({:.1}% off)", off * 100.0);
+}
+
+#[test]
+fn all_reduce_takes_its_formula_time() {
+    let size = 2_000_000.0;
+    let n = N as f64;
+    let (wire, l) = rates(&scenario("kind = \"all_reduce\"\nsize = \"1KB\""));
+    let volume = wire(2.0 * (n - 1.0) / n * size);
+    let cases = [
+        ("ring", volume + 2.0 * (n - 1.0) * l),
+        ("halving_doubling", volume + 2.0 * n.log2() * l),
+        ("direct", volume + 2.0 * l),
+    ];
+    let mut measured = Vec::new();
+    for (algorithm, formula) in cases {
+        let t = cct_us(&format!("kind = \"all_reduce\"\nsize = \"2MB\"\nalgorithm = \"{algorithm}\""));
+        assert_close(&format!("{algorithm} all-reduce"), t, formula);
+        measured.push(t);
+    }
+    // Fewer steps, less latency: halving-doubling beats the ring on the same bytes.
+    assert!(measured[1] < measured[0], "{measured:?}");
+}
+
+#[test]
+fn all_gather_and_reduce_scatter_take_their_formula_time() {
+    let size = 2_000_000.0;
+    let n = N as f64;
+    let (wire, l) = rates(&scenario("kind = \"all_reduce\"\nsize = \"1KB\""));
+    let volume = wire((n - 1.0) / n * size);
+    for kind in ["all_gather", "reduce_scatter"] {
+        for (algorithm, formula) in [("ring", volume + (n - 1.0) * l), ("direct", volume + l)] {
+            let t = cct_us(&format!("kind = \"{kind}\"\nsize = \"2MB\"\nalgorithm = \"{algorithm}\""));
+            assert_close(&format!("{algorithm} {kind}"), t, formula);
+        }
+    }
+}
+
+#[test]
+fn halving_doubling_needs_a_power_of_two() {
+    let mut s = scenario("kind = \"all_reduce\"\nhosts = \"0..6\"\nsize = \"1MB\"\nalgorithm = \"halving_doubling\"");
+    s.origin = "hd.toml".into();
+    let err = aiccsim::Fabric::build(&s).err().expect("refused");
+    assert_eq!(err.key, "workload.algorithm");
+    assert!(err.message.contains("power-of-two") && err.message.contains("use 4 or 8 ranks"), "{err}");
+}

@@ -160,6 +160,7 @@ fn bounded(mut s: Scenario) -> Option<Scenario> {
             let n = count(&w.hosts);
             n * n.saturating_sub(1)
         }
+        WorkloadConfig::Broadcast(w) => count(&w.hosts).saturating_sub(1),
         WorkloadConfig::Training(w) => {
             if training::count_computes(w, hosts as u32) > MAX_COMPUTE_STEPS {
                 return None;

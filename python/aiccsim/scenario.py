@@ -28,6 +28,7 @@ __all__ = [
     "all_gather",
     "all_reduce",
     "all_to_all",
+    "broadcast",
     "cc",
     "clocks",
     "collective",
@@ -434,6 +435,21 @@ def all_gather(
     every rank, ``"ring"`` or ``"direct"``."""
     return Scenario(
         workload=_table(kind="all_gather", hosts=_hosts(hosts), size=size, algorithm=algorithm, start=start)
+    )
+
+
+def broadcast(
+    *,
+    size: str,
+    hosts: HostSet | None = None,
+    root: int | None = None,
+    algorithm: str | None = None,
+    start: str | None = None,
+) -> Scenario:
+    """``[workload] kind = "broadcast"``: ``size`` bytes from ``root`` (the first member by
+    default) to every other member, ``"ring"``, ``"direct"`` or ``"binomial_tree"``."""
+    return Scenario(
+        workload=_table(kind="broadcast", hosts=_hosts(hosts), root=root, size=size, algorithm=algorithm, start=start)
     )
 
 

@@ -14,6 +14,7 @@ from aiccsim.scenario import (
     all_gather,
     all_reduce,
     all_to_all,
+    broadcast,
     cc,
     clocks,
     collective,
@@ -337,12 +338,13 @@ def test_errors_come_from_the_simulator_naming_the_key() -> None:
 
 def test_collective_builders_run_their_schedules() -> None:
     """all_gather and reduce_scatter make n(n-1) flows tagged with their kind; halving-doubling
-    all-reduce 2 n log2(n)."""
+    all-reduce 2 n log2(n); broadcast n-1."""
     base = star(hosts=4, **LINK) | cc("none")
     for workload, kind, count in [
         (all_gather(size="400KB"), "all_gather", 12),
         (reduce_scatter(size="400KB", algorithm="direct"), "reduce_scatter", 12),
         (all_reduce(size="400KB", algorithm="halving_doubling"), "all_reduce", 16),
+        (broadcast(size="400KB", root=2, algorithm="binomial_tree"), "broadcast", 3),
     ]:
         r = aiccsim.run(base | workload)
         assert len(r.flows) == count, kind

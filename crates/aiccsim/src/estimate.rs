@@ -195,6 +195,17 @@ fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
             let per_rank = 2 * (n - 1) * a.size.0 as u128 / n;
             WorkloadSize { flows, bytes: n * per_rank, busiest_host_bytes: per_rank, ..only_flows(a.start) }
         }
+        WorkloadConfig::Broadcast(b) => {
+            let n = set_len(&b.hosts, hosts).max(1);
+            // Every rank but the root receives the buffer once; the root sends it up to n-1 times.
+            let size = b.size.0 as u128;
+            WorkloadSize {
+                flows: n - 1,
+                bytes: (n - 1) * size,
+                busiest_host_bytes: (n - 1) * size,
+                ..only_flows(b.start)
+            }
+        }
         WorkloadConfig::AllGather(g) | WorkloadConfig::ReduceScatter(g) => {
             let n = set_len(&g.hosts, hosts).max(1);
             // Each rank sends (and receives) (n-1)/n of the buffer.

@@ -30,12 +30,21 @@ fn cct_us(workload: &str) -> f64 {
     r.summary.completion_time_ns.expect("finished") / 1e3
 }
 
-/// Microseconds to put `bytes` of payload on a link, headers included, and one step latency.
+/// Microseconds to put `bytes` of payload on a link, headers and the ACKs of data coming the
+/// other way included, and one step latency.
 fn rates(s: &Scenario) -> (impl Fn(f64) -> f64, f64) {
+    let (wire, latency, ack) = rates_without_acks(s);
+    let mtu = s.nic.mtu.0 as f64;
+    (move |payload: f64| wire(payload) + payload / mtu * ack * 8.0 / (GBPS * 1e3), latency)
+}
+
+/// `rates` for a schedule in which no rank sends while it receives (a broadcast); and the
+/// ACK's size.
+fn rates_without_acks(s: &Scenario) -> (impl Fn(f64) -> f64, f64, f64) {
     let (mtu, header, ack) = (s.nic.mtu.0 as f64, s.nic.header.0 as f64, s.nic.ack_size.0 as f64);
-    let wire = move |payload: f64| payload * (mtu + header + ack) / mtu * 8.0 / (GBPS * 1e3);
+    let wire = move |payload: f64| payload * (mtu + header) / mtu * 8.0 / (GBPS * 1e3);
     let latency = 2.0 + (mtu + header) * 8.0 / (GBPS * 1e3);
-    (wire, latency)
+    (wire, latency, ack)
 }
 
 fn assert_close(what: &str, measured: f64, formula: f64) {
@@ -75,6 +84,21 @@ fn all_gather_and_reduce_scatter_take_their_formula_time() {
             let t = cct_us(&format!("kind = \"{kind}\"\nsize = \"2MB\"\nalgorithm = \"{algorithm}\""));
             assert_close(&format!("{algorithm} {kind}"), t, formula);
         }
+    }
+}
+
+#[test]
+fn broadcast_takes_its_formula_time() {
+    let n = N as f64;
+    let (wire, l, _) = rates_without_acks(&scenario("kind = \"all_reduce\"\nsize = \"1KB\""));
+    let copy = wire(2_000_000.0);
+    for (algorithm, formula) in [
+        ("ring", (n - 1.0) * (copy + l)),
+        ("direct", (n - 1.0) * copy + l),
+        ("binomial_tree", n.log2().ceil() * (copy + l)),
+    ] {
+        let t = cct_us(&format!("kind = \"broadcast\"\nroot = 3\nsize = \"2MB\"\nalgorithm = \"{algorithm}\""));
+        assert_close(&format!("{algorithm} broadcast"), t, formula);
     }
 }
 

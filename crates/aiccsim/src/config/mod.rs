@@ -25,9 +25,9 @@ pub use topology::{
 };
 pub use validate::{fail, validate};
 pub use workload::{
-    AllReduceAlgorithm, AllReduceWorkload, AllToAllAlgorithm, AllToAllWorkload, FlowList, FlowSpec, GatherAlgorithm,
-    GatherWorkload, HostSet, IncastWorkload, LayerAllReduce, LayerAllToAll, LayerConfig, PermutationWorkload,
-    TrainingWorkload, WorkloadConfig,
+    AllReduceAlgorithm, AllReduceWorkload, AllToAllAlgorithm, AllToAllWorkload, BroadcastAlgorithm, BroadcastWorkload,
+    FlowList, FlowSpec, GatherAlgorithm, GatherWorkload, HostSet, IncastWorkload, LayerAllReduce, LayerAllToAll,
+    LayerConfig, PermutationWorkload, TrainingWorkload, WorkloadConfig,
 };
 
 use crate::cc::CcConfig;

@@ -190,6 +190,9 @@ fn workload(w: &WorkloadConfig) -> Check {
         WorkloadConfig::AllGather(g) | WorkloadConfig::ReduceScatter(g) if g.size.0 == 0 => {
             return fail("workload.size", "a flow must carry at least 1 byte");
         }
+        WorkloadConfig::Broadcast(b) if b.size.0 == 0 => {
+            return fail("workload.size", "a flow must carry at least 1 byte");
+        }
         WorkloadConfig::Training(t) => training(t)?,
         _ => {}
     }

@@ -131,6 +131,7 @@ pub enum WorkloadConfig {
     AllReduce(AllReduceWorkload),
     AllGather(GatherWorkload),
     ReduceScatter(GatherWorkload),
+    Broadcast(BroadcastWorkload),
     Training(TrainingWorkload),
 }
 
@@ -142,6 +143,7 @@ tagged_enum!(WorkloadConfig, "kind", {
     "all_reduce" => AllReduce(AllReduceWorkload),
     "all_gather" => AllGather(GatherWorkload),
     "reduce_scatter" => ReduceScatter(GatherWorkload),
+    "broadcast" => Broadcast(BroadcastWorkload),
     "training" => Training(TrainingWorkload),
 });
 
@@ -243,6 +245,37 @@ pub enum GatherAlgorithm {
     Ring,
     /// Each rank sends size/n to every other rank at once.
     Direct,
+}
+
+/// How a broadcast is broken into point-to-point sends.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BroadcastAlgorithm {
+    /// A chain along the ring from the root: each rank forwards the buffer to the next once it
+    /// has arrived (n-1 steps).
+    #[default]
+    Ring,
+    /// The root sends the buffer to every other rank at once.
+    Direct,
+    /// A binomial tree: in step k every rank that holds the buffer sends it to the rank 2^k
+    /// places further on (ceil(log2 n) steps).
+    BinomialTree,
+}
+
+/// A broadcast of `size` bytes from `root` to the other members of `hosts`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BroadcastWorkload {
+    #[serde(default)]
+    pub hosts: HostSet,
+    /// The host that holds the buffer; the first member of `hosts` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<u32>,
+    pub size: ByteSize,
+    #[serde(default)]
+    pub algorithm: BroadcastAlgorithm,
+    #[serde(default)]
+    pub start: SimTime,
 }
 
 /// An all-gather or a reduce-scatter among `hosts`. `size` is the whole buffer, as nccl-tests

@@ -159,6 +159,18 @@ fn check(s: &Scenario, topo: &Topology) -> Check {
                 );
             }
         }
+        WorkloadConfig::Broadcast(w) => {
+            set_ok("workload.hosts", &w.hosts, 2)?;
+            if let Some(root) = w.root {
+                host_ok("workload.root", root)?;
+                if !w.hosts.expand(hosts).contains(&root) {
+                    return fail(
+                        "workload.root",
+                        format!("host {root} is not one of the broadcast's hosts; add it to workload.hosts or pick a member"),
+                    );
+                }
+            }
+        }
         WorkloadConfig::Training(w) => training(w, hosts, &set_ok)?,
     }
 

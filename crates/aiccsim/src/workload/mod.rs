@@ -4,6 +4,7 @@
 mod all_gather;
 mod all_reduce;
 mod all_to_all;
+mod broadcast;
 mod collective;
 pub mod training;
 
@@ -79,6 +80,7 @@ pub fn count(cfg: &WorkloadConfig, hosts: u32) -> u64 {
             let n = w.hosts.len(hosts);
             n.saturating_mul(n.saturating_sub(1))
         }
+        WorkloadConfig::Broadcast(w) => w.hosts.len(hosts).saturating_sub(1),
         WorkloadConfig::Training(w) => training::count_flows(w, hosts),
     }
 }
@@ -174,13 +176,20 @@ fn expand_flows(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
         WorkloadConfig::ReduceScatter(w) => {
             all_gather::reduce_scatter(&w.hosts.expand(hosts), w.size.0, w.algorithm, w.start)
         }
+        WorkloadConfig::Broadcast(w) => {
+            let ranks = w.hosts.expand(hosts);
+            let root = w.root.and_then(|r| ranks.iter().position(|&h| h == r)).unwrap_or(0);
+            broadcast::broadcast(&ranks, root, w.size.0, w.algorithm, w.start)
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{AllToAllAlgorithm, GatherAlgorithm, GatherWorkload, HostSet};
+    use crate::config::{
+        AllToAllAlgorithm, BroadcastAlgorithm, BroadcastWorkload, GatherAlgorithm, GatherWorkload, HostSet,
+    };
     use crate::time::ByteSize;
 
     #[test]
@@ -220,6 +229,15 @@ mod tests {
                         start,
                     }));
                 }
+            }
+            for algorithm in [BroadcastAlgorithm::Ring, BroadcastAlgorithm::Direct, BroadcastAlgorithm::BinomialTree] {
+                cfgs.push(WorkloadConfig::Broadcast(BroadcastWorkload {
+                    hosts: set.clone(),
+                    root: None,
+                    size,
+                    algorithm,
+                    start,
+                }));
             }
             for algorithm in [GatherAlgorithm::Ring, GatherAlgorithm::Direct] {
                 let w = GatherWorkload { hosts: set.clone(), size, algorithm, start };

@@ -22,7 +22,7 @@ use crate::engine::nic::qp::Flow;
 use crate::metrics::trace::Tracer;
 use crate::metrics::{ideal_fct, Counters, DurationHistogram, Recorder};
 use crate::rng;
-use crate::time::{Bandwidth, SimTime};
+use crate::time::{Bandwidth, ByteSize, SimTime};
 use crate::topology::{routing, Topology};
 use crate::wire::telemetry::PintCodec;
 use crate::workload;
@@ -141,23 +141,12 @@ fn check(s: &Scenario, topo: &Topology) -> Check {
         WorkloadConfig::AllReduce(w) => {
             set_ok("workload.hosts", &w.hosts, 2)?;
             let ranks = w.hosts.len(hosts);
-            if w.size.0 < ranks {
-                return fail(
-                    "workload.size",
-                    format!("{} cannot be split into {ranks} chunks of at least 1 byte; raise the size", w.size),
-                );
-            }
+            splits(w.size, ranks, "chunks")?;
             fits("workload.algorithm", w.algorithm, ranks)?;
         }
         WorkloadConfig::AllGather(w) | WorkloadConfig::ReduceScatter(w) => {
             set_ok("workload.hosts", &w.hosts, 2)?;
-            let ranks = w.hosts.len(hosts);
-            if w.size.0 < ranks {
-                return fail(
-                    "workload.size",
-                    format!("{} cannot be split into {ranks} blocks of at least 1 byte; raise the size", w.size),
-                );
-            }
+            splits(w.size, w.hosts.len(hosts), "blocks")?;
         }
         WorkloadConfig::Broadcast(w) => {
             set_ok("workload.hosts", &w.hosts, 2)?;
@@ -222,6 +211,14 @@ fn check(s: &Scenario, topo: &Topology) -> Check {
         }
     }
     Ok(())
+}
+
+/// Whether a buffer of `size` splits into `ranks` pieces (`what`) of at least one byte each.
+fn splits(size: ByteSize, ranks: u64, what: &str) -> Check {
+    if size.0 >= ranks {
+        return Ok(());
+    }
+    fail("workload.size", format!("{size} cannot be split into {ranks} {what} of at least 1 byte; raise the size"))
 }
 
 /// Whether all-reduce `algorithm` runs on `ranks` ranks.

@@ -46,7 +46,14 @@ pub struct Column {
 pub struct Table {
     pub name: &'static str,
     pub columns: &'static [Column],
+    /// Whether a run recorded the table (its file is written only then).
+    recorded: fn(&Results) -> bool,
+    /// Calls the callback with the cells of each row, in the order of `columns`.
+    rows: fn(&Results, Row<'_>),
 }
+
+/// A callback given each row's cells.
+type Row<'f> = &'f mut dyn FnMut(&[Value<'_>]);
 
 const fn col(name: &'static str, kind: Kind) -> Column {
     Column { name, kind, nullable: false }
@@ -74,6 +81,8 @@ pub const FLOWS: Table = Table {
         col("retransmitted_bytes", Int),
         col("timeouts", Int),
     ],
+    recorded: always,
+    rows: flow_rows,
 };
 
 pub const PORTS: Table = Table {
@@ -91,10 +100,16 @@ pub const PORTS: Table = Table {
         col("max_queue_bytes", Int),
         col("paused_ns", Time),
     ],
+    recorded: always,
+    rows: port_rows,
 };
 
-pub const QUEUES: Table =
-    Table { name: "queues", columns: &[col("time_ns", Time), col("switch", Int), col("port", Int), col("bytes", Int)] };
+pub const QUEUES: Table = Table {
+    name: "queues",
+    columns: &[col("time_ns", Time), col("switch", Int), col("port", Int), col("bytes", Int)],
+    recorded: with_timelines,
+    rows: queue_rows,
+};
 
 pub const RATES: Table = Table {
     name: "rates",
@@ -105,6 +120,8 @@ pub const RATES: Table = Table {
         opt("window_bytes", Int),
         col("throughput_gbps", Ratio),
     ],
+    recorded: with_timelines,
+    rows: rate_rows,
 };
 
 pub const PAUSES: Table = Table {
@@ -117,6 +134,8 @@ pub const PAUSES: Table = Table {
         col("priority", Int),
         col("event", Text),
     ],
+    recorded: with_timelines,
+    rows: pause_rows,
 };
 
 pub const TRACE: Table = Table {
@@ -134,6 +153,8 @@ pub const TRACE: Table = Table {
         col("ecn", Int),
         opt("queue_bytes", Int),
     ],
+    recorded: with_trace,
+    rows: trace_rows,
 };
 
 pub const ITERATIONS: Table = Table {
@@ -148,6 +169,8 @@ pub const ITERATIONS: Table = Table {
         col("flows", Int),
         col("bytes", Int),
     ],
+    recorded: with_iterations,
+    rows: iteration_rows,
 };
 
 /// Every result table, in the order of docs/results.md.
@@ -177,115 +200,132 @@ impl Value<'_> {
 impl Results {
     /// Whether the run recorded `table` (its file is written only then).
     pub fn has_table(&self, table: &Table) -> bool {
-        match table.name {
-            "queues" | "rates" | "pauses" => self.timelines,
-            "trace" => self.trace.is_some(),
-            "iterations" => self.iterations.is_some(),
-            _ => true,
-        }
+        (table.recorded)(self)
     }
 
     /// Calls `row` with the cells of each row of `table`, in the order of its columns.
-    pub fn for_each_row(&self, table: &Table, row: &mut dyn FnMut(&[Value<'_>])) {
-        use Value::{Int as I, Missing, Ratio as R, Text as S, Time as T};
-        let names = &self.topology;
-        match table.name {
-            "flows" => {
-                for f in &self.flows {
-                    row(&[
-                        I(f.flow_id.into()),
-                        I(f.src.into()),
-                        I(f.dst.into()),
-                        I(f.size_bytes.into()),
-                        T(f.start),
-                        Value::time(f.finish),
-                        Value::time(f.fct()),
-                        T(f.ideal_fct),
-                        f.slowdown().map_or(Missing, R),
-                        if f.collective.is_empty() { Missing } else { S(Cow::Borrowed(&f.collective)) },
-                        I(f.retransmitted_bytes.into()),
-                        I(f.timeouts.into()),
-                    ]);
-                }
-            }
-            "ports" => {
-                for p in &self.ports {
-                    let s = &p.stats;
-                    row(&[
-                        S(Cow::Borrowed(&p.node)),
-                        I(p.port.into()),
-                        S(Cow::Borrowed(&p.peer)),
-                        I(s.tx_packets.into()),
-                        I(s.tx_bytes.into()),
-                        I(s.pause_sent.into()),
-                        I(s.resume_sent.into()),
-                        I(s.drops.into()),
-                        I(s.ecn_marks.into()),
-                        I(p.max_queue.into()),
-                        T(s.paused_time),
-                    ]);
-                }
-            }
-            "queues" => {
-                for q in &self.queues {
-                    row(&[T(q.time), I(q.switch.into()), I(q.port.into()), I(q.bytes.into())]);
-                }
-            }
-            "rates" => {
-                for r in &self.rates {
-                    row(&[
-                        T(r.time),
-                        I(r.flow.into()),
-                        R(r.rate_bps / 1e9),
-                        Value::int(r.window_bytes),
-                        R(r.throughput_bps / 1e9),
-                    ]);
-                }
-            }
-            "pauses" => {
-                for e in &self.pauses {
-                    row(&[
-                        T(e.time),
-                        S(Cow::Owned(names.node_name(e.node))),
-                        I(e.port.into()),
-                        S(Cow::Owned(names.node_name(e.peer))),
-                        I(e.priority.into()),
-                        S(Cow::Borrowed(if e.pause { "pause" } else { "resume" })),
-                    ]);
-                }
-            }
-            "trace" => {
-                for r in self.trace.iter().flatten() {
-                    row(&[
-                        T(r.time),
-                        S(Cow::Borrowed(r.event.as_str())),
-                        S(Cow::Owned(names.node_name(r.node))),
-                        I(r.port.into()),
-                        S(Cow::Borrowed(super::trace::kind_name(r.kind))),
-                        Value::int(r.flow),
-                        I(r.seq.into()),
-                        I(r.size.into()),
-                        I(r.priority.into()),
-                        I(u8::from(r.ecn).into()),
-                        Value::int(r.queue_bytes),
-                    ]);
-                }
-            }
-            "iterations" => {
-                for r in self.iterations.iter().flatten() {
-                    row(&[
-                        I(r.iteration.into()),
-                        Value::time(r.start),
-                        Value::time(r.end),
-                        Value::time(r.duration()),
-                        T(r.compute),
-                        Value::time(r.exposed_comm()),
-                        I(r.flows.into()),
-                        I(r.bytes.into()),
-                    ]);
-                }
-            }
-            other => unreachable!("no rows for table {other}"),
-        }
+    pub fn for_each_row(&self, table: &Table, row: Row<'_>) {
+        (table.rows)(self, row)
+    }
+}
+
+fn always(_: &Results) -> bool {
+    true
+}
+
+fn with_timelines(r: &Results) -> bool {
+    r.timelines
+}
+
+fn with_trace(r: &Results) -> bool {
+    r.trace.is_some()
+}
+
+fn with_iterations(r: &Results) -> bool {
+    r.iterations.is_some()
+}
+
+fn flow_rows(r: &Results, row: Row<'_>) {
+    use Value::{Int as I, Missing, Ratio as R, Text as S, Time as T};
+    for f in &r.flows {
+        row(&[
+            I(f.flow_id.into()),
+            I(f.src.into()),
+            I(f.dst.into()),
+            I(f.size_bytes.into()),
+            T(f.start),
+            Value::time(f.finish),
+            Value::time(f.fct()),
+            T(f.ideal_fct),
+            f.slowdown().map_or(Missing, R),
+            if f.collective.is_empty() { Missing } else { S(Cow::Borrowed(&f.collective)) },
+            I(f.retransmitted_bytes.into()),
+            I(f.timeouts.into()),
+        ]);
+    }
+}
+
+fn port_rows(r: &Results, row: Row<'_>) {
+    use Value::{Int as I, Text as S, Time as T};
+    for p in &r.ports {
+        let s = &p.stats;
+        row(&[
+            S(Cow::Borrowed(&p.node)),
+            I(p.port.into()),
+            S(Cow::Borrowed(&p.peer)),
+            I(s.tx_packets.into()),
+            I(s.tx_bytes.into()),
+            I(s.pause_sent.into()),
+            I(s.resume_sent.into()),
+            I(s.drops.into()),
+            I(s.ecn_marks.into()),
+            I(p.max_queue.into()),
+            T(s.paused_time),
+        ]);
+    }
+}
+
+fn queue_rows(r: &Results, row: Row<'_>) {
+    use Value::{Int as I, Time as T};
+    for q in &r.queues {
+        row(&[T(q.time), I(q.switch.into()), I(q.port.into()), I(q.bytes.into())]);
+    }
+}
+
+fn rate_rows(r: &Results, row: Row<'_>) {
+    use Value::{Int as I, Ratio as R, Time as T};
+    for r in &r.rates {
+        row(&[T(r.time), I(r.flow.into()), R(r.rate_bps / 1e9), Value::int(r.window_bytes), R(r.throughput_bps / 1e9)]);
+    }
+}
+
+fn pause_rows(r: &Results, row: Row<'_>) {
+    use Value::{Int as I, Text as S, Time as T};
+    let names = &r.topology;
+    for e in &r.pauses {
+        row(&[
+            T(e.time),
+            S(Cow::Owned(names.node_name(e.node))),
+            I(e.port.into()),
+            S(Cow::Owned(names.node_name(e.peer))),
+            I(e.priority.into()),
+            S(Cow::Borrowed(if e.pause { "pause" } else { "resume" })),
+        ]);
+    }
+}
+
+fn trace_rows(r: &Results, row: Row<'_>) {
+    use Value::{Int as I, Text as S, Time as T};
+    let names = &r.topology;
+    for r in r.trace.iter().flatten() {
+        row(&[
+            T(r.time),
+            S(Cow::Borrowed(r.event.as_str())),
+            S(Cow::Owned(names.node_name(r.node))),
+            I(r.port.into()),
+            S(Cow::Borrowed(super::trace::kind_name(r.kind))),
+            Value::int(r.flow),
+            I(r.seq.into()),
+            I(r.size.into()),
+            I(r.priority.into()),
+            I(u8::from(r.ecn).into()),
+            Value::int(r.queue_bytes),
+        ]);
+    }
+}
+
+fn iteration_rows(r: &Results, row: Row<'_>) {
+    use Value::{Int as I, Time as T};
+    for r in r.iterations.iter().flatten() {
+        row(&[
+            I(r.iteration.into()),
+            Value::time(r.start),
+            Value::time(r.end),
+            Value::time(r.duration()),
+            T(r.compute),
+            Value::time(r.exposed_comm()),
+            I(r.flows.into()),
+            I(r.bytes.into()),
+        ]);
     }
 }

@@ -6,7 +6,7 @@
 //! panic, hang or run out of memory. Valid scenarios are cut down before the run (see `bounded`)
 //! so one input costs milliseconds: the fuzzer is after crashes, not long simulations.
 
-use aiccsim::config::{AllReduceAlgorithm, HostSet, TopologyConfig, WorkloadConfig};
+use aiccsim::config::{TopologyConfig, WorkloadConfig};
 use aiccsim::time::SimTime;
 use aiccsim::workload::training;
 use aiccsim::{Fabric, Scenario, Simulation};
@@ -140,34 +140,12 @@ fn bounded(mut s: Scenario) -> Option<Scenario> {
     if hosts > MAX_HOSTS || switches > MAX_SWITCHES {
         return None;
     }
-    let count = |set: &HostSet| set.expand(hosts as u32).len() as u64;
-    let flows = match &s.workload {
-        WorkloadConfig::Flows(w) => w.flows.len() as u64,
-        WorkloadConfig::Incast(w) => count(&w.senders) * u64::from(w.flows_per_sender),
-        WorkloadConfig::AllToAll(w) => {
-            let n = count(&w.hosts);
-            n * n.saturating_sub(1) * u64::from(w.flows_per_pair)
+    if let WorkloadConfig::Training(w) = &s.workload {
+        if training::count_computes(w, hosts as u32) > MAX_COMPUTE_STEPS {
+            return None;
         }
-        WorkloadConfig::Permutation(w) => count(&w.hosts),
-        WorkloadConfig::AllReduce(w) => {
-            let n = count(&w.hosts);
-            match w.algorithm {
-                AllReduceAlgorithm::Ring | AllReduceAlgorithm::Direct => 2 * n * n.saturating_sub(1),
-                AllReduceAlgorithm::HalvingDoubling => 2 * n * u64::from(n.max(1).trailing_zeros()),
-            }
-        }
-        WorkloadConfig::AllGather(w) | WorkloadConfig::ReduceScatter(w) => {
-            let n = count(&w.hosts);
-            n * n.saturating_sub(1)
-        }
-        WorkloadConfig::Broadcast(w) => count(&w.hosts).saturating_sub(1),
-        WorkloadConfig::Training(w) => {
-            if training::count_computes(w, hosts as u32) > MAX_COMPUTE_STEPS {
-                return None;
-            }
-            training::count_flows(w, hosts as u32)
-        }
-    };
+    }
+    let flows = aiccsim::workload::count(&s.workload, hosts as u32);
     if flows > MAX_FLOWS {
         return None;
     }

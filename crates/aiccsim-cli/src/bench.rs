@@ -30,8 +30,10 @@ fn peak_rss_kb() -> u64 {
 pub fn run(mut scenarios: Vec<PathBuf>, repeat: u32, child: bool, relaunch: &[OsString]) -> Result<(), CliError> {
     if child {
         let path = scenarios.first().ok_or_else(|| CliError::input("--child needs a scenario"))?;
-        let scenario = load(path)?;
-        let r = aiccsim::run(&scenario)?;
+        let scenario = aiccsim::Scenario::load(path)?;
+        // The fabric the check built is the one the run uses: built once.
+        let fabric = crate::admit::check(&scenario)?;
+        let r = aiccsim::Simulation::with_fabric(&scenario, fabric).run(&mut |_| {});
         let s = &r.summary;
         let out = serde_json::json!({
             "wall_seconds": s.performance.wall_seconds,

@@ -51,10 +51,6 @@ impl Fabric {
         check(scenario, &topo).map_err(|e| scenario.error(e))?;
         Ok(Fabric { topo })
     }
-
-    pub fn topology(&self) -> &Topology {
-        &self.topo
-    }
 }
 
 /// The speed of the slowest host's NIC (`None` for a fabric without hosts).
@@ -67,9 +63,9 @@ fn check(s: &Scenario, topo: &Topology) -> Check {
     let hosts = topo.num_hosts;
     let nic = &s.nic;
     let algorithm = s.cc.as_algorithm();
-    if let (Some(floor), Some(nic)) = (algorithm.min_rate(), slowest_nic(topo)) {
-        if floor > nic {
-            return fail("cc.min_rate", format!("{floor} is above the NIC speed {nic}"));
+    if let (Some(floor), Some(slowest)) = (algorithm.min_rate(), slowest_nic(topo)) {
+        if floor > slowest {
+            return fail("cc.min_rate", format!("{floor} is above the NIC speed {slowest}"));
         }
     }
 

@@ -31,6 +31,7 @@ __all__ = [
     "broadcast",
     "cc",
     "clocks",
+    "clos",
     "collective",
     "custom",
     "dumbbell",
@@ -45,6 +46,7 @@ __all__ = [
     "output",
     "permutation",
     "pfc",
+    "rail",
     "reduce_scatter",
     "simulation",
     "star",
@@ -124,11 +126,26 @@ def _link(bandwidth: str | None, delay: str | None) -> dict[str, Any] | None:
 # --- Topologies -------------------------------------------------------------------------------
 
 
-def star(*, hosts: int, bandwidth: str, delay: str, nics_per_server: int | None = None) -> Scenario:
+def star(
+    *,
+    hosts: int,
+    bandwidth: str,
+    delay: str,
+    nics_per_server: int | None = None,
+    nvlink_bandwidth: str | None = None,
+    nvlink_delay: str | None = None,
+) -> Scenario:
     """``[topology] kind = "star"``: every host on switch 0, host i on its port i. Every link
-    has ``bandwidth`` and ``delay``; ``nics_per_server`` groups consecutive hosts into servers."""
+    has ``bandwidth`` and ``delay``; ``nics_per_server`` groups consecutive hosts into servers,
+    whose GPUs ``nvlink_bandwidth`` and ``nvlink_delay`` join by NVLink (give both or neither)."""
     return Scenario(
-        topology=_table(kind="star", hosts=hosts, link=_link(bandwidth, delay), nics_per_server=nics_per_server)
+        topology=_table(
+            kind="star",
+            hosts=hosts,
+            link=_link(bandwidth, delay),
+            nics_per_server=nics_per_server,
+            nvlink=_link(nvlink_bandwidth, nvlink_delay),
+        )
     )
 
 
@@ -165,10 +182,12 @@ def leaf_spine(
     fabric_delay: str | None = None,
     links_per_spine: int | None = None,
     nics_per_server: int | None = None,
+    nvlink_bandwidth: str | None = None,
+    nvlink_delay: str | None = None,
 ) -> Scenario:
     """``[topology] kind = "leaf_spine"``: host links of ``bandwidth`` and ``delay``;
     ``links_per_spine`` parallel leaf-to-spine links of ``fabric_bandwidth`` and
-    ``fabric_delay`` (give both, or neither for the host links' values)."""
+    ``fabric_delay`` (give both, or neither for the host links' values); NVLink as in ``star``."""
     return Scenario(
         topology=_table(
             kind="leaf_spine",
@@ -179,6 +198,7 @@ def leaf_spine(
             fabric_link=_link(fabric_bandwidth, fabric_delay),
             links_per_spine=links_per_spine,
             nics_per_server=nics_per_server,
+            nvlink=_link(nvlink_bandwidth, nvlink_delay),
         )
     )
 
@@ -191,10 +211,12 @@ def fat_tree(
     fabric_bandwidth: str | None = None,
     fabric_delay: str | None = None,
     nics_per_server: int | None = None,
+    nvlink_bandwidth: str | None = None,
+    nvlink_delay: str | None = None,
 ) -> Scenario:
     """``[topology] kind = "fat_tree"``: a k-ary fat tree (k^3/4 hosts); host links of
     ``bandwidth`` and ``delay``, switch-to-switch links of ``fabric_bandwidth`` and
-    ``fabric_delay`` (give both, or neither for the host links' values)."""
+    ``fabric_delay`` (give both, or neither for the host links' values); NVLink as in ``star``."""
     return Scenario(
         topology=_table(
             kind="fat_tree",
@@ -202,6 +224,71 @@ def fat_tree(
             link=_link(bandwidth, delay),
             fabric_link=_link(fabric_bandwidth, fabric_delay),
             nics_per_server=nics_per_server,
+            nvlink=_link(nvlink_bandwidth, nvlink_delay),
+        )
+    )
+
+
+def clos(
+    *,
+    racks: int,
+    servers_per_rack: int,
+    spines: int,
+    bandwidth: str,
+    delay: str,
+    gpus_per_server: int | None = None,
+    fabric_bandwidth: str | None = None,
+    fabric_delay: str | None = None,
+    nvlink_bandwidth: str | None = None,
+    nvlink_delay: str | None = None,
+    oversubscription: float | None = None,
+) -> Scenario:
+    """``[topology] kind = "clos"``: racks of GPU servers (8 GPUs each unless
+    ``gpus_per_server``), every GPU's NIC on its rack's ToR by a link of ``bandwidth`` and
+    ``delay``, every ToR on every spine with up-links sized by ``oversubscription`` (1:
+    non-blocking); NVLink as in ``star``."""
+    return Scenario(
+        topology=_table(
+            kind="clos",
+            racks=racks,
+            servers_per_rack=servers_per_rack,
+            gpus_per_server=gpus_per_server,
+            spines=spines,
+            link=_link(bandwidth, delay),
+            fabric_link=_link(fabric_bandwidth, fabric_delay),
+            nvlink=_link(nvlink_bandwidth, nvlink_delay),
+            oversubscription=oversubscription,
+        )
+    )
+
+
+def rail(
+    *,
+    servers: int,
+    spines: int,
+    bandwidth: str,
+    delay: str,
+    gpus_per_server: int | None = None,
+    servers_per_group: int | None = None,
+    fabric_bandwidth: str | None = None,
+    fabric_delay: str | None = None,
+    nvlink_bandwidth: str | None = None,
+    nvlink_delay: str | None = None,
+    oversubscription: float | None = None,
+) -> Scenario:
+    """``[topology] kind = "rail"``: rail-optimised; GPU i of every server of a group on that
+    group's rail switch i, rail switches joined by spines; NVLink as in ``star``."""
+    return Scenario(
+        topology=_table(
+            kind="rail",
+            servers=servers,
+            gpus_per_server=gpus_per_server,
+            servers_per_group=servers_per_group,
+            spines=spines,
+            link=_link(bandwidth, delay),
+            fabric_link=_link(fabric_bandwidth, fabric_delay),
+            nvlink=_link(nvlink_bandwidth, nvlink_delay),
+            oversubscription=oversubscription,
         )
     )
 

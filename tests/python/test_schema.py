@@ -27,6 +27,7 @@ SCHEMA = {
         ("collective", "str"),
         ("retransmitted_bytes", "int64"),
         ("timeouts", "int64"),
+        ("link", "str"),
     ],
     "ports": [
         ("node", "str"),

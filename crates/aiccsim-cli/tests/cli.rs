@@ -43,7 +43,7 @@ fn run_writes_every_result_file() {
     let mut lines = flows.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "flow_id,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,collective,retransmitted_bytes,timeouts"
+        "flow_id,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,collective,retransmitted_bytes,timeouts,link"
     );
     assert_eq!(lines.count(), 4);
     let run: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();

@@ -9,7 +9,9 @@
 //! the code.
 
 use crate::cc::{Cc, FlowFacts, Receiver};
-use crate::config::{AllToAllAlgorithm, HostSet, LinkConfig, Scenario, TopologyConfig, WorkloadConfig};
+use crate::config::{
+    AllReduceAlgorithm, AllToAllAlgorithm, HostSet, LinkConfig, Scenario, TopologyConfig, WorkloadConfig,
+};
 use crate::engine::net::port::Port;
 use crate::engine::nic::qp::Flow;
 use crate::metrics::ComputeStep;
@@ -96,8 +98,25 @@ fn fabric_size(t: &TopologyConfig) -> FabricSize {
         host_rate_bps: host.bandwidth.0,
         max_bdp_bytes: fabric.iter().map(|l| bdp(l)).max().unwrap_or(0).max(bdp(host)),
     };
+    // GPU servers add one NVLink port per GPU (a host node) and one NVSwitch per server.
+    let servers = |f: FabricSize, per_server: u32, nvlink: &Option<LinkConfig>| match nvlink {
+        None => f,
+        Some(l) => {
+            let nvswitches = f.hosts / u64::from(per_server.max(1));
+            FabricSize {
+                hosts: 2 * f.hosts,
+                switches: f.switches + nvswitches,
+                links: f.links + f.hosts,
+                tors: f.tors + nvswitches,
+                max_bdp_bytes: f.max_bdp_bytes.max(bdp(l)),
+                ..f
+            }
+        }
+    };
     match t {
-        TopologyConfig::Star(s) => of(s.hosts as u64, 1, s.hosts as u64, 1, &s.link, &[]),
+        TopologyConfig::Star(s) => {
+            servers(of(s.hosts as u64, 1, s.hosts as u64, 1, &s.link, &[]), s.nics_per_server, &s.nvlink)
+        }
         TopologyConfig::Dumbbell(d) => {
             let hosts = d.left as u64 + d.right as u64;
             of(hosts, 2, hosts + 1, 2, &d.link, &[&d.bottleneck])
@@ -107,13 +126,33 @@ fn fabric_size(t: &TopologyConfig) -> FabricSize {
             let hosts = leaves * l.hosts_per_leaf as u64;
             let fabric = l.fabric_link.unwrap_or(l.link);
             let fabric_links = leaves * spines * l.links_per_spine as u64;
-            of(hosts, leaves + spines, hosts + fabric_links, leaves, &l.link, &[&fabric])
+            let f = of(hosts, leaves + spines, hosts + fabric_links, leaves, &l.link, &[&fabric]);
+            servers(f, l.nics_per_server, &l.nvlink)
+        }
+        TopologyConfig::Clos(c) => {
+            let (racks, spines) = (c.racks as u64, c.spines as u64);
+            let hosts = racks * c.servers_per_rack as u64 * c.gpus_per_server as u64;
+            let fabric = c.fabric_link.unwrap_or(c.link);
+            let per_spine = c.links_per_spine().unwrap_or(1) as u64;
+            let f = of(hosts, racks + spines, hosts + racks * spines * per_spine, racks, &c.link, &[&fabric]);
+            servers(f, c.gpus_per_server, &c.nvlink)
+        }
+        TopologyConfig::Rail(r) => {
+            let hosts = r.servers as u64 * r.gpus_per_server as u64;
+            let rails = (r.servers / r.group().max(1)) as u64 * r.gpus_per_server as u64;
+            let fabric = r.fabric_link.unwrap_or(r.link);
+            let per_spine = r.links_per_spine().unwrap_or(1) as u64;
+            let spines = r.spines as u64;
+            let f = of(hosts, rails + spines, hosts + rails * spines * per_spine, rails, &r.link, &[&fabric]);
+            servers(f, r.gpus_per_server, &r.nvlink)
         }
         TopologyConfig::FatTree(f) => {
             let (k, half) = (f.k as u64, f.k as u64 / 2);
             let hosts = k * half * half;
             let fabric = f.fabric_link.unwrap_or(f.link);
-            of(hosts, 2 * k * half + half * half, hosts + 2 * k * half * half, k * half, &f.link, &[&fabric])
+            let size =
+                of(hosts, 2 * k * half + half * half, hosts + 2 * k * half * half, k * half, &f.link, &[&fabric]);
+            servers(size, f.nics_per_server, &f.nvlink)
         }
         TopologyConfig::Custom(c) => FabricSize {
             hosts: c.hosts as u64,
@@ -123,6 +162,20 @@ fn fabric_size(t: &TopologyConfig) -> FabricSize {
             host_rate_bps: c.links.iter().map(|l| l.bandwidth.0).max().unwrap_or(1),
             max_bdp_bytes: c.links.iter().map(|l| l.bandwidth.bytes_in(l.delay)).max().unwrap_or(0),
         },
+    }
+}
+
+/// Bytes each rank of an all-reduce of `size` among `n` sends (and receives): 2(n-1)/n of its
+/// buffer, except hierarchically: 2(g-1)/g inside its group and 2(s-1)/s of a g-th across.
+fn all_reduce_bytes_per_rank(n: u128, size: u64, algorithm: AllReduceAlgorithm, local: Option<u32>) -> u128 {
+    let size = size as u128;
+    match algorithm {
+        AllReduceAlgorithm::Hierarchical => {
+            let g = u128::from(local.unwrap_or(1).max(1));
+            let s = (n / g).max(1);
+            2 * (g - 1) * size / g + 2 * (s - 1) * size / (g * s)
+        }
+        _ => 2 * (n - 1) * size / n,
     }
 }
 
@@ -190,9 +243,8 @@ fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
         }
         WorkloadConfig::AllReduce(a) => {
             let n = set_len(&a.hosts, hosts).max(1);
-            let flows = u128::from(crate::workload::all_reduce_flows(n as u64, a.algorithm));
-            // Each rank sends (and receives) 2(n-1)/n of its buffer, whatever the algorithm.
-            let per_rank = 2 * (n - 1) * a.size.0 as u128 / n;
+            let flows = u128::from(crate::workload::all_reduce_flows(n as u64, a.algorithm, a.local_ranks));
+            let per_rank = all_reduce_bytes_per_rank(n, a.size.0, a.algorithm, a.local_ranks);
             WorkloadSize { flows, bytes: n * per_rank, busiest_host_bytes: per_rank, ..only_flows(a.start) }
         }
         WorkloadConfig::Broadcast(b) => {
@@ -229,8 +281,8 @@ fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
                     }
                 }
                 if let Some(ar) = layer.all_reduce.filter(|a| a.size.0 > 0) {
-                    flows += u128::from(crate::workload::all_reduce_flows(n as u64, ar.algorithm));
-                    per_rank += 2 * (n - 1) * ar.size.0 as u128 / n;
+                    flows += u128::from(crate::workload::all_reduce_flows(n as u64, ar.algorithm, t.local_ranks));
+                    per_rank += all_reduce_bytes_per_rank(n, ar.size.0, ar.algorithm, t.local_ranks);
                 }
                 let backward = [layer.backward, layer.input_grad, layer.weight_grad];
                 compute = backward.into_iter().flatten().fold(compute + layer.forward, |sum, t| sum + t);
@@ -390,6 +442,9 @@ mod tests {
             format!("kind = \"dumbbell\"\nleft = 3\nright = 5\n{LINK}\nbottleneck = {{ bandwidth = \"10Gbps\", delay = \"2us\" }}"),
             format!("kind = \"leaf_spine\"\nleaves = 4\nspines = 3\nhosts_per_leaf = 5\n{LINK}"),
             format!("kind = \"fat_tree\"\nk = 6\n{LINK}"),
+            format!("kind = \"star\"\nhosts = 16\ngpus_per_server = 8\n{LINK}\nnvlink = {{ bandwidth = \"200GB/s\", delay = \"25ns\" }}"),
+            format!("kind = \"clos\"\nracks = 4\nservers_per_rack = 2\nspines = 4\n{LINK}\nnvlink = {{ bandwidth = \"200GB/s\", delay = \"25ns\" }}"),
+            format!("kind = \"rail\"\nservers = 4\ngpus_per_server = 4\nservers_per_group = 2\nspines = 2\n{LINK}\nnvlink = {{ bandwidth = \"200GB/s\", delay = \"25ns\" }}"),
         ] {
             let s = scenario(&topology, "kind = \"permutation\"\nsize = \"1KB\"");
             let built = Topology::build(&s.topology).unwrap();

@@ -203,8 +203,19 @@ fn scaled(s: &str, what: &str, units: &[(&str, f64)], example: &str) -> Result<u
 }
 
 pub fn parse_bandwidth(s: &str) -> Result<Bandwidth, String> {
-    let units =
-        [("bps", 1.0), ("Kbps", 1e3), ("Mbps", 1e6), ("Gbps", 1e9), ("Tbps", 1e12), ("Mb/s", 1e6), ("Gb/s", 1e9)];
+    // Bits per second, and bytes per second ("GB/s": the way GPU interconnects are quoted).
+    let units = [
+        ("bps", 1.0),
+        ("Kbps", 1e3),
+        ("Mbps", 1e6),
+        ("Gbps", 1e9),
+        ("Tbps", 1e12),
+        ("Mb/s", 1e6),
+        ("Gb/s", 1e9),
+        ("MB/s", 8e6),
+        ("GB/s", 8e9),
+        ("TB/s", 8e12),
+    ];
     let v = scaled(s, "bandwidth", &units, "100Gbps")?;
     if v == 0 {
         return Err(format!("invalid bandwidth '{s}': must be positive, e.g. \"100Gbps\""));
@@ -325,6 +336,7 @@ mod tests {
     #[test]
     fn parses_units() {
         assert_eq!(parse_bandwidth("100Gbps").unwrap(), Bandwidth::from_gbps(100));
+        assert_eq!(parse_bandwidth("200GB/s").unwrap(), Bandwidth::from_gbps(1600), "bytes per second");
         assert_eq!(parse_bandwidth("20Mbps").unwrap(), Bandwidth(20_000_000));
         assert_eq!(parse_bandwidth("12.5Gbps").unwrap(), Bandwidth(12_500_000_000));
         assert_eq!(parse_time("1us").unwrap(), SimTime::from_us(1));

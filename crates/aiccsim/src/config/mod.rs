@@ -20,8 +20,8 @@ pub use nic::{NicConfig, MAX_RTO_BACKOFF};
 pub use output::{OutputConfig, TraceConfig};
 pub use switch::{EcnConfig, MarkPoint, PfcConfig, Routing, SwitchConfig};
 pub use topology::{
-    parse_node, CustomLink, CustomTopology, DumbbellTopology, FatTreeTopology, LeafSpineTopology, LinkConfig,
-    StarTopology, TopologyConfig,
+    parse_node, ClosTopology, CustomLink, CustomTopology, DumbbellTopology, FatTreeTopology, LeafSpineTopology,
+    LinkConfig, RailTopology, StarTopology, TopologyConfig,
 };
 pub use validate::{fail, validate};
 pub use workload::{
@@ -135,6 +135,20 @@ impl Scenario {
         // Defaults that depend on other keys, written out so run.json shows them.
         let stall = SimulationConfig::default_stall_timeout(&scenario.nic);
         scenario.simulation.stall_timeout.get_or_insert(stall);
+        let per_server = scenario.topology.per_server();
+        match &mut scenario.workload {
+            WorkloadConfig::AllReduce(w) if w.algorithm == AllReduceAlgorithm::Hierarchical => {
+                w.local_ranks.get_or_insert(per_server);
+            }
+            WorkloadConfig::Training(w) => {
+                let hierarchical =
+                    w.layers.iter().flat_map(|l| l.all_reduce).any(|a| a.algorithm == AllReduceAlgorithm::Hierarchical);
+                if hierarchical {
+                    w.local_ranks.get_or_insert(per_server);
+                }
+            }
+            _ => {}
+        }
         scenario.origin = origin.to_string();
         validate(&scenario).map_err(|e| scenario.error(e))?;
         Ok(scenario)

@@ -226,12 +226,21 @@ pub enum AllReduceAlgorithm {
     /// each rank exchanges half of what it holds with a rank ever closer, then log2(n) steps in
     /// which it exchanges all it holds with a rank ever farther. Needs a power-of-two n.
     HalvingDoubling,
+    /// Two dimensions (paper 002's "2D"): the ranks form groups of `local_ranks` consecutive
+    /// ranks (a server's GPUs); a direct reduce-scatter inside each group, a direct
+    /// reduce-scatter among the ranks of the same local index across groups, then the
+    /// all-gathers in reverse order. Only 1/local_ranks of the buffer leaves a group.
+    Hierarchical,
 }
 
 impl AllReduceAlgorithm {
-    /// Whether the algorithm runs on `n` ranks.
-    pub fn fits(self, n: u64) -> bool {
-        self != AllReduceAlgorithm::HalvingDoubling || n.is_power_of_two()
+    /// Whether the algorithm runs on `n` ranks (in groups of `local` for `hierarchical`).
+    pub fn fits(self, n: u64, local: Option<u32>) -> bool {
+        match self {
+            AllReduceAlgorithm::HalvingDoubling => n.is_power_of_two(),
+            AllReduceAlgorithm::Hierarchical => local.is_some_and(|g| g >= 1 && n.is_multiple_of(u64::from(g))),
+            _ => true,
+        }
     }
 }
 
@@ -303,6 +312,10 @@ pub struct AllReduceWorkload {
     pub size: ByteSize,
     #[serde(default)]
     pub algorithm: AllReduceAlgorithm,
+    /// Ranks per group of `hierarchical` (consecutive ranks in `hosts` order); filled in from
+    /// the topology's servers (`gpus_per_server`) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_ranks: Option<u32>,
     #[serde(default)]
     pub start: SimTime,
 }
@@ -319,6 +332,9 @@ pub struct TrainingWorkload {
     /// When every rank starts the first iteration.
     #[serde(default)]
     pub start: SimTime,
+    /// Ranks per group of `hierarchical` all-reduces, as for the `all_reduce` workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_ranks: Option<u32>,
     /// From the model's input to its output.
     pub layers: Vec<LayerConfig>,
 }

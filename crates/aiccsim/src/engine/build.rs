@@ -53,14 +53,15 @@ impl Fabric {
     }
 }
 
-/// The speed of the slowest host's NIC (`None` for a fabric without hosts).
+/// The speed of the slowest host's NIC (`None` for a fabric without hosts). NVLink ports are
+/// not NICs: no congestion control runs on them.
 fn slowest_nic(topo: &Topology) -> Option<Bandwidth> {
-    (0..topo.num_hosts).map(|h| topo.ports[topo.host_port(h) as usize].bandwidth).min()
+    (0..topo.fabric_hosts).map(|h| topo.ports[topo.host_port(h) as usize].bandwidth).min()
 }
 
 /// The checks that need the built fabric.
 fn check(s: &Scenario, topo: &Topology) -> Check {
-    let hosts = topo.num_hosts;
+    let hosts = topo.fabric_hosts;
     let nic = &s.nic;
     let algorithm = s.cc.as_algorithm();
     if let (Some(floor), Some(slowest)) = (algorithm.min_rate(), slowest_nic(topo)) {
@@ -72,7 +73,7 @@ fn check(s: &Scenario, topo: &Topology) -> Check {
     let sw = &s.switch;
     let max_packet = nic.mtu.0 + nic.header.0 + algorithm.extra_header_bytes().0;
     if sw.pfc.enabled && sw.pfc.xoff.is_none() {
-        for s in 0..topo.num_switches {
+        for s in 0..topo.fabric_switches {
             let node = topo.num_hosts + s;
             let reserved = total_headroom(topo, node, &sw.pfc, max_packet, nic.pause_size.0);
             if reserved >= sw.buffer.0 {
@@ -138,7 +139,7 @@ fn check(s: &Scenario, topo: &Topology) -> Check {
             set_ok("workload.hosts", &w.hosts, 2)?;
             let ranks = w.hosts.len(hosts);
             splits(w.size, ranks, "chunks")?;
-            fits("workload.algorithm", w.algorithm, ranks)?;
+            fits("workload.algorithm", w.algorithm, ranks, w.local_ranks)?;
         }
         WorkloadConfig::AllGather(w) | WorkloadConfig::ReduceScatter(w) => {
             set_ok("workload.hosts", &w.hosts, 2)?;
@@ -194,8 +195,7 @@ fn check(s: &Scenario, topo: &Topology) -> Check {
             }
         }
         for (i, name) in trace.nodes.iter().flatten().enumerate() {
-            crate::config::parse_node(name, topo.num_hosts, topo.num_switches)
-                .map_err(|m| (format!("output.trace.nodes[{i}]"), m))?;
+            topo.names().parse(name).map_err(|m| (format!("output.trace.nodes[{i}]"), m))?;
         }
     }
     if let Some(sw) = &s.output.queue_switches {
@@ -217,10 +217,21 @@ fn splits(size: ByteSize, ranks: u64, what: &str) -> Check {
     fail("workload.size", format!("{size} cannot be split into {ranks} {what} of at least 1 byte; raise the size"))
 }
 
-/// Whether all-reduce `algorithm` runs on `ranks` ranks.
-fn fits(key: &str, algorithm: AllReduceAlgorithm, ranks: u64) -> Check {
-    if algorithm.fits(ranks) {
+/// Whether all-reduce `algorithm` runs on `ranks` ranks (in groups of `local`).
+fn fits(key: &str, algorithm: AllReduceAlgorithm, ranks: u64, local: Option<u32>) -> Check {
+    if algorithm.fits(ranks, local) {
         return Ok(());
+    }
+    if algorithm == AllReduceAlgorithm::Hierarchical {
+        let at = key.rsplit_once('.').map_or("workload", |(head, _)| head);
+        let at = if at.starts_with("workload.layers") { "workload" } else { at };
+        return fail(
+            format!("{at}.local_ranks"),
+            format!(
+                "hierarchical needs groups of local_ranks that divide the {ranks} ranks, got {}; set local_ranks to a divisor of {ranks} (the GPUs of a server), or choose another algorithm",
+                local.map_or("none".to_string(), |g| g.to_string())
+            ),
+        );
     }
     let (below, above) = (ranks.next_power_of_two() / 2, ranks.next_power_of_two());
     fail(
@@ -246,7 +257,7 @@ fn training(w: &crate::config::TrainingWorkload, hosts: u32, set_ok: &dyn Fn(&st
                 );
             }
             if ar.size.0 > 0 {
-                fits(&key("all_reduce.algorithm"), ar.algorithm, ranks)?;
+                fits(&key("all_reduce.algorithm"), ar.algorithm, ranks, w.local_ranks)?;
             }
         }
     }
@@ -290,11 +301,9 @@ impl Simulation {
             nack_interval: nic.nack_interval,
             data_priority: nic.data_priority,
             buffer: sw.buffer.0,
-            pfc_enabled: sw.pfc.enabled,
             pfc_static_xoff: sw.pfc.xoff.map(|x| x.0),
             pfc_alpha: sw.pfc.dynamic_alpha,
             xon_delta: sw.pfc.xon_delta.0,
-            ecn_enabled: sw.ecn.enabled,
             ecn_pmax: sw.ecn.pmax,
             ecn_at_dequeue: sw.ecn.mark_at == crate::config::MarkPoint::Dequeue,
             routing: sw.routing,
@@ -318,20 +327,33 @@ impl Simulation {
             .enumerate()
             .map(|(i, info)| {
                 let local = topo.node_ports[info.node as usize].iter().position(|&p| p as usize == i).unwrap_or(0);
-                Port::new(info, local as u32, topo.is_host(info.node), &sw.ecn)
+                let nvswitch = !topo.is_host(info.node) && topo.is_nvswitch(info.node - topo.num_hosts);
+                Port::new(info, local as u32, topo.is_host(info.node), (!nvswitch).then_some(&sw.ecn))
             })
             .collect();
         let switches: Vec<SwitchState> = (0..topo.num_switches)
             .map(|s| {
                 let node = topo.num_hosts + s;
-                SwitchState::new(&topo, node, &sw.pfc, sw.buffer.0, max_packet, params.pause_size as u64)
+                match topo.is_nvswitch(s) {
+                    false => SwitchState::new(&topo, node, sw, max_packet, params.pause_size as u64),
+                    true => SwitchState::nvswitch(),
+                }
             })
             .collect();
         let ecn_rng = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch.ecn", s as u64)).collect();
         let spray_rng = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch.spray", s as u64)).collect();
         let hosts = (0..topo.num_hosts).map(|_| HostState::default()).collect();
 
-        let mut work = workload::expand(&scenario.workload, topo.num_hosts, params.seed);
+        let mut work = workload::expand(&scenario.workload, topo.fabric_hosts, params.seed);
+        // Transfers between GPUs of one server go over NVLink: between their NVLink ports.
+        if topo.has_nvlink() {
+            for d in work.flows.iter_mut() {
+                (d.src, d.dst) = topo.endpoints(d.src, d.dst);
+            }
+        }
+        // NVLink is lossless and credit-flow-controlled: no congestion control of the NIC's
+        // runs on it, so its transfers send at the link's rate.
+        let nvlink_cc = crate::cc::CcConfig::None(Default::default());
         let defs = &work.flows;
         let mut flows = Vec::with_capacity(defs.len());
         let mut ccs = Vec::with_capacity(defs.len());
@@ -374,9 +396,11 @@ impl Simulation {
             };
             let mut flow = Flow::new(id as u32, d, key, ideal, params.data_priority);
             flow.one_way_baseline = one_way_baseline;
+            flow.nvlink = topo.is_nvlink_port(d.src);
+            let flow_algorithm = if flow.nvlink { nvlink_cc.as_algorithm() } else { algorithm };
             flows.push(flow);
-            ccs.push(algorithm.sender(&facts));
-            receivers.push(algorithm.receiver(&facts));
+            ccs.push(flow_algorithm.sender(&facts));
+            receivers.push(flow_algorithm.receiver(&facts));
             all_facts.push(facts);
         }
         let (pint, pint_rng) = match telemetry {

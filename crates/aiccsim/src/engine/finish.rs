@@ -49,8 +49,9 @@ impl Simulation {
             .iter()
             .map(|f| FlowRecord {
                 flow_id: f.id,
-                src: f.src,
-                dst: f.dst,
+                src: self.topo.gpu_of(f.src),
+                dst: self.topo.gpu_of(f.dst),
+                nvlink: f.nvlink,
                 size_bytes: f.size,
                 start: f.start,
                 finish: f.finish,

@@ -9,8 +9,11 @@ use serde::Serialize;
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowRecord {
     pub flow_id: u32,
+    /// The hosts (GPUs) the workload named, also for a transfer over NVLink.
     pub src: u32,
     pub dst: u32,
+    /// It ran over the servers' NVLink, not through the NICs.
+    pub nvlink: bool,
     pub size_bytes: u64,
     pub start: SimTime,
     /// When the last byte reached the receiver; `None` if the run stopped first.

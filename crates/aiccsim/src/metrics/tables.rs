@@ -80,6 +80,7 @@ pub const FLOWS: Table = Table {
         opt("collective", Text),
         col("retransmitted_bytes", Int),
         col("timeouts", Int),
+        col("link", Text),
     ],
     recorded: always,
     rows: flow_rows,
@@ -241,6 +242,7 @@ fn flow_rows(r: &Results, row: Row<'_>) {
             if f.collective.is_empty() { Missing } else { S(Cow::Borrowed(&f.collective)) },
             I(f.retransmitted_bytes.into()),
             I(f.timeouts.into()),
+            S(Cow::Borrowed(if f.nvlink { "nvlink" } else { "nic" })),
         ]);
     }
 }

@@ -71,7 +71,7 @@ impl Tracer {
         let nodes = cfg.nodes.as_ref().map(|names| {
             let mut on = vec![false; (topo.num_hosts + topo.num_switches) as usize];
             for name in names {
-                let n = crate::config::parse_node(name, topo.num_hosts, topo.num_switches).expect("validated");
+                let n = topo.names().parse(name).expect("validated");
                 on[n as usize] = true;
             }
             on

@@ -3,25 +3,25 @@
 //! the wired graph shows (a disconnected fabric, a host without exactly one link) is checked
 //! when it is finished.
 
-use super::{Builder, Topology};
+use super::{Builder, Servers, Topology};
 use crate::config::{
-    parse_node, CustomTopology, DumbbellTopology, FatTreeTopology, LeafSpineTopology, StarTopology, TopologyConfig,
+    parse_node, ClosTopology, CustomTopology, DumbbellTopology, FatTreeTopology, LeafSpineTopology, LinkConfig,
+    RailTopology, StarTopology, TopologyConfig,
 };
 
 pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> {
     let err = |key: &str, msg: String| (format!("topology.{key}"), msg);
     let b = match cfg {
-        TopologyConfig::Star(StarTopology { hosts, link, nics_per_server }) => {
-            let mut b = Builder::new(*hosts, 1);
+        TopologyConfig::Star(StarTopology { hosts, link, nics_per_server, nvlink }) => {
+            let mut b = Builder::new(*hosts, 1, Servers { per_server: *nics_per_server, nvlink: *nvlink });
             let s = b.switch_node(0);
             for h in 0..*hosts {
                 b.connect(h, s, *link);
             }
-            b.group_servers(*nics_per_server);
             b
         }
         TopologyConfig::Dumbbell(DumbbellTopology { left, right, link, bottleneck }) => {
-            let mut b = Builder::new(left + right, 2);
+            let mut b = Builder::new(left + right, 2, Servers::NONE);
             let (sl, sr) = (b.switch_node(0), b.switch_node(1));
             for h in 0..*left {
                 b.connect(h, sl, *link);
@@ -40,35 +40,29 @@ pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> 
             fabric_link,
             links_per_spine,
             nics_per_server,
+            nvlink,
         }) => {
-            let hosts = leaves * hosts_per_leaf;
+            let servers = Servers { per_server: *nics_per_server, nvlink: *nvlink };
             let fabric = fabric_link.unwrap_or(*link);
-            let mut b = Builder::new(hosts, leaves + spines);
-            for l in 0..*leaves {
-                let leaf = b.switch_node(l);
-                for i in 0..*hosts_per_leaf {
-                    b.connect(l * hosts_per_leaf + i, leaf, *link);
-                }
-            }
-            for l in 0..*leaves {
-                for s in 0..*spines {
-                    let (leaf, spine) = (b.switch_node(l), b.switch_node(leaves + s));
-                    for _ in 0..*links_per_spine {
-                        b.connect(leaf, spine, fabric);
-                    }
-                }
-            }
-            b.group_servers(*nics_per_server);
-            b
+            leaf_spine(*leaves, *spines, *hosts_per_leaf, *link, fabric, *links_per_spine, servers)
         }
-        TopologyConfig::FatTree(FatTreeTopology { k, link, fabric_link, nics_per_server }) => {
+        TopologyConfig::Clos(c) => {
+            let links_per_spine = c.links_per_spine().map_err(|(k, m)| err(k, m))?;
+            let ClosTopology { racks, servers_per_rack, gpus_per_server, spines, link, fabric_link, nvlink, .. } = c;
+            let servers = Servers { per_server: *gpus_per_server, nvlink: *nvlink };
+            let fabric = fabric_link.unwrap_or(*link);
+            leaf_spine(*racks, *spines, servers_per_rack * gpus_per_server, *link, fabric, links_per_spine, servers)
+        }
+        TopologyConfig::Rail(r) => rail(r).map_err(|(k, m)| err(k, m))?,
+        TopologyConfig::FatTree(FatTreeTopology { k, link, fabric_link, nics_per_server, nvlink }) => {
             let half = k / 2;
             let hosts = k * half * half;
             let fabric = fabric_link.unwrap_or(*link);
             let edges = k * half;
             let aggs = k * half;
             let cores = half * half;
-            let mut b = Builder::new(hosts, edges + aggs + cores);
+            let servers = Servers { per_server: *nics_per_server, nvlink: *nvlink };
+            let mut b = Builder::new(hosts, edges + aggs + cores, servers);
             let edge = |pod: u32, i: u32| pod * half + i;
             let agg = |pod: u32, i: u32| edges + pod * half + i;
             let core = |i: u32| edges + aggs + i;
@@ -93,11 +87,10 @@ pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> 
                     }
                 }
             }
-            b.group_servers(*nics_per_server);
             b
         }
         TopologyConfig::Custom(CustomTopology { hosts, switches, links }) => {
-            let mut b = Builder::new(*hosts, *switches);
+            let mut b = Builder::new(*hosts, *switches, Servers::NONE);
             for (i, l) in links.iter().enumerate() {
                 let a = parse_node(&l.a, *hosts, *switches).map_err(|m| err(&format!("links[{i}].a"), m))?;
                 let c = parse_node(&l.b, *hosts, *switches).map_err(|m| err(&format!("links[{i}].b"), m))?;
@@ -107,4 +100,60 @@ pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> 
         }
     };
     b.finish().map_err(|m| ("topology".to_string(), m))
+}
+
+/// Two tiers: `hosts_per_leaf` hosts on each leaf, every leaf linked to every spine by
+/// `links_per_spine` links. Hosts 0..hosts_per_leaf are on leaf 0, and so on; spines follow the
+/// leaves.
+fn leaf_spine(
+    leaves: u32,
+    spines: u32,
+    hosts_per_leaf: u32,
+    link: LinkConfig,
+    fabric: LinkConfig,
+    links_per_spine: u32,
+    servers: Servers,
+) -> Builder {
+    let mut b = Builder::new(leaves * hosts_per_leaf, leaves + spines, servers);
+    for l in 0..leaves {
+        let leaf = b.switch_node(l);
+        for i in 0..hosts_per_leaf {
+            b.connect(l * hosts_per_leaf + i, leaf, link);
+        }
+    }
+    for l in 0..leaves {
+        for s in 0..spines {
+            let (leaf, spine) = (b.switch_node(l), b.switch_node(leaves + s));
+            for _ in 0..links_per_spine {
+                b.connect(leaf, spine, fabric);
+            }
+        }
+    }
+    b
+}
+
+/// Rail-optimised: GPU i of each server of group k on rail switch k * G + i; every rail switch
+/// linked to every spine.
+fn rail(r: &RailTopology) -> Result<Builder, (&'static str, String)> {
+    let links_per_spine = r.links_per_spine()?;
+    let g = r.gpus_per_server;
+    let group = r.group();
+    let rails = r.servers / group * g;
+    let fabric = r.fabric_link.unwrap_or(r.link);
+    let mut b = Builder::new(r.servers * g, rails + r.spines, Servers { per_server: g, nvlink: r.nvlink });
+    for server in 0..r.servers {
+        for gpu in 0..g {
+            let rail_switch = b.switch_node(server / group * g + gpu);
+            b.connect(server * g + gpu, rail_switch, r.link);
+        }
+    }
+    for rail_switch in 0..rails {
+        for s in 0..r.spines {
+            let (rs, spine) = (b.switch_node(rail_switch), b.switch_node(rails + s));
+            for _ in 0..links_per_spine {
+                b.connect(rs, spine, fabric);
+            }
+        }
+    }
+    Ok(b)
 }

@@ -4,6 +4,14 @@
 //! Node numbering: hosts are nodes 0..H (host `i` is node `i`), switches follow (switch `j` is
 //! node `H + j`). Every link is two ports, one at each end, each the other's `peer`; a port
 //! transmits towards its peer. A host has exactly one port: its NIC.
+//!
+//! GPU servers (`nvlink`): a GPU has two ports, its NIC on the fabric and its NVLink port on its
+//! server's NVSwitch, which work independently (the NIC's queue pairs never wait for NVLink
+//! copies). So the engine sees each as an endpoint of its own: GPU g's NIC is host g, as
+//! without NVLink, and its NVLink port is host F + g (F: the GPUs, the hosts a workload names).
+//! The NVSwitches are the last switches; each joins its server's NVLink ports only, an island
+//! apart from the fabric. A transfer between GPUs of one server runs between their NVLink ports
+//! ([`Topology::endpoints`]) and never touches a NIC.
 
 mod builders;
 pub mod routing;
@@ -25,8 +33,14 @@ pub struct PortInfo {
 }
 
 pub struct Topology {
+    /// Host nodes: the fabric hosts, then the GPUs' NVLink ports (if any).
     pub num_hosts: u32,
+    /// The hosts a workload names (0..fabric_hosts): every host but the NVLink ports.
+    pub fabric_hosts: u32,
+    /// Switches: the fabric's, then one NVSwitch per GPU server (if any).
     pub num_switches: u32,
+    /// Switches of the fabric (0..fabric_switches); the NVSwitches follow.
+    pub fabric_switches: u32,
     pub ports: Vec<PortInfo>,
     /// The ports of each node, in the order they were connected.
     pub node_ports: Vec<Vec<u32>>,
@@ -37,6 +51,8 @@ pub struct Topology {
     tor_index: Vec<u32>,
     /// The ToR's port that leads down to each host.
     down_port: Vec<u32>,
+    /// ToRs of fabric hosts: the NVSwitches come after them and route nothing but to their own
+    /// hosts, so the table below has rows for fabric switches and columns for these only.
     num_tors: u32,
     /// `route_index[switch * num_tors + tor]`: index (into `route_sets`) of the equal-cost egress
     /// ports from `switch` towards ToR `tor`. Every path to a host ends through its ToR, so
@@ -52,23 +68,51 @@ pub struct Topology {
 /// 168 million; the limit turns a fabric that would need tens of gigabytes into an error.
 const MAX_ROUTE_ENTRIES: u64 = 1 << 28;
 
-/// Assembles nodes and links; `finish` computes the routes.
+/// How a fabric's hosts group into servers.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Servers {
+    /// Consecutive hosts per server.
+    pub per_server: u32,
+    /// Each GPU's link to its server's NVSwitch, if servers have one.
+    pub nvlink: Option<LinkConfig>,
+}
+
+impl Servers {
+    /// Every host a server of its own, without NVLink.
+    pub(crate) const NONE: Servers = Servers { per_server: 1, nvlink: None };
+}
+
+/// Assembles nodes and links; `finish` wires the NVSwitches and computes the routes.
 pub(crate) struct Builder {
+    /// All host nodes, and the fabric's hosts among them (the first).
     hosts: u32,
+    fabric_hosts: u32,
     switches: u32,
+    fabric_switches: u32,
+    servers: Servers,
     ports: Vec<PortInfo>,
     node_ports: Vec<Vec<u32>>,
     server_of: Vec<u32>,
 }
 
 impl Builder {
-    pub(crate) fn new(hosts: u32, switches: u32) -> Self {
+    /// A fabric of `hosts` hosts and `switches` switches; with NVLink, the NVLink ports and
+    /// NVSwitches are added as nodes after them (`hosts` must be a multiple of the servers' size).
+    pub(crate) fn new(hosts: u32, switches: u32, servers: Servers) -> Self {
+        let per = servers.per_server.max(1);
+        let (all_hosts, all_switches) = match servers.nvlink {
+            Some(_) => (2 * hosts, switches + hosts / per),
+            None => (hosts, switches),
+        };
         Builder {
-            hosts,
-            switches,
+            hosts: all_hosts,
+            fabric_hosts: hosts,
+            switches: all_switches,
+            fabric_switches: switches,
+            servers,
             ports: Vec::new(),
-            node_ports: vec![Vec::new(); (hosts + switches) as usize],
-            server_of: (0..hosts).collect(),
+            node_ports: vec![Vec::new(); (all_hosts + all_switches) as usize],
+            server_of: (0..all_hosts).map(|h| (h % hosts.max(1)) / per).collect(),
         }
     }
 
@@ -86,14 +130,16 @@ impl Builder {
         self.node_ports[b as usize].push(pb);
     }
 
-    pub(crate) fn group_servers(&mut self, nics_per_server: u32) {
-        for h in 0..self.hosts {
-            self.server_of[h as usize] = h / nics_per_server.max(1);
+    /// Wires the NVSwitches, then computes shortest-path equal-cost routes; fails if some host
+    /// cannot reach another.
+    pub(crate) fn finish(mut self) -> Result<Topology, String> {
+        if let Some(nvlink) = self.servers.nvlink {
+            let per = self.servers.per_server;
+            for g in 0..self.fabric_hosts {
+                let nvswitch = self.switch_node(self.fabric_switches + g / per);
+                self.connect(self.fabric_hosts + g, nvswitch, nvlink);
+            }
         }
-    }
-
-    /// Computes shortest-path equal-cost routes; fails if some host cannot reach another.
-    pub(crate) fn finish(self) -> Result<Topology, String> {
         let h = self.hosts as usize;
         let n = h + self.switches as usize;
         for host in 0..self.hosts {
@@ -123,15 +169,21 @@ impl Builder {
             down_port.push(down);
         }
         let tor_index: Vec<u32> = tor_node.iter().map(|&t| tor_of_switch[(t - self.hosts) as usize]).collect();
-        let num_tors = tors.len();
-        let entries = u64::from(self.switches) * num_tors as u64;
+        // The NVSwitches are the ToRs of the NVLink ports, which come last: routes are needed
+        // between the ToRs of fabric hosts only, by fabric switches only.
+        let num_tors = match self.fabric_hosts {
+            0 => 0,
+            f => tor_index[..f as usize].iter().max().map_or(0, |&t| t as usize + 1),
+        };
+        tors.truncate(num_tors);
+        let routed = self.fabric_switches;
+        let entries = u64::from(routed) * num_tors as u64;
         if entries > MAX_ROUTE_ENTRIES {
             return Err(format!(
-                "the routing tables would need {entries} entries ({} switches x {num_tors} top-of-rack switches), more than the {MAX_ROUTE_ENTRIES} aiccsim supports; use fewer switches or put more hosts on each",
-                self.switches
+                "the routing tables would need {entries} entries ({routed} switches x {num_tors} top-of-rack switches), more than the {MAX_ROUTE_ENTRIES} aiccsim supports; use fewer switches or put more hosts on each"
             ));
         }
-        let mut route_index = vec![u32::MAX; self.switches as usize * num_tors];
+        let mut route_index = vec![u32::MAX; routed as usize * num_tors];
         let mut route_sets: Vec<(u32, u32)> = Vec::new();
         let mut route_ports: Vec<u32> = Vec::new();
         // Interning: most (switch, ToR) pairs share a handful of port sets (all up-links).
@@ -168,7 +220,7 @@ impl Builder {
                     ));
                 }
             }
-            for s in 0..self.switches {
+            for s in 0..routed {
                 let node = self.hosts + s;
                 if node == tor || dist[node as usize] == u32::MAX {
                     continue; // the ToR delivers directly; a switch no host can reach carries nothing
@@ -195,7 +247,9 @@ impl Builder {
         }
         Ok(Topology {
             num_hosts: self.hosts,
+            fabric_hosts: self.fabric_hosts,
             num_switches: self.switches,
+            fabric_switches: self.fabric_switches,
             ports: self.ports,
             node_ports: self.node_ports,
             server_of: self.server_of,
@@ -227,6 +281,40 @@ impl Topology {
     /// The NIC port of a host.
     pub fn host_port(&self, host: u32) -> u32 {
         self.node_ports[host as usize][0]
+    }
+
+    /// Whether the servers' GPUs are joined by NVLink.
+    pub fn has_nvlink(&self) -> bool {
+        self.num_hosts > self.fabric_hosts
+    }
+
+    /// The endpoints a transfer from fabric host `src` to fabric host `dst` runs between: their
+    /// NVLink ports when both are GPUs of one server with NVLink, their NICs otherwise.
+    pub fn endpoints(&self, src: u32, dst: u32) -> (u32, u32) {
+        if self.has_nvlink() && self.server_of[src as usize] == self.server_of[dst as usize] {
+            (self.fabric_hosts + src, self.fabric_hosts + dst)
+        } else {
+            (src, dst)
+        }
+    }
+
+    /// Whether host node `host` is a GPU's NVLink port.
+    pub fn is_nvlink_port(&self, host: u32) -> bool {
+        host >= self.fabric_hosts && host < self.num_hosts
+    }
+
+    /// The fabric host (GPU) an endpoint belongs to: itself, or the GPU of an NVLink port.
+    pub fn gpu_of(&self, host: u32) -> u32 {
+        if self.is_nvlink_port(host) {
+            host - self.fabric_hosts
+        } else {
+            host
+        }
+    }
+
+    /// Whether switch `s` (by switch number) is a server's NVSwitch.
+    pub fn is_nvswitch(&self, s: u32) -> bool {
+        s >= self.fabric_switches
     }
 
     /// The equal-cost egress ports of switch node `node` towards host `dst`. (Once per packet
@@ -273,7 +361,7 @@ impl Topology {
 
     /// How this fabric numbers its nodes, without its links and routes.
     pub fn names(&self) -> NodeNames {
-        NodeNames { num_hosts: self.num_hosts, num_switches: self.num_switches }
+        NodeNames { num_hosts: self.num_hosts, fabric_hosts: self.fabric_hosts, num_switches: self.num_switches }
     }
 }
 
@@ -282,17 +370,41 @@ impl Topology {
 #[derive(Clone, Copy, Debug)]
 pub struct NodeNames {
     pub num_hosts: u32,
+    /// Hosts below this are fabric hosts (GPUs' NICs); the rest are GPUs' NVLink ports.
+    pub fabric_hosts: u32,
     pub num_switches: u32,
 }
 
 impl NodeNames {
-    /// Human-readable node name: "h3" or "s1".
+    /// Human-readable node name: "h3" (host 3, GPU 3's NIC), "nvl3" (GPU 3's NVLink port) or
+    /// "s1" (switch 1).
     pub fn node_name(&self, node: u32) -> String {
-        if node < self.num_hosts {
+        if node < self.fabric_hosts {
             format!("h{node}")
+        } else if node < self.num_hosts {
+            format!("nvl{}", node - self.fabric_hosts)
         } else {
             format!("s{}", node - self.num_hosts)
         }
+    }
+
+    /// The node a name written in a scenario stands for: "h<i>", "nvl<g>" or "s<j>".
+    pub fn parse(&self, name: &str) -> Result<u32, String> {
+        let nvlink_ports = self.num_hosts - self.fabric_hosts;
+        if let Some(g) = name.strip_prefix("nvl").and_then(|g| g.parse::<u32>().ok()) {
+            if g < nvlink_ports {
+                return Ok(self.fabric_hosts + g);
+            }
+        }
+        let node = crate::config::parse_node(name, self.fabric_hosts, self.num_switches).map_err(|m| {
+            if nvlink_ports > 0 {
+                format!("{m}, or nvl<g> for GPU g's NVLink port (0 to {})", nvlink_ports - 1)
+            } else {
+                m
+            }
+        })?;
+        // parse_node numbers switches after the hosts it was told of: past the NVLink ports here.
+        Ok(if node >= self.fabric_hosts { node + nvlink_ports } else { node })
     }
 }
 
@@ -312,6 +424,7 @@ mod tests {
             link: link(),
             fabric_link: None,
             nics_per_server: 1,
+            nvlink: None,
         }))
         .unwrap();
         assert_eq!(t.num_hosts, 16);
@@ -336,6 +449,7 @@ mod tests {
             fabric_link: None,
             links_per_spine: 1,
             nics_per_server: 1,
+            nvlink: None,
         }))
         .err()
         .expect("a leaf-spine without spines must be rejected");

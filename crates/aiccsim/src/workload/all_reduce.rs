@@ -6,8 +6,15 @@ use crate::config::AllReduceAlgorithm;
 use crate::tags::CollectiveKind;
 use crate::time::SimTime;
 
-/// The flows of one all-reduce of `size` bytes per rank among `ranks`.
-pub fn all_reduce(ranks: &[u32], size: u64, algorithm: AllReduceAlgorithm, start: SimTime) -> Vec<FlowDef> {
+/// The flows of one all-reduce of `size` bytes per rank among `ranks`; `local` is the group
+/// size of `hierarchical` (a divisor of the ranks), ignored by the others.
+pub fn all_reduce(
+    ranks: &[u32],
+    size: u64,
+    algorithm: AllReduceAlgorithm,
+    local: usize,
+    start: SimTime,
+) -> Vec<FlowDef> {
     let n = ranks.len();
     let flow = member_flow(ranks, CollectiveKind::AllReduce, start);
     let mut flows = Vec::new();
@@ -49,8 +56,73 @@ pub fn all_reduce(ranks: &[u32], size: u64, algorithm: AllReduceAlgorithm, start
                 flows.push(flow(src, dst, blocks.map(|b| chunk(size, n, b)).sum(), after));
             }
         }
+        AllReduceAlgorithm::Hierarchical => {
+            for (src, dst, bytes, after) in hierarchical(n, local, size) {
+                flows.push(flow(src, dst, bytes, after));
+            }
+        }
     }
     flows
+}
+
+/// The 2D all-reduce on n ranks in groups of `g` consecutive ranks (s = n / g groups), as
+/// (sender, receiver, bytes, flows waited for). Rank (group a, local index i) is a * g + i.
+/// The buffer is g pieces, piece j of `chunk(size, g, j)` bytes, each in s sub-pieces.
+///
+/// 1. Inside each group, rank i sends piece j to local rank j (direct reduce-scatter): local
+///    rank j then holds piece j summed over its group.
+/// 2. Across groups, among local ranks j, the rank of group a sends sub-piece b of piece j to
+///    the rank of group b: it then holds sub-piece a summed over every rank.
+/// 3. Across groups, each sends its reduced sub-piece to the others of its local index.
+/// 4. Inside each group, local rank j sends the reduced piece j to every other local rank.
+///
+/// Every send waits for everything its sender has received so far, as in `halving_doubling`.
+fn hierarchical(n: usize, g: usize, size: u64) -> Vec<(usize, usize, u64, Vec<u32>)> {
+    debug_assert!(g >= 1 && n.is_multiple_of(g), "validation requires groups that divide the ranks");
+    let s = n / g;
+    let rank = |group: usize, local: usize| group * g + local;
+    let piece = |j: usize| chunk(size, g, j);
+    let sub = |j: usize, b: usize| chunk(piece(j), s, b);
+    let mut out: Vec<(usize, usize, u64, Vec<u32>)> = Vec::new();
+    let mut received: Vec<Vec<u32>> = vec![Vec::new(); n];
+    // One phase: every (sender, receiver, bytes) waits for what its sender received before the
+    // phase; the phase's flows then count as received.
+    let mut phase = |sends: Vec<(usize, usize, u64)>, out: &mut Vec<(usize, usize, u64, Vec<u32>)>| {
+        let first = out.len();
+        for (src, dst, bytes) in sends {
+            out.push((src, dst, bytes, received[src].clone()));
+        }
+        for id in first..out.len() {
+            received[out[id].1].push(id as u32);
+        }
+    };
+    let inside = |bytes_of: &dyn Fn(usize, usize) -> u64| {
+        let mut v = Vec::new();
+        for a in 0..s {
+            for i in 0..g {
+                for j in (0..g).filter(|&j| j != i) {
+                    v.push((rank(a, i), rank(a, j), bytes_of(i, j)));
+                }
+            }
+        }
+        v
+    };
+    let across = |bytes_of: &dyn Fn(usize, usize, usize) -> u64| {
+        let mut v = Vec::new();
+        for j in 0..g {
+            for a in 0..s {
+                for b in (0..s).filter(|&b| b != a) {
+                    v.push((rank(a, j), rank(b, j), bytes_of(j, a, b)));
+                }
+            }
+        }
+        v
+    };
+    phase(inside(&|_, j| piece(j)), &mut out);
+    phase(across(&|j, _, b| sub(j, b)), &mut out);
+    phase(across(&|j, a, _| sub(j, a)), &mut out);
+    phase(inside(&|i, _| piece(i)), &mut out);
+    out
 }
 
 /// Recursive halving then recursive doubling on n = 2^m ranks, as (sender, receiver, blocks
@@ -131,7 +203,7 @@ mod tests {
     #[test]
     fn ring_all_reduce_reduces_everything_in_2n_minus_2_steps() {
         let ranks: Vec<u32> = (0..8).collect();
-        let flows = all_reduce(&ranks, 8000, AllReduceAlgorithm::Ring, SimTime::ZERO);
+        let flows = all_reduce(&ranks, 8000, AllReduceAlgorithm::Ring, 1, SimTime::ZERO);
         assert_eq!(flows.len(), 2 * 7 * 8);
         assert!(flows.iter().all(|f| f.dst == (f.src + 1) % 8 && f.size == 1000));
         check_all_reduce(&flows, 8, |id| (id % 8 + 8 - (id / 8) % 8) % 8);
@@ -143,7 +215,7 @@ mod tests {
     #[test]
     fn direct_all_reduce_reduces_everything_and_splits_uneven_sizes() {
         let ranks: Vec<u32> = vec![4, 5, 6];
-        let flows = all_reduce(&ranks, 10, AllReduceAlgorithm::Direct, SimTime::ZERO);
+        let flows = all_reduce(&ranks, 10, AllReduceAlgorithm::Direct, 1, SimTime::ZERO);
         assert_eq!(flows.len(), 2 * 3 * 2);
         let total: u64 = (0..3).map(|k| chunk(10, 3, k)).sum();
         assert_eq!(total, 10);
@@ -152,6 +224,79 @@ mod tests {
         // Reduce-scatter flows carry their destination's chunk, all-gather flows their source's.
         let chunk_of = |id: usize| if id < 6 { local[id].dst as usize } else { local[id].src as usize };
         check_all_reduce(&local, 3, chunk_of);
+    }
+
+    #[test]
+    fn hierarchical_reduces_everything_and_sends_a_gth_across_groups() {
+        for (n, g) in [(8usize, 4usize), (6, 3), (4, 1), (4, 4), (12, 4)] {
+            let size = 12_000u64;
+            let schedule = hierarchical(n, g, size);
+            assert_eq!(
+                schedule.len() as u64,
+                super::super::all_reduce_flows(n as u64, AllReduceAlgorithm::Hierarchical, Some(g as u32))
+            );
+            // Follow every byte range's contributions: a flow's bytes are a range of the buffer
+            // (its piece, or a sub-piece of it), carrying its sender's part plus what the flows
+            // it waited for brought the sender for the same bytes.
+            let s = n / g;
+            let range_of = |id: usize| -> std::ops::Range<u64> {
+                // Recompute which bytes each flow carries from the phase it is in.
+                let (inside, across) = (n * (g - 1), n * (s - 1));
+                let (src, dst, _, _) = &schedule[id];
+                let piece = |j: usize| {
+                    let lo: u64 = (0..j).map(|k| chunk(size, g, k)).sum();
+                    lo..lo + chunk(size, g, j)
+                };
+                let sub = |j: usize, b: usize| {
+                    let p = piece(j);
+                    let lo: u64 = p.start + (0..b).map(|k| chunk(p.end - p.start, s, k)).sum::<u64>();
+                    lo..lo + chunk(p.end - p.start, s, b)
+                };
+                match id {
+                    i if i < inside => piece(dst % g),
+                    i if i < inside + across => sub(src % g, dst / g),
+                    i if i < inside + 2 * across => sub(src % g, src / g),
+                    _ => piece(src % g),
+                }
+            };
+            // One probe byte per sub-piece: the first of each.
+            let probes: Vec<u64> = (0..g)
+                .flat_map(|j| (0..s).map(move |b| (j, b)))
+                .map(|(j, b)| {
+                    let lo: u64 = (0..j).map(|k| chunk(size, g, k)).sum();
+                    lo + (0..b).map(|k| chunk(chunk(size, g, j), s, k)).sum::<u64>()
+                })
+                .collect();
+            // carries[id][p]: the ranks whose contribution to probe p flow id carries.
+            let mut carries: Vec<Vec<u64>> = Vec::new();
+            for (id, (src, _, bytes, after)) in schedule.iter().enumerate() {
+                let r = range_of(id);
+                assert_eq!(r.end - r.start, *bytes);
+                let mut c = vec![0u64; probes.len()];
+                for (p, &probe) in probes.iter().enumerate().filter(|(_, &probe)| r.contains(&probe)) {
+                    c[p] = 1u64 << src;
+                    for &d in after {
+                        assert!((d as usize) < id && schedule[d as usize].1 == *src);
+                        if range_of(d as usize).contains(&probe) {
+                            c[p] |= carries[d as usize][p];
+                        }
+                    }
+                }
+                carries.push(c);
+            }
+            for rank in 0..n {
+                for (p, &probe) in probes.iter().enumerate() {
+                    let held = (0..schedule.len())
+                        .filter(|&id| schedule[id].1 == rank && range_of(id).contains(&probe))
+                        .fold(1u64 << rank, |acc, id| acc | carries[id][p]);
+                    assert_eq!(held, (1u64 << n) - 1, "n {n} g {g}: rank {rank} misses contributions at byte {probe}");
+                }
+            }
+            // Across groups, each rank sends 2(s-1)/s of a g-th of the buffer.
+            let across_bytes: u64 = schedule.iter().filter(|(a, b, _, _)| *a == 0 && a / g != b / g).map(|f| f.2).sum();
+            let expected = 2 * (0..s).filter(|&b| b != 0).map(|b| chunk(chunk(size, g, 0), s, b)).sum::<u64>();
+            assert_eq!(across_bytes, expected);
+        }
     }
 
     #[test]
@@ -185,7 +330,7 @@ mod tests {
         }
         // Each rank sends 2(n-1)/n of its buffer, as the ring does, in 2 log2(n) steps.
         let ranks: Vec<u32> = (0..8).collect();
-        let flows = all_reduce(&ranks, 8000, AllReduceAlgorithm::HalvingDoubling, SimTime::ZERO);
+        let flows = all_reduce(&ranks, 8000, AllReduceAlgorithm::HalvingDoubling, 1, SimTime::ZERO);
         let sent: Vec<u64> = flows.iter().filter(|f| f.src == 5).map(|f| f.size).collect();
         assert_eq!(sent, [4000, 2000, 1000, 1000, 2000, 4000]);
     }

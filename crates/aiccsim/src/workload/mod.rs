@@ -75,7 +75,7 @@ pub fn count(cfg: &WorkloadConfig, hosts: u32) -> u64 {
             n.saturating_mul(n.saturating_sub(1)).saturating_mul(u64::from(w.flows_per_pair))
         }
         WorkloadConfig::Permutation(w) => w.hosts.len(hosts),
-        WorkloadConfig::AllReduce(w) => all_reduce_flows(w.hosts.len(hosts), w.algorithm),
+        WorkloadConfig::AllReduce(w) => all_reduce_flows(w.hosts.len(hosts), w.algorithm, w.local_ranks),
         WorkloadConfig::AllGather(w) | WorkloadConfig::ReduceScatter(w) => {
             let n = w.hosts.len(hosts);
             n.saturating_mul(n.saturating_sub(1))
@@ -86,9 +86,16 @@ pub fn count(cfg: &WorkloadConfig, hosts: u32) -> u64 {
 }
 
 /// Ring: 2(n-1) steps of n flows; direct: n(n-1) reduce-scatter and as many all-gather;
-/// halving-doubling: 2 log2(n) steps of n flows.
-pub(crate) fn all_reduce_flows(ranks: u64, algorithm: AllReduceAlgorithm) -> u64 {
+/// halving-doubling: 2 log2(n) steps of n flows; hierarchical (groups of g): 2n(g-1) inside
+/// the groups and 2n(n/g-1) across.
+pub(crate) fn all_reduce_flows(ranks: u64, algorithm: AllReduceAlgorithm, local: Option<u32>) -> u64 {
     match algorithm {
+        AllReduceAlgorithm::Hierarchical => {
+            let g = u64::from(local.unwrap_or(1).max(1));
+            let inside = g.saturating_sub(1);
+            let across = (ranks / g).saturating_sub(1);
+            ranks.saturating_mul(2).saturating_mul(inside.saturating_add(across))
+        }
         AllReduceAlgorithm::Ring | AllReduceAlgorithm::Direct => {
             ranks.saturating_mul(ranks.saturating_sub(1)).saturating_mul(2)
         }
@@ -169,8 +176,9 @@ fn expand_flows(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
                 })
                 .collect()
         }
-        WorkloadConfig::AllReduce(AllReduceWorkload { hosts: set, size, algorithm, start }) => {
-            all_reduce::all_reduce(&set.expand(hosts), size.0, *algorithm, *start)
+        WorkloadConfig::AllReduce(AllReduceWorkload { hosts: set, size, algorithm, local_ranks, start }) => {
+            let local = local_ranks.unwrap_or(1) as usize;
+            all_reduce::all_reduce(&set.expand(hosts), size.0, *algorithm, local, *start)
         }
         WorkloadConfig::AllGather(w) => all_gather::all_gather(&w.hosts.expand(hosts), w.size.0, w.algorithm, w.start),
         WorkloadConfig::ReduceScatter(w) => {
@@ -219,13 +227,21 @@ mod tests {
                     start,
                 }));
             }
-            for algorithm in [AllReduceAlgorithm::Ring, AllReduceAlgorithm::Direct, AllReduceAlgorithm::HalvingDoubling]
-            {
-                if algorithm.fits(set.len(8)) {
+            for algorithm in [
+                AllReduceAlgorithm::Ring,
+                AllReduceAlgorithm::Direct,
+                AllReduceAlgorithm::HalvingDoubling,
+                AllReduceAlgorithm::Hierarchical,
+            ] {
+                let n = set.len(8);
+                let local_ranks =
+                    (algorithm == AllReduceAlgorithm::Hierarchical).then_some(if n % 2 == 0 { 2 } else { 1 });
+                if algorithm.fits(n, local_ranks) {
                     cfgs.push(WorkloadConfig::AllReduce(AllReduceWorkload {
                         hosts: set.clone(),
                         size,
                         algorithm,
+                        local_ranks,
                         start,
                     }));
                 }

@@ -106,7 +106,10 @@ pub fn count_flows(w: &TrainingWorkload, hosts: u32) -> u64 {
     let per_iteration = w.layers.iter().fold(0u64, |sum, layer| {
         let a2a = [layer.forward_all_to_all, layer.backward_all_to_all];
         let a2a = a2a.iter().flatten().filter(|c| c.size.0 > 0).count() as u64;
-        let ar = layer.all_reduce.filter(|c| c.size.0 > 0).map_or(0, |c| super::all_reduce_flows(n, c.algorithm));
+        let ar = layer
+            .all_reduce
+            .filter(|c| c.size.0 > 0)
+            .map_or(0, |c| super::all_reduce_flows(n, c.algorithm, w.local_ranks));
         sum.saturating_add(a2a.saturating_mul(all_to_all)).saturating_add(ar)
     });
     per_iteration.saturating_mul(u64::from(w.iterations))
@@ -168,7 +171,8 @@ pub fn expand(w: &TrainingWorkload, hosts: u32) -> Workload {
             // Runs while the backward all-to-all just issued is under way.
             b.step(weight_grad, Waits::Previous);
             if let Some(ar) = layer.all_reduce.filter(|c| c.size.0 > 0) {
-                let made = all_reduce::all_reduce(&ranks, ar.size.0, ar.algorithm, w.start);
+                let local = w.local_ranks.unwrap_or(1) as usize;
+                let made = all_reduce::all_reduce(&ranks, ar.size.0, ar.algorithm, local, w.start);
                 issue(&mut b, l, Op::AllReduce, made);
             }
         }
@@ -285,7 +289,13 @@ mod tests {
     }
 
     fn workload(layers: Vec<LayerConfig>, iterations: u32) -> TrainingWorkload {
-        TrainingWorkload { hosts: HostSet::List(vec![5, 2, 7]), iterations, start: SimTime::ZERO, layers }
+        TrainingWorkload {
+            hosts: HostSet::List(vec![5, 2, 7]),
+            iterations,
+            start: SimTime::ZERO,
+            local_ranks: None,
+            layers,
+        }
     }
 
     #[test]

@@ -81,10 +81,14 @@ pub struct PrioQueue {
 }
 
 impl Port {
-    pub fn new(info: &PortInfo, local: u32, is_host: bool, ecn: &EcnConfig) -> Port {
-        let scale = |k: u64| {
-            let bytes = k as u128 * info.bandwidth.0 as u128 / ecn.reference_bandwidth.0 as u128;
-            bytes.min(u32::MAX as u128) as u32
+    /// A port on a link; `ecn` is `None` on a switch that never marks (an NVSwitch).
+    pub fn new(info: &PortInfo, local: u32, is_host: bool, ecn: Option<&EcnConfig>) -> Port {
+        let scale = |k: fn(&EcnConfig) -> u64| match ecn {
+            Some(ecn) => {
+                let bytes = k(ecn) as u128 * info.bandwidth.0 as u128 / ecn.reference_bandwidth.0 as u128;
+                bytes.min(u32::MAX as u128) as u32
+            }
+            None => u32::MAX,
         };
         Port {
             busy_until: SimTime::ZERO,
@@ -102,8 +106,8 @@ impl Port {
             max_queued: 0,
             bandwidth: info.bandwidth,
             delay: info.delay,
-            kmin: scale(ecn.kmin.0),
-            kmax: scale(ecn.kmax.0),
+            kmin: scale(|e| e.kmin.0),
+            kmax: scale(|e| e.kmax.0),
             tx_packets: 0,
             tx_bytes: 0,
             prio: Default::default(),

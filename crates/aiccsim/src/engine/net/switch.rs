@@ -8,7 +8,7 @@
 
 use super::pfc::total_headroom;
 use crate::cc::Telemetry;
-use crate::config::PfcConfig;
+use crate::config::SwitchConfig;
 use crate::engine::net::pool::PacketId;
 use crate::engine::Simulation;
 use crate::metrics::trace::TraceEvent;
@@ -18,16 +18,29 @@ use crate::wire::packet::{PacketKind, CONTROL_PRIORITY};
 pub struct SwitchState {
     /// Bytes of the shared buffer in use.
     pub used: u64,
+    /// Bytes the buffer holds: a packet that would take `used` past it is dropped.
+    pub capacity: u64,
     /// Buffer set aside as PFC headroom on all ports.
     pub reserved: u64,
     /// Largest `used` seen.
     pub max_used: u64,
+    /// This switch sends PFC frames and marks ECN (`[switch]`); an NVSwitch does neither.
+    pub pfc: bool,
+    pub ecn: bool,
 }
 
 impl SwitchState {
-    pub fn new(topo: &Topology, node: u32, pfc: &PfcConfig, buffer: u64, max_packet: u64, pause_size: u64) -> Self {
-        let reserved = total_headroom(topo, node, pfc, max_packet, pause_size).min(buffer);
-        SwitchState { used: 0, reserved, max_used: 0 }
+    /// A fabric switch, as `[switch]` describes it.
+    pub fn new(topo: &Topology, node: u32, sw: &SwitchConfig, max_packet: u64, pause_size: u64) -> Self {
+        let reserved = total_headroom(topo, node, &sw.pfc, max_packet, pause_size).min(sw.buffer.0);
+        SwitchState { used: 0, capacity: sw.buffer.0, reserved, max_used: 0, pfc: sw.pfc.enabled, ecn: sw.ecn.enabled }
+    }
+
+    /// A server's NVSwitch: NVLink's credit-based flow control never loses a packet, which we
+    /// model as a buffer that never fills (senders on NVLink are held back by nothing else, so
+    /// what queues here is what credits would have held in the GPUs); no PFC, no ECN.
+    pub fn nvswitch() -> Self {
+        SwitchState { used: 0, capacity: u64::MAX, reserved: 0, max_used: 0, pfc: false, ecn: false }
     }
 }
 
@@ -47,7 +60,9 @@ impl Simulation {
         let (dst, ecmp_key) = (pkt.dst, pkt.ecmp_key);
         let out = self.route(node, sw, dst, ecmp_key);
 
-        if self.switches[sw].used + size > self.params.buffer {
+        let s = &self.switches[sw];
+        let (pfc, ecn) = (s.pfc, s.ecn);
+        if s.used.saturating_add(size) > s.capacity {
             if self.tracer.is_some() {
                 self.trace_packet(TraceEvent::Drop, out, id);
             }
@@ -66,11 +81,11 @@ impl Simulation {
         if prio != CONTROL_PRIORITY {
             self.ports[in_port as usize].prio[prio as usize].ingress_bytes += size;
         }
-        if self.params.ecn_enabled && !self.params.ecn_at_dequeue && kind == PacketKind::Data {
+        if ecn && !self.params.ecn_at_dequeue && kind == PacketKind::Data {
             self.maybe_mark(out, sw, id);
         }
 
-        if self.params.pfc_enabled && prio != CONTROL_PRIORITY {
+        if pfc && prio != CONTROL_PRIORITY {
             self.pause_if_above_xoff(in_port, prio, sw);
         }
         let port = &mut self.ports[out as usize];
@@ -102,15 +117,17 @@ impl Simulation {
         let pkt = &self.packets[id];
         let (prio, size, kind, ingress) = (pkt.priority, pkt.size as u64, pkt.kind, pkt.ingress);
         let sw = self.switch_index(self.ports[p as usize].node);
-        self.switches[sw].used -= size;
+        let s = &mut self.switches[sw];
+        s.used -= size;
+        let (pfc, ecn) = (s.pfc, s.ecn);
         if prio != CONTROL_PRIORITY {
             let ing = ingress as usize;
             self.ports[ing].prio[prio as usize].ingress_bytes -= size;
-            if self.params.pfc_enabled && self.ports[ing].pausing_peer & (1 << prio) != 0 {
+            if pfc && self.ports[ing].pausing_peer & (1 << prio) != 0 {
                 self.resume_if_below_xon(ing as u32, prio, sw);
             }
         }
-        if self.params.ecn_enabled && self.params.ecn_at_dequeue && kind == PacketKind::Data {
+        if ecn && self.params.ecn_at_dequeue && kind == PacketKind::Data {
             self.maybe_mark(p, sw, id);
         }
         if self.params.telemetry != Telemetry::None && kind == PacketKind::Data {

@@ -76,6 +76,8 @@ impl Simulation {
         pkt.sent_at = now;
         match self.params.telemetry {
             Telemetry::None => {}
+            // NVLink carries no RoCE telemetry (and its transfers run no congestion control).
+            _ if flow.nvlink => {}
             Telemetry::Int { .. } => pkt.int = self.int_pool.alloc(),
             Telemetry::Pint { fraction, .. } => {
                 // PINT's global hash: whether a packet carries the query depends only on the

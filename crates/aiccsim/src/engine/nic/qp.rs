@@ -22,6 +22,8 @@ pub struct Flow {
     pub priority: u8,
     pub ecmp_key: u64,
     pub ideal_fct: SimTime,
+    /// Between two GPUs' NVLink ports (`src` and `dst` are those ports' hosts).
+    pub nvlink: bool,
 
     // Sender.
     pub started: bool,
@@ -77,6 +79,7 @@ impl Flow {
             priority,
             ecmp_key,
             ideal_fct,
+            nvlink: false,
             started: false,
             snd_una: 0,
             snd_nxt: 0,

@@ -110,3 +110,27 @@ fn halving_doubling_needs_a_power_of_two() {
     assert_eq!(err.key, "workload.algorithm");
     assert!(err.message.contains("power-of-two") && err.message.contains("use 4 or 8 ranks"), "{err}");
 }
+
+#[test]
+fn bus_bandwidth_is_the_links_payload_rate_when_a_collective_keeps_them_busy() {
+    // A direct all-gather of 2 MB on 8 ranks keeps every link busy both ways: its bus bandwidth
+    // (nccl-tests: algbw x (n-1)/n) is the payload rate a link carries beside the ACKs coming
+    // the other way, less the one step latency.
+    let r = common::run(&text("kind = \"all_gather\"\nsize = \"2MB\"\nalgorithm = \"direct\""));
+    let row = &r.collectives[0];
+    assert_eq!((row.info.name.as_str(), row.info.size, row.info.ranks, row.flows), ("all_gather:0", 2_000_000, 8, 56));
+    let cct_s = row.cct().unwrap().as_secs_f64();
+    let algbw = row.algbw_bps().unwrap();
+    assert!((algbw - 2e6 * 8.0 / cct_s).abs() < 1.0);
+    let busbw = row.busbw_bps().unwrap() / 1e9;
+    let s = scenario("kind = \"all_reduce\"\nsize = \"1KB\"");
+    let payload_rate = GBPS * s.nic.mtu.0 as f64 / (s.nic.mtu.0 + s.nic.header.0 + s.nic.ack_size.0) as f64;
+    assert!(
+        busbw < payload_rate && busbw > 0.95 * payload_rate,
+        "busbw {busbw:.2} Gbps, payload rate {payload_rate:.2}"
+    );
+    // An all-reduce's factor is twice an all-gather's: the same link speed, twice the bytes.
+    let r = common::run(&text("kind = \"all_reduce\"\nsize = \"2MB\"\nalgorithm = \"direct\""));
+    let ar = r.collectives[0].busbw_bps().unwrap() / 1e9;
+    assert!((ar - busbw).abs() / busbw < 0.03, "all-reduce busbw {ar:.2} against all-gather {busbw:.2}");
+}

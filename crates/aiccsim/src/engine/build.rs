@@ -419,6 +419,7 @@ impl Simulation {
         let recorder = Recorder::new(&scenario.output, topo.num_switches, ports.len(), flows.len());
         let tracer = scenario.output.trace.as_ref().map(|t| Box::new(Tracer::new(t, &topo, flows.len())));
         let topo_hosts = topo.num_hosts;
+        let topo_hosts_fabric = topo.fabric_hosts;
         let clocks = HostClocks::new(&scenario.clocks, topo_hosts, params.seed);
         let mut sim = Simulation {
             now: SimTime::ZERO,
@@ -441,6 +442,7 @@ impl Simulation {
             ecn_rng,
             spray_rng,
             deps,
+            collectives: workload::collectives(&scenario.workload, topo_hosts_fabric, work.training.as_ref()),
             training: work.training.take(),
             incoming_flows: vec![0; topo_hosts as usize],
             start_group,

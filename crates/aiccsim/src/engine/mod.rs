@@ -134,6 +134,8 @@ pub struct Simulation {
     pub(crate) deps: Dependencies,
     /// Which steps and flows make up which training iteration (`training` workloads only).
     training: Option<workload::training::Layout>,
+    /// What each collective of the workload is (for `collectives.csv`).
+    collectives: Vec<workload::CollectiveInfo>,
     /// Per host: flows into it that have started and are not delivered (a controller's view),
     /// and those of them it has seen a packet of (its own view).
     pub(crate) incoming_flows: Vec<u32>,

@@ -28,6 +28,7 @@ use crate::config::Scenario;
 use crate::time::SimTime;
 use crate::topology::NodeNames;
 use crate::workload::training::Layout;
+use crate::workload::CollectiveInfo;
 
 /// Everything a run produced.
 pub struct Results {
@@ -46,6 +47,8 @@ pub struct Results {
     pub computes: Vec<ComputeStep>,
     /// One row per training iteration (`training` workloads only).
     pub iterations: Option<Vec<iterations::IterationRecord>>,
+    /// One row per collective a generator made (`collectives.csv`).
+    pub collectives: Vec<CollectiveRow>,
     /// How the fabric the run used numbers its nodes (node names for the trace and pauses).
     pub topology: NodeNames,
 }
@@ -91,6 +94,52 @@ impl Results {
     }
 }
 
+/// One row of `collectives.csv`: a collective, what it is and how fast it ran.
+#[derive(Clone, Debug)]
+pub struct CollectiveRow {
+    pub info: CollectiveInfo,
+    pub flows: usize,
+    pub start: SimTime,
+    /// Its last flow's delivery; `None` if one never finished.
+    pub finish: Option<SimTime>,
+}
+
+impl CollectiveRow {
+    /// Each described collective with the span of its flows (a collective without flows, as
+    /// one of size 0, has no row).
+    fn join(infos: &[CollectiveInfo], flows: &[FlowRecord]) -> Vec<CollectiveRow> {
+        // (flows, earliest start, latest finish or None once one is unfinished)
+        let mut spans: std::collections::BTreeMap<&str, (usize, SimTime, Option<SimTime>)> = Default::default();
+        for f in flows.iter().filter(|f| !f.collective.is_empty()) {
+            let span = spans.entry(f.collective.as_str()).or_insert((0, f.start, Some(f.start)));
+            span.0 += 1;
+            span.1 = span.1.min(f.start);
+            span.2 = span.2.zip(f.finish).map(|(a, b)| a.max(b));
+        }
+        (infos.iter())
+            .filter_map(|info| {
+                let &(count, start, finish) = spans.get(info.name.as_str())?;
+                Some(CollectiveRow { info: info.clone(), flows: count, start, finish })
+            })
+            .collect()
+    }
+
+    /// Completion time: from its first flow's start to its last flow's delivery.
+    pub fn cct(&self) -> Option<SimTime> {
+        self.finish.map(|f| f - self.start)
+    }
+
+    /// Algorithm bandwidth (bits/s): the size over the completion time, as nccl-tests.
+    pub fn algbw_bps(&self) -> Option<f64> {
+        self.cct().filter(|t| t.0 > 0).map(|t| self.info.size as f64 * 8.0 / t.as_secs_f64())
+    }
+
+    /// Bus bandwidth (bits/s): the algorithm bandwidth times nccl-tests' factor.
+    pub fn busbw_bps(&self) -> Option<f64> {
+        self.algbw_bps().map(|a| a * self.info.bus_factor())
+    }
+}
+
 /// The rows of a finished run, as the engine hands them over.
 pub struct RunRecords {
     pub flows: Vec<FlowRecord>,
@@ -109,11 +158,13 @@ impl Results {
         scenario: Scenario,
         records: RunRecords,
         training: Option<Layout>,
+        collectives: &[CollectiveInfo],
         totals: RunTotals,
         topology: NodeNames,
     ) -> Results {
         let iterations = training.map(|layout| iterations::measure(&layout, &records.computes, &records.flows));
         let summary = Summary::new(&scenario, &records.flows, iterations.as_deref(), totals);
+        let collectives = CollectiveRow::join(collectives, &records.flows);
         let timelines = scenario.output.sample_interval.is_some();
         Results {
             scenario,
@@ -127,6 +178,7 @@ impl Results {
             trace: records.trace,
             computes: records.computes,
             iterations,
+            collectives,
             topology,
         }
     }

@@ -175,7 +175,26 @@ pub const ITERATIONS: Table = Table {
 };
 
 /// Every result table, in the order of docs/results.md.
-pub const TABLES: [&Table; 7] = [&FLOWS, &PORTS, &QUEUES, &RATES, &PAUSES, &TRACE, &ITERATIONS];
+pub const COLLECTIVES: Table = Table {
+    name: "collectives",
+    columns: &[
+        col("collective", Text),
+        col("kind", Text),
+        col("algorithm", Text),
+        col("size_bytes", Int),
+        col("ranks", Int),
+        col("flows", Int),
+        col("start_ns", Time),
+        opt("finish_ns", Time),
+        opt("cct_ns", Time),
+        opt("algbw_gbps", Ratio),
+        opt("busbw_gbps", Ratio),
+    ],
+    recorded: with_collectives,
+    rows: collective_rows,
+};
+
+pub const TABLES: [&Table; 8] = [&FLOWS, &PORTS, &QUEUES, &RATES, &PAUSES, &TRACE, &ITERATIONS, &COLLECTIVES];
 
 /// One cell.
 #[derive(Clone, Debug, PartialEq)]
@@ -212,6 +231,10 @@ impl Results {
 
 fn always(_: &Results) -> bool {
     true
+}
+
+fn with_collectives(r: &Results) -> bool {
+    !r.collectives.is_empty()
 }
 
 fn with_timelines(r: &Results) -> bool {
@@ -312,6 +335,26 @@ fn trace_rows(r: &Results, row: Row<'_>) {
             I(r.priority.into()),
             I(u8::from(r.ecn).into()),
             Value::int(r.queue_bytes),
+        ]);
+    }
+}
+
+fn collective_rows(r: &Results, row: Row<'_>) {
+    use Value::{Int as I, Missing, Ratio as R, Text as S, Time as T};
+    for c in &r.collectives {
+        let gbps = |bps: Option<f64>| bps.map_or(Missing, |b| R(b / 1e9));
+        row(&[
+            S(Cow::Borrowed(&c.info.name)),
+            S(Cow::Owned(c.info.kind.to_string())),
+            S(Cow::Borrowed(c.info.algorithm)),
+            I(c.info.size.into()),
+            I(c.info.ranks.into()),
+            I(c.flows as i128),
+            T(c.start),
+            Value::time(c.finish),
+            Value::time(c.cct()),
+            gbps(c.algbw_bps()),
+            gbps(c.busbw_bps()),
         ]);
     }
 }

@@ -5,6 +5,7 @@ mod all_gather;
 mod all_reduce;
 mod all_to_all;
 mod broadcast;
+mod catalog;
 mod collective;
 pub mod training;
 
@@ -15,6 +16,7 @@ use crate::config::{
 use crate::rng;
 use crate::tags::CollectiveTag;
 use crate::time::SimTime;
+pub use catalog::{collectives, CollectiveInfo};
 use rand::RngExt;
 
 /// One flow to simulate.

@@ -107,6 +107,17 @@ fn slow_to_validate(t: &TopologyConfig) -> bool {
             let k = u64::from(t.k).min(1 << 16);
             (k * k * k / 4, 5 * k * k / 4, 3 * k * k * k / 4, k * k / 2)
         }
+        TopologyConfig::Clos(t) => {
+            let (racks, spines) = (u64::from(t.racks), u64::from(t.spines));
+            let hosts = racks.saturating_mul(u64::from(t.servers_per_rack)).saturating_mul(u64::from(t.gpus_per_server));
+            // NVLink adds a port per GPU and a switch per server (at most as many as GPUs).
+            (2 * hosts, racks + spines + hosts, hosts.saturating_mul(3), racks + hosts)
+        }
+        TopologyConfig::Rail(t) => {
+            let hosts = u64::from(t.servers).saturating_mul(u64::from(t.gpus_per_server));
+            let rails = hosts;
+            (2 * hosts, rails + u64::from(t.spines) + hosts, hosts.saturating_mul(3), rails + hosts)
+        }
         TopologyConfig::Custom(t) => {
             let (hosts, switches) = (u64::from(t.hosts), u64::from(t.switches));
             (hosts, switches, t.links.len() as u64, hosts.min(switches))
@@ -129,6 +140,14 @@ fn bounded(mut s: Scenario) -> Option<Scenario> {
         TopologyConfig::FatTree(t) => {
             let k = u64::from(t.k);
             (k * k * k / 4, 5 * k * k / 4)
+        }
+        TopologyConfig::Clos(t) => {
+            let per_rack = u64::from(t.servers_per_rack).saturating_mul(u64::from(t.gpus_per_server));
+            (u64::from(t.racks).saturating_mul(per_rack), u64::from(t.racks) + u64::from(t.spines))
+        }
+        TopologyConfig::Rail(t) => {
+            let hosts = u64::from(t.servers).saturating_mul(u64::from(t.gpus_per_server));
+            (hosts, hosts.saturating_add(u64::from(t.spines)))
         }
         TopologyConfig::Custom(t) => {
             if t.links.len() > 4 * (MAX_HOSTS + MAX_SWITCHES) as usize {

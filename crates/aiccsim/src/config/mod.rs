@@ -16,7 +16,7 @@ mod validate;
 mod workload;
 
 pub use clocks::{ClocksConfig, NoiseDistribution};
-pub use nic::{NicConfig, MAX_RTO_BACKOFF};
+pub use nic::{Connections, NicConfig, MAX_RTO_BACKOFF};
 pub use output::{OutputConfig, TraceConfig};
 pub use switch::{EcnConfig, MarkPoint, PfcConfig, Routing, SwitchConfig};
 pub use topology::{

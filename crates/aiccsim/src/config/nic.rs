@@ -36,6 +36,21 @@ pub struct NicConfig {
     /// PFC priority of data packets (0..=6; 7 carries ACKs, NACKs, CNPs and is never paused).
     #[serde(default = "default_data_priority")]
     pub data_priority: u8,
+    /// How a collective's transfers map to queue pairs.
+    #[serde(default)]
+    pub connections: Connections,
+}
+
+/// How the transfers of collectives map to queue pairs.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Connections {
+    /// Consecutive transfers between the same two ranks ride one queue pair, one after another,
+    /// keeping its congestion-control state, as NCCL's connections do.
+    #[default]
+    Persistent,
+    /// Every transfer opens a queue pair of its own, starting its congestion control afresh.
+    PerTransfer,
 }
 
 fn default_mtu() -> ByteSize {
@@ -78,6 +93,7 @@ impl Default for NicConfig {
             rto: default_rto(),
             nack_interval: default_nack_interval(),
             data_priority: default_data_priority(),
+            connections: Connections::default(),
         }
     }
 }

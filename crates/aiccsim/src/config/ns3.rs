@@ -232,6 +232,7 @@ pub fn import(
             collective: None,
             after: Vec::new(),
             stop: None,
+            connection: None,
         });
     }
     if let Some(line) = f.rest() {

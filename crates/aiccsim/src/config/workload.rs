@@ -118,6 +118,10 @@ pub struct FlowSpec {
     /// then (its size in the results), delivered in full. Absent: it sends all of `size`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<SimTime>,
+    /// Flows with the same `src`, `dst` and `connection` ride one queue pair, one after another
+    /// (`nic.connections`). Absent: a queue pair of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection: Option<u32>,
 }
 
 /// The traffic.

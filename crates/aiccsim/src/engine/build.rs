@@ -374,9 +374,24 @@ impl Simulation {
                 start_group[id] = g;
             }
         }
+        // Connections: flows with the same endpoints and connection number ride the queue pair
+        // of the first of them (whose id names the connection), with its path.
+        let persistent = nic.connections == crate::config::Connections::Persistent;
+        let mut first_of: std::collections::HashMap<(u32, u32, u32), u32> = Default::default();
+        let conn_of: Vec<u32> = (defs.iter().enumerate())
+            .map(|(id, d)| match (persistent, d.connection) {
+                (true, Some(k)) => *first_of.entry((d.src, d.dst, k)).or_insert(id as u32),
+                _ => id as u32,
+            })
+            .collect();
+        let mut messages = vec![0u32; defs.len()];
+        for &c in &conn_of {
+            messages[c as usize] += 1;
+        }
         let mut largest_base_rtt = SimTime::ZERO;
         for (id, d) in defs.iter().enumerate() {
-            let key = routing::flow_key(params.seed, id as u32);
+            let conn = conn_of[id];
+            let key = routing::flow_key(params.seed, conn);
             let path = topo.path(d.src, d.dst, key);
             let back = topo.path(d.dst, d.src, key);
             // The ideal is the same for every algorithm: telemetry headers count against it.
@@ -397,6 +412,8 @@ impl Simulation {
             let mut flow = Flow::new(id as u32, d, key, ideal, params.data_priority);
             flow.one_way_baseline = one_way_baseline;
             flow.nvlink = topo.is_nvlink_port(d.src);
+            flow.conn = conn;
+            flow.shared = messages[conn as usize] > 1;
             let flow_algorithm = if flow.nvlink { nvlink_cc.as_algorithm() } else { algorithm };
             flows.push(flow);
             ccs.push(flow_algorithm.sender(&facts));
@@ -430,6 +447,7 @@ impl Simulation {
             switches,
             hosts,
             flows,
+            conns: (0..defs.len()).map(|_| Default::default()).collect(),
             ccs,
             receivers,
             facts: all_facts,

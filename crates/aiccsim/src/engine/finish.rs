@@ -28,7 +28,7 @@ impl Simulation {
             if !self.recorder.samples_flow(flow.id) || !flow.started || flow.sender_done.is_some() {
                 continue;
             }
-            let cc = &self.ccs[flow.id as usize];
+            let cc = &self.ccs[flow.conn as usize];
             let delivered = flow.rcv_nxt - flow.sampled_bytes;
             flow.sampled_bytes = flow.rcv_nxt;
             self.recorder.rate(RateSample {

@@ -53,7 +53,7 @@ pub enum Event {
     FlowStop(u32),
     /// A compute step ends.
     ComputeDone(u32),
-    /// Congestion-control timer (flow, slot, generation).
+    /// Congestion-control timer (connection, slot, generation).
     CcTimer(u32, u8, u32),
     /// Retransmission timeout check (flow, generation).
     Rto(u32, u32),
@@ -114,8 +114,10 @@ pub struct Simulation {
     pub(crate) switches: Vec<SwitchState>,
     pub(crate) hosts: Vec<HostState>,
     pub(crate) flows: Vec<Flow>,
+    /// Both halves of each connection's algorithm, by connection id (`nic/connection.rs`).
     pub(crate) ccs: Vec<crate::cc::Cc>,
     pub(crate) receivers: Vec<Receiver>,
+    pub(crate) conns: Vec<crate::engine::nic::connection::Connection>,
     /// What each flow's algorithm was told about its path.
     facts: Vec<FlowFacts>,
     /// Every packet created and not yet consumed or dropped (queued, being sent, or on a link).
@@ -198,12 +200,14 @@ impl Simulation {
     }
 
     /// Replaces flow `f`'s algorithm, both halves, before the run (Rust API: plug in an algorithm
-    /// of your own through [`crate::cc::Cc::Custom`] and [`Receiver::Custom`]). Extra header bytes
-    /// stay those of the scenario's `[cc]`.
+    /// of your own through [`crate::cc::Cc::Custom`] and [`Receiver::Custom`]); a flow that
+    /// shares its connection with others shares it with them. Extra header bytes stay those of
+    /// the scenario's `[cc]`.
     pub fn set_flow_algorithm(&mut self, f: u32, sender: crate::cc::Cc, receiver: Receiver) {
         assert!(self.now == SimTime::ZERO && self.counters.events == 0, "algorithms are set before the run");
-        self.ccs[f as usize] = sender;
-        self.receivers[f as usize] = receiver;
+        let c = self.flows[f as usize].conn as usize;
+        self.ccs[c] = sender;
+        self.receivers[c] = receiver;
     }
 
     /// Lets the run be ended from outside (an interrupt flag, a wall-clock budget).

@@ -19,21 +19,25 @@ pub struct TimerSlot {
 }
 
 impl Simulation {
+    /// Sets timer `slot` of the algorithm of flow `f`'s connection (timers belong to the
+    /// algorithm, which the connection's messages share).
     pub(crate) fn set_cc_timer(&mut self, f: u32, slot: usize, at: Option<SimTime>) {
-        let t = &mut self.flows[f as usize].cc_timers[slot];
+        let c = self.flows[f as usize].conn;
+        let t = &mut self.conns[c as usize].timers[slot];
         t.due = at;
         let Some(at) = at else { return }; // cancelled: the queued entry will find nothing due
         if t.queued.is_none_or(|q| at < q) {
             t.gen = t.gen.wrapping_add(1);
             t.queued = Some(at);
-            self.events.push(at, Event::CcTimer(f, slot as u8, t.gen));
+            self.events.push(at, Event::CcTimer(c, slot as u8, t.gen));
         }
     }
 
-    pub(crate) fn cc_timer_fired(&mut self, f: u32, slot: usize, gen: u32) {
+    /// Timer `slot` of connection `c` fired: the algorithm hears it while the message holding
+    /// the connection has data unacknowledged.
+    pub(crate) fn cc_timer_fired(&mut self, c: u32, slot: usize, gen: u32) {
         let now = self.now;
-        let flow = &mut self.flows[f as usize];
-        let t = &mut flow.cc_timers[slot];
+        let t = &mut self.conns[c as usize].timers[slot];
         if t.gen != gen {
             return; // superseded by an earlier entry
         }
@@ -42,13 +46,14 @@ impl Simulation {
             Some(due) if due > now => {
                 t.gen = t.gen.wrapping_add(1);
                 t.queued = Some(due);
-                self.events.push(due, Event::CcTimer(f, slot as u8, t.gen));
+                self.events.push(due, Event::CcTimer(c, slot as u8, t.gen));
             }
             Some(_) => {
                 t.due = None;
-                if flow.sender_done.is_none() {
+                let f = self.conns[c as usize].holder;
+                if self.flows[f as usize].sender_done.is_none() {
                     let mut cx = CcContext::new(now);
-                    self.ccs[f as usize].on_timer(slot, &mut cx);
+                    self.ccs[c as usize].on_timer(slot, &mut cx);
                     self.apply_cc(f, &cx);
                 }
             }

@@ -24,8 +24,9 @@ pub fn all_to_all(
             for i in 0..n {
                 for j in 0..n {
                     if i != j {
-                        for _ in 0..per_pair {
-                            flows.push(flow(i, j, vec![]));
+                        for task in 0..per_pair {
+                            // Parallel tasks run side by side: a connection each.
+                            flows.push(FlowDef { connection: Some(task), ..flow(i, j, vec![]) });
                         }
                     }
                 }

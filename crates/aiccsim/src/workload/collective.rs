@@ -28,5 +28,7 @@ pub(super) fn member_flow(
         after,
         after_compute: Vec::new(),
         stop: None,
+        // One connection between each pair of ranks, as a collective library keeps.
+        connection: Some(0),
     }
 }

@@ -33,6 +33,11 @@ pub struct FlowDef {
     pub after_compute: Vec<u32>,
     /// The sender stops taking new data at this time (the flow ends with what it has sent).
     pub stop: Option<SimTime>,
+    /// Flows with the same source, destination and connection ride one queue pair, one after
+    /// another in the order they are posted, keeping its congestion control (as a collective
+    /// library's connection between two ranks does; `nic.connections`). `None`: a queue pair of
+    /// its own.
+    pub connection: Option<u32>,
 }
 
 /// One compute step: `host` works for `duration` once everything it waits for is done (and
@@ -130,6 +135,7 @@ fn expand_flows(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
                 after: f.after.clone(),
                 after_compute: Vec::new(),
                 stop: f.stop,
+                connection: f.connection,
             })
             .collect(),
         WorkloadConfig::Incast(IncastWorkload { senders, receiver, size, start, flows_per_sender, collective }) => {
@@ -146,6 +152,7 @@ fn expand_flows(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
                         after: Vec::new(),
                         after_compute: Vec::new(),
                         stop: None,
+                        connection: None,
                     });
                 }
             }
@@ -175,6 +182,7 @@ fn expand_flows(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
                     after: Vec::new(),
                     after_compute: Vec::new(),
                     stop: None,
+                    connection: None,
                 })
                 .collect()
         }

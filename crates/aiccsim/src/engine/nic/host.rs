@@ -91,9 +91,11 @@ impl Simulation {
         if flow.snd_una == flow.snd_nxt {
             flow.last_progress = now; // nothing was outstanding: the timeout clock starts now
         }
+        let before = flow.in_flight();
         flow.snd_nxt += payload;
         flow.high_sent = flow.high_sent.max(flow.snd_nxt);
         let finished_sending = !flow.has_data_to_send();
+        self.track_in_flight(f, before);
         self.pace_after(f, size);
         self.counters.data_packets_sent += 1;
         self.counters.data_bytes_sent += size;
@@ -106,12 +108,15 @@ impl Simulation {
                 h.rr -= 1;
             }
         }
+        if finished_sending && self.flows[f as usize].shared {
+            self.pass_queue(f);
+        }
         let h = &mut self.hosts[host as usize];
         if h.rr >= h.active.len() {
             h.rr = 0;
         }
         let mut cx = crate::cc::CcContext::new(now);
-        self.ccs[f as usize].on_send(size, &mut cx);
+        self.ccs[self.flows[f as usize].conn as usize].on_send(size, &mut cx);
         self.apply_cc(f, &cx);
         self.arm_rto(f);
         Some(self.packets.alloc(pkt))
@@ -122,8 +127,8 @@ impl Simulation {
     /// packet out when nothing is in flight.
     #[inline]
     pub(super) fn window_open(&self, f: u32) -> bool {
-        match self.ccs[f as usize].window() {
-            Some(w) => self.flows[f as usize].in_flight() < w,
+        match self.ccs[self.flows[f as usize].conn as usize].window() {
+            Some(w) => self.window_in_flight(f) < w,
             None => true,
         }
     }
@@ -163,7 +168,7 @@ impl Simulation {
             self.flows[f as usize].seen = true;
             self.incoming_seen[dst as usize] += 1;
         }
-        let action = self.receivers[f as usize].on_data(&DataArrival {
+        let action = self.receivers[self.flows[f as usize].conn as usize].on_data(&DataArrival {
             now,
             ecn_ce: pkt.ecn,
             bytes: pkt.size as u64,

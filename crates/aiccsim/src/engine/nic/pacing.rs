@@ -11,7 +11,7 @@ impl Simulation {
     /// Flow `f` just sent a packet of `size` wire bytes: its next may leave one gap later.
     #[inline]
     pub(super) fn pace_after(&mut self, f: u32, size: u64) {
-        let rate = self.ccs[f as usize].rate();
+        let rate = self.ccs[self.flows[f as usize].conn as usize].rate();
         let flow = &mut self.flows[f as usize];
         flow.next_send = self.now + pacing_gap(size, rate);
         flow.paced_rate = rate;
@@ -39,7 +39,7 @@ impl Simulation {
         for (slot, req) in cx.timer_requests() {
             self.set_cc_timer(f, slot, req);
         }
-        let rate = self.ccs[f as usize].rate();
+        let rate = self.ccs[self.flows[f as usize].conn as usize].rate();
         let flow = &mut self.flows[f as usize];
         if rate != flow.paced_rate {
             if flow.last_packet_size > 0 && flow.next_send > self.now {

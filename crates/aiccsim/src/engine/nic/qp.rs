@@ -5,8 +5,8 @@
 //! The sender keeps `snd_una` (first unacknowledged byte) and `snd_nxt` (next byte to send);
 //! the receiver `rcv_nxt`, the next in-order byte it expects.
 
-use crate::cc::{AckInfo, CcContext, CcEvent, CongestionControl, MAX_TIMERS};
-use crate::engine::{Simulation, TimerSlot};
+use crate::cc::{AckInfo, CcContext, CcEvent, CongestionControl};
+use crate::engine::Simulation;
 use crate::tags::CollectiveTag;
 use crate::time::SimTime;
 use crate::wire::packet::Packet;
@@ -24,6 +24,11 @@ pub struct Flow {
     pub ideal_fct: SimTime,
     /// Between two GPUs' NVLink ports (`src` and `dst` are those ports' hosts).
     pub nvlink: bool,
+    /// Its connection (`connection.rs`): the id of the connection's first flow, its own id
+    /// when it has a queue pair to itself.
+    pub conn: u32,
+    /// Its connection carries other flows too.
+    pub shared: bool,
 
     // Sender.
     pub started: bool,
@@ -43,7 +48,6 @@ pub struct Flow {
     /// Last time the cumulative ACK advanced (or sending resumed from idle).
     pub last_progress: SimTime,
     pub sender_done: Option<SimTime>,
-    pub cc_timers: [TimerSlot; MAX_TIMERS],
     pub retransmitted_bytes: u64,
     pub timeouts: u32,
     /// The highest byte handed to the NIC so far (a go-back lowers `snd_nxt`, not this).
@@ -80,6 +84,8 @@ impl Flow {
             ecmp_key,
             ideal_fct,
             nvlink: false,
+            conn: id,
+            shared: false,
             started: false,
             snd_una: 0,
             snd_nxt: 0,
@@ -92,7 +98,6 @@ impl Flow {
             rto_backoff: 1,
             last_progress: SimTime::ZERO,
             sender_done: None,
-            cc_timers: [TimerSlot::default(); MAX_TIMERS],
             retransmitted_bytes: 0,
             timeouts: 0,
             high_sent: 0,
@@ -128,17 +133,18 @@ impl Simulation {
         flow.last_progress = self.now;
         self.flows_started += 1;
         self.progress_at = self.now;
-        // The controller's count: the flows already on their way, plus the rest of the group
-        // this one starts with.
-        let mut incoming = self.incoming_flows[dst as usize];
         if let Some(left) = self.group_unstarted.get_mut(self.start_group[f as usize] as usize) {
             *left -= 1;
-            incoming += *left;
         }
-        let mut cx = CcContext::at_start(self.now, incoming);
-        self.ccs[f as usize].on_start(&mut cx);
-        self.apply_cc(f, &cx);
-        self.schedule_qp(f);
+        self.post(f);
+    }
+
+    /// The controller's count of flows into flow `f`'s receiver as `f` starts: the flows already
+    /// on their way, plus the rest of the group it starts with.
+    pub(crate) fn controller_count(&self, f: u32) -> u32 {
+        let dst = self.flows[f as usize].dst;
+        let left = self.group_unstarted.get(self.start_group[f as usize] as usize).copied().unwrap_or(0);
+        self.incoming_flows[dst as usize] + left
     }
 
     /// Puts a flow with data to send on its host's scheduling list (if it is not there yet) and
@@ -214,6 +220,7 @@ impl Simulation {
             self.int_pool.release(pkt.int);
             return;
         }
+        let before = flow.in_flight();
         let newly = ack_seq.saturating_sub(flow.snd_una);
         let mut backoff_reset = false;
         if newly > 0 {
@@ -230,12 +237,14 @@ impl Simulation {
         if now >= self.params.warmup {
             self.rtts.record(rtt.0);
         }
+        self.track_in_flight(f, before);
+        let flow = &self.flows[f as usize];
         let ack = AckInfo {
             ack_seq,
             newly_acked: newly,
             ecn_echo: pkt.ecn,
             rtt,
-            in_flight: flow.in_flight(),
+            in_flight: self.window_in_flight(f),
             snd_nxt: flow.snd_nxt,
             int: self.int_pool.hops(pkt.int),
             pint: pkt.pint,
@@ -243,7 +252,7 @@ impl Simulation {
         };
         let done = flow.snd_una >= flow.size;
         let mut cx = CcContext::new(now);
-        self.ccs[f as usize].on_ack(&ack, &mut cx);
+        self.ccs[flow.conn as usize].on_ack(&ack, &mut cx);
         self.int_pool.release(pkt.int);
         self.apply_cc(f, &cx);
         if done {
@@ -264,7 +273,7 @@ impl Simulation {
             return;
         }
         let mut cx = CcContext::new(self.now);
-        self.ccs[f as usize].on_event(CcEvent::Cnp, &mut cx);
+        self.ccs[self.flows[f as usize].conn as usize].on_event(CcEvent::Cnp, &mut cx);
         self.apply_cc(f, &cx);
     }
 }

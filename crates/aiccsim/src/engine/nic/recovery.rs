@@ -35,6 +35,7 @@ impl Simulation {
         if flow.sender_done.is_some() || seq < flow.snd_una {
             return;
         }
+        let before = flow.in_flight();
         if seq > flow.snd_una {
             flow.snd_una = seq;
             flow.last_progress = now;
@@ -47,8 +48,9 @@ impl Simulation {
         // Go back to the missing byte; or, if an earlier go-back has not yet resent up to it,
         // skip ahead: everything before `seq` has arrived.
         flow.snd_nxt = seq;
+        self.track_in_flight(f, before);
         let mut cx = CcContext::new(now);
-        self.ccs[f as usize].on_event(CcEvent::Nack { seq }, &mut cx);
+        self.ccs[self.flows[f as usize].conn as usize].on_event(CcEvent::Nack { seq }, &mut cx);
         self.apply_cc(f, &cx);
         self.schedule_qp(f);
     }
@@ -89,6 +91,7 @@ impl Simulation {
             return;
         }
         // Timeout: go back to the first unacknowledged byte.
+        let before = flow.in_flight();
         flow.retransmitted_bytes += flow.snd_nxt - flow.snd_una;
         self.counters.retransmitted_bytes += flow.snd_nxt - flow.snd_una;
         flow.snd_nxt = flow.snd_una;
@@ -97,8 +100,9 @@ impl Simulation {
         flow.last_progress = now;
         flow.next_send = now;
         self.counters.timeouts += 1;
+        self.track_in_flight(f, before);
         let mut cx = CcContext::new(now);
-        self.ccs[f as usize].on_event(CcEvent::Timeout, &mut cx);
+        self.ccs[self.flows[f as usize].conn as usize].on_event(CcEvent::Timeout, &mut cx);
         self.apply_cc(f, &cx);
         self.schedule_qp(f);
         self.arm_rto(f);

@@ -1,0 +1,112 @@
+//! Connections: queue pairs that outlive one transfer. A collective library keeps one
+//! connection between each pair of ranks and posts its transfers (messages) on it one after
+//! another, so that a message starts where the last left the queue pair: with its congestion
+//! control's rate and window, its pacer, its path. A run with `nic.connections = "per_transfer"`
+//! (and every flow of a flow list, an incast or a permutation) gives each transfer a queue pair
+//! of its own instead.
+//!
+//! Each flow keeps its own record and its own byte numbering (its FCT, its loss recovery); what
+//! the messages of a connection share lives here and in the connection's slot of the
+//! algorithm halves (`Simulation::ccs`, `receivers`, indexed by the connection's id, which is
+//! the id of its first flow). The send queue is first in, first out: a message posted while
+//! another is still sending waits until that one has handed its last byte to the NIC.
+
+use crate::cc::{CcContext, CongestionControl, MAX_TIMERS};
+use crate::engine::{Simulation, TimerSlot};
+use std::collections::VecDeque;
+
+/// No message yet.
+pub const NONE: u32 = u32::MAX;
+
+pub struct Connection {
+    /// The message holding the send queue: sending, or the last one that sent (`NONE`: none
+    /// has started yet, and the algorithm has not been started).
+    pub holder: u32,
+    /// Messages posted while the holder was still sending, in posting order.
+    pub waiting: VecDeque<u32>,
+    /// Bytes sent and not yet acknowledged over all its messages: what a window bounds. Kept
+    /// only for connections with more than one message (`Flow::shared`).
+    pub in_flight: u64,
+    /// The algorithm's timers.
+    pub timers: [TimerSlot; MAX_TIMERS],
+}
+
+impl Default for Connection {
+    fn default() -> Self {
+        Connection { holder: NONE, waiting: VecDeque::new(), in_flight: 0, timers: [TimerSlot::default(); MAX_TIMERS] }
+    }
+}
+
+impl Simulation {
+    /// Flow `f` is posted: it takes its connection's send queue, or waits behind the message
+    /// that holds it.
+    pub(crate) fn post(&mut self, f: u32) {
+        let c = self.flows[f as usize].conn as usize;
+        let holder = self.conns[c].holder;
+        if holder != NONE && holder != f && self.flows[holder as usize].has_data_to_send() {
+            self.conns[c].waiting.push_back(f);
+            return;
+        }
+        self.take_queue(f);
+        self.schedule_qp(f);
+    }
+
+    /// Flow `f` becomes its connection's sending message. The first starts the algorithm; a
+    /// later one goes on from the pacer of the one before.
+    fn take_queue(&mut self, f: u32) {
+        let c = self.flows[f as usize].conn as usize;
+        let previous = std::mem::replace(&mut self.conns[c].holder, f);
+        if previous == NONE {
+            let mut cx = CcContext::at_start(self.now, self.controller_count(f));
+            self.ccs[c].on_start(&mut cx);
+            self.apply_cc(f, &cx);
+            return;
+        }
+        let p = &self.flows[previous as usize];
+        let (next_send, rate, last) = (p.next_send.max(self.now), p.paced_rate, p.last_packet_size);
+        let flow = &mut self.flows[f as usize];
+        flow.next_send = next_send;
+        flow.paced_rate = rate;
+        flow.last_packet_size = last;
+        // Rates may have moved while the connection was idle.
+        self.apply_cc(f, &CcContext::new(self.now));
+    }
+
+    /// Flow `f` has handed its last byte to the NIC: the next message waiting on its connection
+    /// takes the queue, joining the host's list of queue pairs with data to send. (Called while
+    /// the NIC is choosing its next packet, so it only lists the message: the NIC picks it up
+    /// on its next turn.)
+    pub(crate) fn pass_queue(&mut self, f: u32) {
+        let c = self.flows[f as usize].conn as usize;
+        let Some(next) = self.conns[c].waiting.pop_front() else { return };
+        self.take_queue(next);
+        let flow = &mut self.flows[next as usize];
+        if flow.has_data_to_send() && flow.sender_done.is_none() && !flow.scheduled {
+            flow.scheduled = true;
+            let host = flow.src;
+            self.hosts[host as usize].active.push(next);
+        }
+    }
+
+    /// Flow `f`'s bytes in flight were `before` and may have changed: keeps its connection's
+    /// count when the connection carries several messages.
+    #[inline]
+    pub(crate) fn track_in_flight(&mut self, f: u32, before: u64) {
+        let flow = &self.flows[f as usize];
+        if flow.shared {
+            let c = &mut self.conns[flow.conn as usize];
+            c.in_flight = c.in_flight - before + flow.in_flight();
+        }
+    }
+
+    /// Bytes in flight that bound flow `f`'s window: its connection's.
+    #[inline]
+    pub(crate) fn window_in_flight(&self, f: u32) -> u64 {
+        let flow = &self.flows[f as usize];
+        if flow.shared {
+            self.conns[flow.conn as usize].in_flight
+        } else {
+            flow.in_flight()
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! Persistent connections: consecutive transfers between two ranks ride one queue pair, keeping
+//! its congestion-control state and its send order; `nic.connections = "per_transfer"` gives
+//! each transfer a fresh queue pair.
+
+mod common;
+
+use aiccsim::Results;
+
+/// Host 1 sends a long flow to host 0 throughout; host 2 sends two 2 MB transfers to host 0 on
+/// one connection, the second posted when the first is delivered. DCQCN, 1 us rate samples.
+fn two_transfers(connections: &str) -> Results {
+    common::run(&format!(
+        r#"
+[topology]
+kind = "star"
+hosts = 3
+link = {{ bandwidth = "100Gbps", delay = "1us" }}
+[nic]
+connections = "{connections}"
+[cc]
+algorithm = "dcqcn"
+[workload]
+kind = "flows"
+flows = [
+  {{ src = 1, dst = 0, size = "12MB" }},
+  {{ src = 2, dst = 0, size = "2MB", connection = 0 }},
+  {{ src = 2, dst = 0, size = "2MB", connection = 0, after = [1] }},
+]
+[output]
+sample_interval = "1us"
+rate_flows = [1, 2]
+"#
+    ))
+}
+
+/// The sending rate (Gbps) flow `f` was sampled at last, and flow `g` first.
+fn rates_across(r: &Results, f: u32, g: u32) -> (f64, f64) {
+    let last = r.rates.iter().rfind(|s| s.flow == f).expect("sampled");
+    let first = r.rates.iter().find(|s| s.flow == g).expect("sampled");
+    (last.rate_bps / 1e9, first.rate_bps / 1e9)
+}
+
+#[test]
+fn a_persistent_connection_keeps_its_rate_across_transfers() {
+    let r = two_transfers("persistent");
+    let (end_of_first, start_of_second) = rates_across(&r, 1, 2);
+    assert!(end_of_first < 80.0, "the first transfer was slowed down: {end_of_first:.1} Gbps");
+    assert!(
+        (start_of_second - end_of_first).abs() < 0.02 * end_of_first,
+        "the second transfer starts at {start_of_second:.2} Gbps, the first ended at {end_of_first:.2}"
+    );
+    // Both transfers took the same path and the second started where the first left off.
+    assert!(r.flows[2].start >= r.flows[1].finish.unwrap());
+}
+
+#[test]
+fn per_transfer_connections_restart_at_line_rate() {
+    let r = two_transfers("per_transfer");
+    let (end_of_first, start_of_second) = rates_across(&r, 1, 2);
+    assert!(end_of_first < 80.0, "{end_of_first:.1} Gbps");
+    assert!(start_of_second > 99.9, "a fresh queue pair starts at line rate, not {start_of_second:.2} Gbps");
+}
+
+#[test]
+fn transfers_posted_together_on_one_connection_go_one_after_another() {
+    // Two 1 MB transfers from host 1 to host 0 posted at once: on one connection the second
+    // waits until the first has sent its last byte (its FCT about twice the first's); on two
+    // queue pairs they share the link and end together.
+    let run = |connection: &str| {
+        common::run(&format!(
+            "[topology]\nkind = \"star\"\nhosts = 2\nlink = {{ bandwidth = \"100Gbps\", delay = \"1us\" }}\n[cc]\nalgorithm = \"none\"\n[workload]\nkind = \"flows\"\nflows = [ {{ src = 1, dst = 0, size = \"1MB\"{connection} }}, {{ src = 1, dst = 0, size = \"1MB\"{connection} }} ]"
+        ))
+    };
+    let fifo = run(", connection = 7");
+    let (a, b) = (fifo.flows[0].fct().unwrap().0 as f64, fifo.flows[1].fct().unwrap().0 as f64);
+    assert!((b / a - 2.0).abs() < 0.05, "second FCT / first = {:.3}", b / a);
+    let shared = run("");
+    let (a, b) = (shared.flows[0].fct().unwrap().0 as f64, shared.flows[1].fct().unwrap().0 as f64);
+    assert!((b / a - 1.0).abs() < 0.01, "side by side: {:.3}", b / a);
+}

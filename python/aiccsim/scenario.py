@@ -488,9 +488,10 @@ def all_to_all(
     algorithm: str | None = None,
     flows_per_pair: int | None = None,
     start: str | None = None,
+    chunks: int | None = None,
 ) -> Scenario:
     """``[workload] kind = "all_to_all"``: every member sends ``size`` to every other member,
-    ``"direct"`` (all at once) or ``"pairwise"`` (in rounds)."""
+    ``"direct"`` (all at once) or ``"pairwise"`` (in rounds), in ``chunks`` pipelined chunks."""
     return Scenario(
         workload=_table(
             kind="all_to_all",
@@ -499,6 +500,7 @@ def all_to_all(
             algorithm=algorithm,
             flows_per_pair=flows_per_pair,
             start=start,
+            chunks=chunks,
         )
     )
 
@@ -510,22 +512,44 @@ def permutation(*, size: str, hosts: HostSet | None = None, start: str | None = 
 
 
 def all_reduce(
-    *, size: str, hosts: HostSet | None = None, algorithm: str | None = None, start: str | None = None
+    *,
+    size: str,
+    hosts: HostSet | None = None,
+    algorithm: str | None = None,
+    start: str | None = None,
+    local_ranks: int | None = None,
+    chunks: int | None = None,
 ) -> Scenario:
     """``[workload] kind = "all_reduce"``: an all-reduce of ``size`` bytes per rank, ``"ring"``,
-    ``"direct"`` or ``"halving_doubling"``, as point-to-point flows with dependencies."""
+    ``"direct"``, ``"halving_doubling"`` or ``"hierarchical"`` (in groups of ``local_ranks``),
+    as point-to-point flows with dependencies, in ``chunks`` pipelined chunks."""
     return Scenario(
-        workload=_table(kind="all_reduce", hosts=_hosts(hosts), size=size, algorithm=algorithm, start=start)
+        workload=_table(
+            kind="all_reduce",
+            hosts=_hosts(hosts),
+            size=size,
+            algorithm=algorithm,
+            start=start,
+            local_ranks=local_ranks,
+            chunks=chunks,
+        )
     )
 
 
 def all_gather(
-    *, size: str, hosts: HostSet | None = None, algorithm: str | None = None, start: str | None = None
+    *,
+    size: str,
+    hosts: HostSet | None = None,
+    algorithm: str | None = None,
+    start: str | None = None,
+    chunks: int | None = None,
 ) -> Scenario:
     """``[workload] kind = "all_gather"``: every rank's block of a ``size``-byte buffer onto
     every rank, ``"ring"`` or ``"direct"``."""
     return Scenario(
-        workload=_table(kind="all_gather", hosts=_hosts(hosts), size=size, algorithm=algorithm, start=start)
+        workload=_table(
+            kind="all_gather", hosts=_hosts(hosts), size=size, algorithm=algorithm, start=start, chunks=chunks
+        )
     )
 
 
@@ -536,21 +560,31 @@ def broadcast(
     root: int | None = None,
     algorithm: str | None = None,
     start: str | None = None,
+    chunks: int | None = None,
 ) -> Scenario:
     """``[workload] kind = "broadcast"``: ``size`` bytes from ``root`` (the first member by
     default) to every other member, ``"ring"``, ``"direct"`` or ``"binomial_tree"``."""
     return Scenario(
-        workload=_table(kind="broadcast", hosts=_hosts(hosts), root=root, size=size, algorithm=algorithm, start=start)
+        workload=_table(
+            kind="broadcast", hosts=_hosts(hosts), root=root, size=size, algorithm=algorithm, start=start, chunks=chunks
+        )
     )
 
 
 def reduce_scatter(
-    *, size: str, hosts: HostSet | None = None, algorithm: str | None = None, start: str | None = None
+    *,
+    size: str,
+    hosts: HostSet | None = None,
+    algorithm: str | None = None,
+    start: str | None = None,
+    chunks: int | None = None,
 ) -> Scenario:
     """``[workload] kind = "reduce_scatter"``: each rank's ``size``-byte buffer summed, block i of
     the sum onto rank i, ``"ring"`` or ``"direct"``."""
     return Scenario(
-        workload=_table(kind="reduce_scatter", hosts=_hosts(hosts), size=size, algorithm=algorithm, start=start)
+        workload=_table(
+            kind="reduce_scatter", hosts=_hosts(hosts), size=size, algorithm=algorithm, start=start, chunks=chunks
+        )
     )
 
 

@@ -224,7 +224,7 @@ fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
                 AllToAllAlgorithm::Direct => a.flows_per_pair as u128,
                 AllToAllAlgorithm::Pairwise => 1,
             };
-            let flows = n * n.saturating_sub(1) * per_pair;
+            let flows = n * n.saturating_sub(1) * per_pair * u128::from(a.chunks);
             WorkloadSize {
                 flows,
                 bytes: flows * a.size.0 as u128,
@@ -243,7 +243,8 @@ fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
         }
         WorkloadConfig::AllReduce(a) => {
             let n = set_len(&a.hosts, hosts).max(1);
-            let flows = u128::from(crate::workload::all_reduce_flows(n as u64, a.algorithm, a.local_ranks));
+            let flows = u128::from(crate::workload::all_reduce_flows(n as u64, a.algorithm, a.local_ranks))
+                * u128::from(a.chunks);
             let per_rank = all_reduce_bytes_per_rank(n, a.size.0, a.algorithm, a.local_ranks);
             WorkloadSize { flows, bytes: n * per_rank, busiest_host_bytes: per_rank, ..only_flows(a.start) }
         }
@@ -252,7 +253,7 @@ fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
             // Every rank but the root receives the buffer once; the root sends it up to n-1 times.
             let size = b.size.0 as u128;
             WorkloadSize {
-                flows: n - 1,
+                flows: (n - 1) * u128::from(b.chunks),
                 bytes: (n - 1) * size,
                 busiest_host_bytes: (n - 1) * size,
                 ..only_flows(b.start)
@@ -263,7 +264,7 @@ fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
             // Each rank sends (and receives) (n-1)/n of the buffer.
             let per_rank = (n - 1) * g.size.0 as u128 / n;
             WorkloadSize {
-                flows: n * (n - 1),
+                flows: n * (n - 1) * u128::from(g.chunks),
                 bytes: n * per_rank,
                 busiest_host_bytes: per_rank,
                 ..only_flows(g.start)
@@ -289,7 +290,7 @@ fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
             }
             let k = t.iterations as u128;
             WorkloadSize {
-                flows: flows * k,
+                flows: flows * u128::from(t.chunks) * k,
                 bytes: n * per_rank * k,
                 busiest_host_bytes: per_rank * k,
                 latest_start: t.start,

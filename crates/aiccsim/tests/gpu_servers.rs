@@ -148,34 +148,62 @@ fn nvlink_needs_servers_of_at_least_two_gpus() {
 }
 
 /// 16 GPUs in 4 servers of 4 on one switch (200 Gbps / 500 ns NICs, NVLink), no congestion
-/// control: an all-reduce of 4 MB with `algorithm`.
-fn all_reduce_on_servers(algorithm: &str) -> Results {
+/// control: an all-reduce of 4 MB with `algorithm`, and any further `[workload]` and `[nic]`
+/// keys.
+fn all_reduce_on_servers_with(algorithm: &str, workload: &str, nic: &str) -> Results {
     common::run(&format!(
-        "[topology]\nkind = \"star\"\nhosts = 16\ngpus_per_server = 4\nlink = {{ bandwidth = \"200Gbps\", delay = \"500ns\" }}\n{NVLINK}\n[cc]\nalgorithm = \"none\"\n[workload]\nkind = \"all_reduce\"\nsize = \"4MB\"\nalgorithm = \"{algorithm}\""
+        "[topology]\nkind = \"star\"\nhosts = 16\ngpus_per_server = 4\nlink = {{ bandwidth = \"200Gbps\", delay = \"500ns\" }}\n{NVLINK}\n[nic]\n{nic}\n[cc]\nalgorithm = \"none\"\n[workload]\nkind = \"all_reduce\"\nsize = \"4MB\"\nalgorithm = \"{algorithm}\"\n{workload}"
     ))
+}
+
+fn all_reduce_on_servers(algorithm: &str) -> Results {
+    all_reduce_on_servers_with(algorithm, "", "")
+}
+
+/// The idle-fabric time (ns) of the 2D all-reduce's phases on that fabric: inside a server
+/// (over NVLink) and across servers (through the NICs). A phase moving `payload` bytes per GPU
+/// over a link of `gbps` and `delay_ns` each way takes its data packets with headers, the ACKs
+/// of the data coming the other way, two link delays and one store-and-forward at the switch.
+fn two_d_phases() -> (f64, f64) {
+    let (g, s, size) = (4.0, 4.0, 4e6);
+    let phase = |payload: f64, gbps: f64, delay_ns: f64| {
+        let wire = payload * (1048.0 + 60.0) / 1000.0;
+        wire * 8.0 / gbps + 2.0 * delay_ns + 1048.0 * 8.0 / gbps
+    };
+    (phase((g - 1.0) / g * size, 1600.0, 25.0), phase((s - 1.0) / s * size / g, 200.0, 500.0))
+}
+
+fn assert_close(what: &str, measured: f64, formula: f64) {
+    let off = (measured - formula).abs() / formula;
+    assert!(off < 0.03, "{what}: {measured:.0} ns, its formula {formula:.0} ns ({:.1}% off)", off * 100.0);
 }
 
 #[test]
 fn a_2d_all_reduce_takes_the_time_of_its_four_phases() {
     let r = all_reduce_on_servers("hierarchical");
-    let (g, s, size) = (4.0, 4.0, 4e6);
-    // A phase moving `payload` bytes per GPU over a link of `gbps` and `delay_ns` each way:
-    // data packets with headers, the ACKs of the data coming the other way, two link delays
-    // and one store-and-forward at the switch.
-    let phase = |payload: f64, gbps: f64, delay_ns: f64| {
-        let wire = payload * (1048.0 + 60.0) / 1000.0;
-        wire * 8.0 / gbps + 2.0 * delay_ns + 1048.0 * 8.0 / gbps
-    };
-    let inside = phase((g - 1.0) / g * size, 1600.0, 25.0);
-    let across = phase((s - 1.0) / s * size / g, 200.0, 500.0);
-    let formula = 2.0 * inside + 2.0 * across;
-    let measured = r.summary.completion_time_ns.unwrap();
-    let off = (measured - formula).abs() / formula;
-    assert!(
-        off < 0.03,
-        "2D all-reduce {measured:.0} ns, its phases' formula {formula:.0} ns ({:.1}% off)",
-        off * 100.0
-    );
+    let (inside, across) = two_d_phases();
+    assert_close("2D all-reduce", r.summary.completion_time_ns.unwrap(), 2.0 * inside + 2.0 * across);
+}
+
+#[test]
+fn pipelined_chunks_hide_the_nvlink_phases_behind_the_nic_ones() {
+    // With C chunks on persistent connections, the NICs work on chunk k while NVLink works on
+    // chunk k+1: the NIC phases take their whole time, the NVLink phases only one chunk's worth
+    // at each end, (t_inside_rs + t_inside_ag) / C + t_across_rs + t_across_ag.
+    let (inside, across) = two_d_phases();
+    for chunks in [2u32, 4] {
+        let r = all_reduce_on_servers_with("hierarchical", &format!("chunks = {chunks}"), "");
+        let row = &r.collectives[0];
+        assert_eq!((row.info.chunks, row.flows), (chunks, 192 * chunks as usize));
+        let formula = 2.0 * inside / f64::from(chunks) + 2.0 * across;
+        assert_close(&format!("{chunks} chunks"), r.summary.completion_time_ns.unwrap(), formula);
+    }
+    // A fresh queue pair per transfer runs the chunks side by side: no pipeline, the time of
+    // the unchunked collective.
+    let unchunked = all_reduce_on_servers("hierarchical").summary.completion_time_ns.unwrap();
+    let fresh = all_reduce_on_servers_with("hierarchical", "chunks = 4", "connections = \"per_transfer\"");
+    let t = fresh.summary.completion_time_ns.unwrap();
+    assert!((t - unchunked).abs() / unchunked < 0.02, "per transfer, 4 chunks: {t:.0} ns against {unchunked:.0}");
 }
 
 #[test]

@@ -196,6 +196,25 @@ fn workload(w: &WorkloadConfig) -> Check {
         WorkloadConfig::Training(t) => training(t)?,
         _ => {}
     }
+    let chunks = match w {
+        WorkloadConfig::AllToAll(w) => Some((w.chunks, w.size.0)),
+        WorkloadConfig::AllReduce(w) => Some((w.chunks, w.size.0)),
+        WorkloadConfig::AllGather(w) | WorkloadConfig::ReduceScatter(w) => Some((w.chunks, w.size.0)),
+        WorkloadConfig::Broadcast(w) => Some((w.chunks, w.size.0)),
+        WorkloadConfig::Training(w) => Some((w.chunks, u64::MAX)),
+        _ => None,
+    };
+    if let Some((chunks, size)) = chunks {
+        if chunks == 0 {
+            return fail("workload.chunks", "must be at least 1 (1: the collective is not split)");
+        }
+        if size < u64::from(chunks) {
+            return fail(
+                "workload.chunks",
+                format!("{chunks} chunks of a {size}-byte collective would leave some empty; use at most {size}"),
+            );
+        }
+    }
     Ok(())
 }
 

@@ -187,6 +187,11 @@ pub struct AllToAllWorkload {
     pub flows_per_pair: u32,
     #[serde(default)]
     pub start: SimTime,
+    /// Split into this many equal chunks, each run through the whole schedule, pipelined: a
+    /// chunk's step waits only for the same chunk's step before, and on each connection the
+    /// chunks go in order.
+    #[serde(default = "one")]
+    pub chunks: u32,
 }
 
 /// How an all-to-all is scheduled.
@@ -289,6 +294,11 @@ pub struct BroadcastWorkload {
     pub algorithm: BroadcastAlgorithm,
     #[serde(default)]
     pub start: SimTime,
+    /// Split into this many equal chunks, each run through the whole schedule, pipelined: a
+    /// chunk's step waits only for the same chunk's step before, and on each connection the
+    /// chunks go in order.
+    #[serde(default = "one")]
+    pub chunks: u32,
 }
 
 /// An all-gather or a reduce-scatter among `hosts`. `size` is the whole buffer, as nccl-tests
@@ -304,6 +314,11 @@ pub struct GatherWorkload {
     pub algorithm: GatherAlgorithm,
     #[serde(default)]
     pub start: SimTime,
+    /// Split into this many equal chunks, each run through the whole schedule, pipelined: a
+    /// chunk's step waits only for the same chunk's step before, and on each connection the
+    /// chunks go in order.
+    #[serde(default = "one")]
+    pub chunks: u32,
 }
 
 /// An all-reduce of `size` bytes per rank among `hosts`.
@@ -322,6 +337,11 @@ pub struct AllReduceWorkload {
     pub local_ranks: Option<u32>,
     #[serde(default)]
     pub start: SimTime,
+    /// Split into this many equal chunks, each run through the whole schedule, pipelined: a
+    /// chunk's step waits only for the same chunk's step before, and on each connection the
+    /// chunks go in order.
+    #[serde(default = "one")]
+    pub chunks: u32,
 }
 
 /// Training iterations of a model whose ranks are `hosts`: each iteration runs every layer's
@@ -336,6 +356,11 @@ pub struct TrainingWorkload {
     /// When every rank starts the first iteration.
     #[serde(default)]
     pub start: SimTime,
+    /// Split into this many equal chunks, each run through the whole schedule, pipelined: a
+    /// chunk's step waits only for the same chunk's step before, and on each connection the
+    /// chunks go in order.
+    #[serde(default = "one")]
+    pub chunks: u32,
     /// Ranks per group of `hierarchical` all-reduces, as for the `all_reduce` workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local_ranks: Option<u32>,

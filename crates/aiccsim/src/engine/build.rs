@@ -138,12 +138,12 @@ fn check(s: &Scenario, topo: &Topology) -> Check {
         WorkloadConfig::AllReduce(w) => {
             set_ok("workload.hosts", &w.hosts, 2)?;
             let ranks = w.hosts.len(hosts);
-            splits(w.size, ranks, "chunks")?;
+            splits(w.size, ranks.saturating_mul(u64::from(w.chunks)), "pieces (ranks x chunks)")?;
             fits("workload.algorithm", w.algorithm, ranks, w.local_ranks)?;
         }
         WorkloadConfig::AllGather(w) | WorkloadConfig::ReduceScatter(w) => {
             set_ok("workload.hosts", &w.hosts, 2)?;
-            splits(w.size, w.hosts.len(hosts), "blocks")?;
+            splits(w.size, w.hosts.len(hosts).saturating_mul(u64::from(w.chunks)), "blocks (ranks x chunks)")?;
         }
         WorkloadConfig::Broadcast(w) => {
             set_ok("workload.hosts", &w.hosts, 2)?;
@@ -246,12 +246,13 @@ fn training(w: &crate::config::TrainingWorkload, hosts: u32, set_ok: &dyn Fn(&st
     let ranks = w.hosts.len(hosts);
     for (i, layer) in w.layers.iter().enumerate() {
         let key = |k: &str| format!("workload.layers[{i}].{k}");
+        let pieces = ranks.saturating_mul(u64::from(w.chunks));
         if let Some(ar) = layer.all_reduce {
-            if ar.size.0 > 0 && ar.size.0 < ranks {
+            if ar.size.0 > 0 && ar.size.0 < pieces {
                 return fail(
                     key("all_reduce.size"),
                     format!(
-                        "{} cannot be split into {ranks} chunks of at least 1 byte; raise the size, or \"0B\" for no all-reduce",
+                        "{} cannot be split into {pieces} pieces (ranks x chunks) of at least 1 byte; raise the size, or \"0B\" for no all-reduce",
                         ar.size
                     ),
                 );

@@ -19,6 +19,8 @@ pub struct CollectiveInfo {
     /// rank sends in an all-to-all (its own share included), the broadcast buffer.
     pub size: u64,
     pub ranks: u32,
+    /// Pipelined chunks it is split into.
+    pub chunks: u32,
 }
 
 impl CollectiveInfo {
@@ -36,7 +38,7 @@ impl CollectiveInfo {
 }
 
 fn info(kind: CollectiveKind, id: u32, algorithm: &'static str, size: u64, ranks: u64) -> CollectiveInfo {
-    CollectiveInfo { name: format!("{kind}:{id}"), kind, algorithm, size, ranks: ranks as u32 }
+    CollectiveInfo { name: format!("{kind}:{id}"), kind, algorithm, size, ranks: ranks as u32, chunks: 1 }
 }
 
 fn gather(a: GatherAlgorithm) -> &'static str {
@@ -59,7 +61,15 @@ pub fn collectives(cfg: &WorkloadConfig, hosts: u32, training: Option<&Layout>) 
         A::Direct => "direct",
         A::Pairwise => "pairwise",
     };
-    match cfg {
+    let chunks = match cfg {
+        WorkloadConfig::AllReduce(w) => w.chunks,
+        WorkloadConfig::AllGather(w) | WorkloadConfig::ReduceScatter(w) => w.chunks,
+        WorkloadConfig::AllToAll(w) => w.chunks,
+        WorkloadConfig::Broadcast(w) => w.chunks,
+        WorkloadConfig::Training(w) => w.chunks,
+        _ => 1,
+    };
+    let mut made = match cfg {
         WorkloadConfig::AllReduce(w) => {
             vec![info(CollectiveKind::AllReduce, 0, reduce(w.algorithm), w.size.0, w.hosts.len(hosts))]
         }
@@ -107,5 +117,9 @@ pub fn collectives(cfg: &WorkloadConfig, hosts: u32, training: Option<&Layout>) 
                 .collect()
         }
         WorkloadConfig::Flows(_) | WorkloadConfig::Incast(_) | WorkloadConfig::Permutation(_) => Vec::new(),
+    };
+    for c in &mut made {
+        c.chunks = chunks;
     }
+    made
 }

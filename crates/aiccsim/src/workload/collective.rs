@@ -32,3 +32,25 @@ pub(super) fn member_flow(
         connection: Some(0),
     }
 }
+
+/// A collective split into `chunks` pipelined chunks: `make(bytes)` gives the schedule of one
+/// chunk of `bytes`; chunk k is made of `chunk(size, chunks, k)` bytes and follows chunk k-1 in
+/// the list (so each connection carries chunk k-1's transfer before chunk k's), its flows
+/// waiting only for flows of its own chunk.
+pub(super) fn pipelined(size: u64, chunks: u32, make: impl Fn(u64) -> Vec<FlowDef>) -> Vec<FlowDef> {
+    let chunks = chunks.max(1) as usize;
+    if chunks == 1 {
+        return make(size);
+    }
+    let mut flows = Vec::new();
+    for k in 0..chunks {
+        let base = flows.len() as u32;
+        for mut f in make(chunk(size, chunks, k)) {
+            for a in &mut f.after {
+                *a += base;
+            }
+            flows.push(f);
+        }
+    }
+    flows
+}

@@ -17,6 +17,7 @@ use crate::rng;
 use crate::tags::CollectiveTag;
 use crate::time::SimTime;
 pub use catalog::{collectives, CollectiveInfo};
+use collective::pipelined;
 use rand::RngExt;
 
 /// One flow to simulate.
@@ -79,15 +80,18 @@ pub fn count(cfg: &WorkloadConfig, hosts: u32) -> u64 {
         WorkloadConfig::Incast(w) => w.senders.len(hosts).saturating_mul(u64::from(w.flows_per_sender)),
         WorkloadConfig::AllToAll(w) => {
             let n = w.hosts.len(hosts);
-            n.saturating_mul(n.saturating_sub(1)).saturating_mul(u64::from(w.flows_per_pair))
+            let per_chunk = n.saturating_mul(n.saturating_sub(1)).saturating_mul(u64::from(w.flows_per_pair));
+            per_chunk.saturating_mul(u64::from(w.chunks))
         }
         WorkloadConfig::Permutation(w) => w.hosts.len(hosts),
-        WorkloadConfig::AllReduce(w) => all_reduce_flows(w.hosts.len(hosts), w.algorithm, w.local_ranks),
+        WorkloadConfig::AllReduce(w) => {
+            all_reduce_flows(w.hosts.len(hosts), w.algorithm, w.local_ranks).saturating_mul(u64::from(w.chunks))
+        }
         WorkloadConfig::AllGather(w) | WorkloadConfig::ReduceScatter(w) => {
             let n = w.hosts.len(hosts);
-            n.saturating_mul(n.saturating_sub(1))
+            n.saturating_mul(n.saturating_sub(1)).saturating_mul(u64::from(w.chunks))
         }
-        WorkloadConfig::Broadcast(w) => w.hosts.len(hosts).saturating_sub(1),
+        WorkloadConfig::Broadcast(w) => w.hosts.len(hosts).saturating_sub(1).saturating_mul(u64::from(w.chunks)),
         WorkloadConfig::Training(w) => training::count_flows(w, hosts),
     }
 }
@@ -158,8 +162,11 @@ fn expand_flows(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
             }
             flows
         }
-        WorkloadConfig::AllToAll(AllToAllWorkload { hosts: set, size, algorithm, flows_per_pair, start }) => {
-            all_to_all::all_to_all(&set.expand(hosts), size.0, *algorithm, *flows_per_pair, *start)
+        WorkloadConfig::AllToAll(AllToAllWorkload { hosts: set, size, algorithm, flows_per_pair, start, chunks }) => {
+            let ranks = set.expand(hosts);
+            pipelined(size.0, *chunks, |bytes| {
+                all_to_all::all_to_all(&ranks, bytes, *algorithm, *flows_per_pair, *start)
+            })
         }
         WorkloadConfig::Permutation(PermutationWorkload { hosts: set, size, start }) => {
             let members = set.expand(hosts);
@@ -186,18 +193,22 @@ fn expand_flows(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
                 })
                 .collect()
         }
-        WorkloadConfig::AllReduce(AllReduceWorkload { hosts: set, size, algorithm, local_ranks, start }) => {
-            let local = local_ranks.unwrap_or(1) as usize;
-            all_reduce::all_reduce(&set.expand(hosts), size.0, *algorithm, local, *start)
+        WorkloadConfig::AllReduce(AllReduceWorkload { hosts: set, size, algorithm, local_ranks, start, chunks }) => {
+            let (ranks, local) = (set.expand(hosts), local_ranks.unwrap_or(1) as usize);
+            pipelined(size.0, *chunks, |bytes| all_reduce::all_reduce(&ranks, bytes, *algorithm, local, *start))
         }
-        WorkloadConfig::AllGather(w) => all_gather::all_gather(&w.hosts.expand(hosts), w.size.0, w.algorithm, w.start),
+        WorkloadConfig::AllGather(w) => {
+            let ranks = w.hosts.expand(hosts);
+            pipelined(w.size.0, w.chunks, |bytes| all_gather::all_gather(&ranks, bytes, w.algorithm, w.start))
+        }
         WorkloadConfig::ReduceScatter(w) => {
-            all_gather::reduce_scatter(&w.hosts.expand(hosts), w.size.0, w.algorithm, w.start)
+            let ranks = w.hosts.expand(hosts);
+            pipelined(w.size.0, w.chunks, |bytes| all_gather::reduce_scatter(&ranks, bytes, w.algorithm, w.start))
         }
         WorkloadConfig::Broadcast(w) => {
             let ranks = w.hosts.expand(hosts);
             let root = w.root.and_then(|r| ranks.iter().position(|&h| h == r)).unwrap_or(0);
-            broadcast::broadcast(&ranks, root, w.size.0, w.algorithm, w.start)
+            pipelined(w.size.0, w.chunks, |bytes| broadcast::broadcast(&ranks, root, bytes, w.algorithm, w.start))
         }
     }
 }
@@ -235,6 +246,7 @@ mod tests {
                     algorithm,
                     flows_per_pair,
                     start,
+                    chunks: 3,
                 }));
             }
             for algorithm in [
@@ -253,6 +265,7 @@ mod tests {
                         algorithm,
                         local_ranks,
                         start,
+                        chunks: 2,
                     }));
                 }
             }
@@ -263,10 +276,11 @@ mod tests {
                     size,
                     algorithm,
                     start,
+                    chunks: 4,
                 }));
             }
             for algorithm in [GatherAlgorithm::Ring, GatherAlgorithm::Direct] {
-                let w = GatherWorkload { hosts: set.clone(), size, algorithm, start };
+                let w = GatherWorkload { hosts: set.clone(), size, algorithm, start, chunks: 3 };
                 cfgs.push(WorkloadConfig::AllGather(w.clone()));
                 cfgs.push(WorkloadConfig::ReduceScatter(w));
             }
@@ -301,6 +315,7 @@ mod tests {
             algorithm: Default::default(),
             flows_per_pair: 1,
             start: SimTime::ZERO,
+            chunks: 1,
         });
         let flows = expand(&cfg, 8, 1).flows;
         assert_eq!(flows.len(), 56);

@@ -20,6 +20,7 @@
 //! blocks nothing in its own iteration: it overlaps the rest of the backward pass and whatever
 //! of the next forward pass comes before its layer.
 
+use super::collective::pipelined;
 use super::{all_reduce, all_to_all, ComputeDef, FlowDef, Workload};
 use crate::config::TrainingWorkload;
 use crate::time::SimTime;
@@ -96,7 +97,7 @@ impl Layout {
 /// Compute steps `expand` makes, without making them; saturates.
 pub fn count_computes(w: &TrainingWorkload, hosts: u32) -> u64 {
     let per_iteration = (w.layers.len() as u64).saturating_mul(3).saturating_mul(w.hosts.len(hosts));
-    per_iteration.saturating_mul(u64::from(w.iterations))
+    per_iteration.saturating_mul(u64::from(w.chunks)).saturating_mul(u64::from(w.iterations))
 }
 
 /// Flows `expand` makes, without making them; saturates.
@@ -156,7 +157,9 @@ pub fn expand(w: &TrainingWorkload, hosts: u32) -> Workload {
             let l = l as u32;
             b.step(layer.forward, Waits::BlockingAndAllReduce(l));
             if let Some(a2a) = layer.forward_all_to_all.filter(|c| c.size.0 > 0) {
-                let made = all_to_all::all_to_all(&ranks, a2a.size.0, a2a.algorithm, 1, w.start);
+                let made = pipelined(a2a.size.0, w.chunks, |bytes| {
+                    all_to_all::all_to_all(&ranks, bytes, a2a.algorithm, 1, w.start)
+                });
                 issue(&mut b, l, Op::ForwardAllToAll, made);
             }
         }
@@ -165,14 +168,18 @@ pub fn expand(w: &TrainingWorkload, hosts: u32) -> Workload {
             let l = l as u32;
             b.step(input_grad, Waits::Blocking);
             if let Some(a2a) = layer.backward_all_to_all.filter(|c| c.size.0 > 0) {
-                let made = all_to_all::all_to_all(&ranks, a2a.size.0, a2a.algorithm, 1, w.start);
+                let made = pipelined(a2a.size.0, w.chunks, |bytes| {
+                    all_to_all::all_to_all(&ranks, bytes, a2a.algorithm, 1, w.start)
+                });
                 issue(&mut b, l, Op::BackwardAllToAll, made);
             }
             // Runs while the backward all-to-all just issued is under way.
             b.step(weight_grad, Waits::Previous);
             if let Some(ar) = layer.all_reduce.filter(|c| c.size.0 > 0) {
                 let local = w.local_ranks.unwrap_or(1) as usize;
-                let made = all_reduce::all_reduce(&ranks, ar.size.0, ar.algorithm, local, w.start);
+                let made = pipelined(ar.size.0, w.chunks, |bytes| {
+                    all_reduce::all_reduce(&ranks, bytes, ar.algorithm, local, w.start)
+                });
                 issue(&mut b, l, Op::AllReduce, made);
             }
         }
@@ -294,6 +301,7 @@ mod tests {
             iterations,
             start: SimTime::ZERO,
             local_ranks: None,
+            chunks: 1,
             layers,
         }
     }

@@ -17,6 +17,7 @@ from aiccsim.scenario import (
     broadcast,
     cc,
     clocks,
+    clos,
     collective,
     custom,
     dumbbell,
@@ -31,6 +32,7 @@ from aiccsim.scenario import (
     output,
     permutation,
     pfc,
+    rail,
     reduce_scatter,
     simulation,
     star,
@@ -78,7 +80,7 @@ def all_reduce_8() -> Scenario:
         | pfc(enabled=True)
         | ecn(kmin="400KB", kmax="1600KB", pmax=0.2)
         | cc("none")
-        | all_reduce(size="10MB", algorithm="ring")
+        | all_reduce(size="10MB", algorithm="direct")
     )
 
 
@@ -262,7 +264,64 @@ def leaf_spine_parallel_links() -> Scenario:
     )
 
 
+def gpu_clos() -> Scenario:
+    return (
+        clos(
+            racks=2,
+            servers_per_rack=2,
+            gpus_per_server=8,
+            spines=8,
+            bandwidth="200Gbps",
+            delay="500ns",
+            nvlink_bandwidth="200GB/s",
+            nvlink_delay="25ns",
+        )
+        | switch(buffer="32MB")
+        | cc("dcqcn")
+        | all_reduce(size="32MB", algorithm="hierarchical")
+    )
+
+
+RAIL = """
+[topology]
+kind = "rail"
+servers = 8
+gpus_per_server = 4
+servers_per_group = 4
+spines = 2
+link = { bandwidth = "200Gbps", delay = "500ns" }
+nvlink = { bandwidth = "200GB/s", delay = "25ns" }
+oversubscription = 2.0
+[nic]
+connections = "per_transfer"
+[workload]
+kind = "all_to_all"
+size = "64KB"
+chunks = 2
+"""
+
+
+def rail_all_to_all() -> Scenario:
+    return (
+        rail(
+            servers=8,
+            gpus_per_server=4,
+            servers_per_group=4,
+            spines=2,
+            bandwidth="200Gbps",
+            delay="500ns",
+            nvlink_bandwidth="200GB/s",
+            nvlink_delay="25ns",
+            oversubscription=2.0,
+        )
+        | nic(connections="per_transfer")
+        | all_to_all(size="64KB", chunks=2)
+    )
+
+
 EQUIVALENTS: list[tuple[str | Path, Callable[[], Scenario]]] = [
+    (REPO / "examples" / "gpu-clos.toml", gpu_clos),
+    (RAIL, rail_all_to_all),
     (REPO / "benches" / "s1_incast16_dcqcn.toml", s1),
     (REPO / "benches" / "s2_alltoall8.toml", s2),
     (REPO / "examples" / "pfc-deadlock.toml", pfc_deadlock),

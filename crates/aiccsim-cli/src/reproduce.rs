@@ -356,7 +356,7 @@ struct Table {
 }
 
 /// The table's columns (the names `[[check]]` and bar plots refer to).
-const HEADER: [&str; 25] = [
+const HEADER: [&str; 26] = [
     "scheme",
     "flows",
     "finished",
@@ -382,6 +382,7 @@ const HEADER: [&str; 25] = [
     "min_jain",
     "mean_iteration_us",
     "mean_exposed_comm_us",
+    "busbw_gbps",
 ];
 
 fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
@@ -443,6 +444,10 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
                 min_jain,
                 iteration_us(s.iterations.as_ref().and_then(|i| i.mean_duration_ns)),
                 iteration_us(s.iterations.as_ref().and_then(|i| i.mean_exposed_comm_ns)),
+                match r.collectives.as_slice() {
+                    [one] => one.busbw_bps().map(|b| format!("{:.2}", b / 1e9)).unwrap_or_default(),
+                    _ => String::new(),
+                },
             ]
         })
         .collect();

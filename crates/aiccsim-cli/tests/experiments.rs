@@ -12,13 +12,22 @@ fn experiments() -> PathBuf {
 }
 
 fn reproduce(id: &str, experiments: &Path, out: &Path) -> String {
+    reproduce_expecting(id, experiments, out, 0)
+}
+
+/// `reproduce` of an experiment whose claims fail or hold as its README says: exit code 0 when
+/// every claim holds, 3 when one does not (the table, plot and checks are written either way).
+/// Returns what it printed, stdout then stderr.
+fn reproduce_expecting(id: &str, experiments: &Path, out: &Path, code: i32) -> String {
     let o = aiccsim(&["reproduce", id, "--experiments", experiments.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(o.status.success(), "{id}: {}\n{stdout}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(code), "{id}: {stderr}\n{stdout}");
     for f in ["table.csv", "plot.svg", "checks.csv"] {
         assert!(out.join(f).is_file(), "{id}: {f} missing");
     }
-    stdout
+    // The verdicts are on stdout; a failed claim's count ends the run on stderr.
+    stdout + &stderr
 }
 
 #[test]
@@ -75,8 +84,13 @@ fn rocecc_single_switch_8_gpus_meets_its_must_show() {
     let checks = spec["check"].as_array().unwrap().len();
     assert!(checks >= 9, "the 8-GPU groups keep their checks");
     std::fs::write(dir.join("experiment.toml"), toml::to_string(&spec).unwrap()).unwrap();
-    let stdout = reproduce("rocecc-single-switch-8", root.path(), &root.path().join("out"));
-    assert!(stdout.contains(&format!("all {checks} checks pass")), "{stdout}");
+    let out = root.path().join("out");
+    let stdout = reproduce_expecting("rocecc-single-switch-8", root.path(), &out, 3);
+    // With the direct all-reduce the paper used, HPCC and HPCC-PINT are not within a few
+    // percent (the README explains why and gives the figures); every other claim holds.
+    assert!(stdout.contains(&format!("2 of {checks} checks failed")), "{stdout}");
+    assert!(stdout.contains("FAIL 8 GPUs all-reduce: HPCC-PINT within 5% of them"), "{stdout}");
+    assert!(stdout.contains("FAIL 8 GPUs all-reduce: HPCC within its 9.5% design cost plus 5%"), "{stdout}");
 }
 
 #[test]

@@ -4,6 +4,10 @@
 
 mod common;
 
+use aiccsim::cc::{Cc, CongestionControl, Receiver};
+use aiccsim::metrics::trace::TraceEvent;
+use aiccsim::Simulation;
+use aiccsim::wire::packet::PacketKind;
 use aiccsim::Results;
 
 /// Host 1 sends a long flow to host 0 throughout; host 2 sends two 2 MB transfers to host 0 on
@@ -77,4 +81,38 @@ fn transfers_posted_together_on_one_connection_go_one_after_another() {
     let shared = run("");
     let (a, b) = (shared.flows[0].fct().unwrap().0 as f64, shared.flows[1].fct().unwrap().0 as f64);
     assert!((b / a - 1.0).abs() < 0.01, "side by side: {:.3}", b / a);
+}
+
+/// A window of exactly one packet's payload at line rate: one packet in flight at a time.
+struct OnePacket;
+
+impl CongestionControl for OnePacket {
+    fn rate(&self) -> f64 {
+        100e9
+    }
+    fn window(&self) -> Option<u64> {
+        Some(1000)
+    }
+}
+
+#[test]
+fn the_last_ack_of_a_message_releases_the_next_one_held_back_by_the_window() {
+    // The second transfer on the connection can send only once the first one's last packet is
+    // acknowledged, and that ACK must wake the NIC at once (before it did, the transfer waited
+    // for whatever woke the NIC next, and on a fabric where nothing did, the run stalled).
+    let toml = "[topology]\nkind = \"star\"\nhosts = 2\nlink = { bandwidth = \"100Gbps\", delay = \"1us\" }\n[workload]\nkind = \"flows\"\nflows = [ { src = 1, dst = 0, size = \"20KB\", connection = 0 }, { src = 1, dst = 0, size = \"20KB\", connection = 0 } ]\n[output.trace]\nnodes = [\"h1\"]";
+    let mut sim = Simulation::new(&common::scenario(toml)).unwrap();
+    sim.set_flow_algorithm(0, Cc::Custom(Box::new(OnePacket)), Receiver::Echo);
+    let r = sim.run(&mut |_| {});
+    common::assert_conserved(&r);
+    let trace = r.trace.as_ref().expect("traced");
+    let last_ack = trace
+        .iter()
+        .find(|t| t.event == TraceEvent::Arrive && t.kind == PacketKind::Ack && t.flow == Some(0) && t.seq == 20_000)
+        .expect("the first transfer's last ACK");
+    let first_send = trace
+        .iter()
+        .find(|t| t.event == TraceEvent::Send && t.kind == PacketKind::Data && t.flow == Some(1))
+        .expect("the second transfer's first packet");
+    assert_eq!(first_send.time, last_ack.time);
 }

@@ -207,8 +207,8 @@ impl Simulation {
         if more {
             self.wake_port(p, done);
         } else if let Some(h) = host {
-            if let Some(t) = self.host_next_send_time(h) {
-                self.wake_port(p, t.max(done));
+            if let Some(t) = self.host_next_send_time(h, done) {
+                self.wake_port(p, t);
             }
         }
     }

@@ -18,18 +18,30 @@ impl Simulation {
         flow.last_packet_size = size;
     }
 
-    /// The earliest time a queue pair of `host` with an open window may send, if any has data.
-    pub(crate) fn host_next_send_time(&self, host: u32) -> Option<SimTime> {
+    /// The earliest time, but no earlier than `not_before`, a queue pair of `host` with an open
+    /// window may send, if any has data. The search starts where the round-robin will and stops
+    /// at the first queue pair ready by `not_before`: with many queue pairs at line rate (an
+    /// all-to-all posts one per peer) that is usually the first one looked at, not a scan of
+    /// them all after every packet.
+    pub(crate) fn host_next_send_time(&self, host: u32, not_before: SimTime) -> Option<SimTime> {
         let port = &self.ports[self.topo.host_port(host) as usize];
         if port.paused & (1 << self.params.data_priority) != 0 {
             return None;
         }
-        self.hosts[host as usize]
-            .active
-            .iter()
-            .filter(|&&f| self.window_open(f))
-            .map(|&f| self.flows[f as usize].next_send)
-            .min()
+        let h = &self.hosts[host as usize];
+        let (first, rest) = h.active.split_at(h.rr.min(h.active.len()));
+        let mut earliest = None;
+        for &f in rest.iter().chain(first) {
+            if !self.window_open(f) {
+                continue;
+            }
+            let next = self.flows[f as usize].next_send.max(not_before);
+            if next == not_before {
+                return Some(next);
+            }
+            earliest = Some(earliest.map_or(next, |e: SimTime| e.min(next)));
+        }
+        earliest
     }
 
     /// Applies what a CC hook did: its timer requests, and a rate change, which (as on a real

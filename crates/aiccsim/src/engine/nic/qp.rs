@@ -258,11 +258,12 @@ impl Simulation {
         if done {
             self.flows[f as usize].sender_done = Some(now);
             self.flows_done += 1;
-        } else {
-            if backoff_reset {
-                self.arm_rto(f); // the deadline moved earlier
-            }
-            // The window may have opened.
+        } else if backoff_reset {
+            self.arm_rto(f); // the deadline moved earlier
+        }
+        // The window may have opened: this flow's, or, when the last ACK of a message comes in,
+        // that of the next message on its connection, which its bytes in flight held back.
+        if !done || self.flows[f as usize].shared {
             let port = self.topo.host_port(self.flows[f as usize].src);
             self.kick(port);
         }

@@ -6,9 +6,9 @@ mod common;
 
 use aiccsim::cc::{Cc, CongestionControl, Receiver};
 use aiccsim::metrics::trace::TraceEvent;
-use aiccsim::Simulation;
 use aiccsim::wire::packet::PacketKind;
 use aiccsim::Results;
+use aiccsim::Simulation;
 
 /// Host 1 sends a long flow to host 0 throughout; host 2 sends two 2 MB transfers to host 0 on
 /// one connection, the second posted when the first is delivered. DCQCN, 1 us rate samples.

@@ -162,3 +162,51 @@ fn pc4_target_qtime_meets_its_must_show() {
     assert!(rows.iter().all(|r| r.len() == columns));
     assert_eq!(&rows[6][0], "target 0 us, one 100 KB flow each");
 }
+
+/// rocecc-clos at a sixteenth of its scale (its 18 runs take about 15 minutes; their figures
+/// are in the experiment's README): the same experiment.toml, 2 racks of 2 servers of 4 GPUs,
+/// 1 MB collectives. Every run finishes, and the 2D all-reduce takes at most half the 1D's
+/// time with PFC only, as at full scale.
+#[test]
+fn rocecc_clos_runs_at_a_small_scale() {
+    let src = experiments().join("rocecc-clos");
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("rocecc-clos-small");
+    std::fs::create_dir(&dir).unwrap();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().is_some_and(|e| e == "toml") {
+            let text = std::fs::read_to_string(&p).unwrap();
+            let small = text
+                .replace("racks = 8", "racks = 2")
+                .replace("gpus_per_server = 8", "gpus_per_server = 4")
+                .replace("spines = 8", "spines = 4")
+                .replace("size = \"128MB\"", "size = \"1MB\"")
+                .replace("size = \"1MB\"                 # per destination", "size = \"64KB\"  # per destination");
+            let scenario = p.file_name().unwrap() != "experiment.toml";
+            // A scenario the replacements miss would run at full scale: fail instead.
+            assert!(!scenario || small.contains("size = \"1MB\"") || small.contains("64KB"), "{p:?}");
+            assert!(!scenario || small.contains("racks = 2"), "{p:?}");
+            std::fs::write(dir.join(p.file_name().unwrap()), small).unwrap();
+        }
+    }
+    let out = root.path().join("out");
+    let o = aiccsim(&[
+        "reproduce",
+        "rocecc-clos-small",
+        "--experiments",
+        root.path().to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(matches!(o.status.code(), Some(0 | 3)), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut table = csv::Reader::from_path(out.join("table.csv")).unwrap();
+    let header = table.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = table.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 18);
+    assert!(rows.iter().all(|r| r[col("flows")] == r[col("finished")]), "every run finishes");
+    let time =
+        |name: &str| -> f64 { rows.iter().find(|r| &r[0] == name).unwrap()[col("completion_us")].parse().unwrap() };
+    assert!(time("2D all-reduce / PFC only") < 0.5 * time("1D all-reduce / PFC only"));
+}

@@ -6,6 +6,7 @@ mod common;
 
 use aiccsim::cc::{Cc, CongestionControl, Receiver};
 use aiccsim::metrics::trace::TraceEvent;
+use aiccsim::time::SimTime;
 use aiccsim::wire::packet::PacketKind;
 use aiccsim::Results;
 use aiccsim::Simulation;
@@ -55,6 +56,37 @@ fn a_persistent_connection_keeps_its_rate_across_transfers() {
     );
     // Both transfers took the same path and the second started where the first left off.
     assert!(r.flows[2].start >= r.flows[1].finish.unwrap());
+}
+
+#[test]
+fn an_idle_dcqcn_connection_goes_on_recovering_its_rate() {
+    // The second transfer is posted 3 ms after the start, long after the first ended: DCQCN's
+    // rate-increase timer went on running on the idle queue pair (as a NIC's rate limiter does),
+    // so the second transfer starts back at line rate, not where the first left off.
+    let r = common::run(
+        r#"
+[topology]
+kind = "star"
+hosts = 3
+link = { bandwidth = "100Gbps", delay = "1us" }
+[cc]
+algorithm = "dcqcn"
+[workload]
+kind = "flows"
+flows = [
+  { src = 1, dst = 0, size = "12MB" },
+  { src = 2, dst = 0, size = "2MB", connection = 0 },
+  { src = 2, dst = 0, size = "2MB", connection = 0, start = "3ms" },
+]
+[output]
+sample_interval = "1us"
+rate_flows = [1, 2]
+"#,
+    );
+    assert!(r.flows[1].finish.unwrap() < SimTime::from_us(1_500), "the first transfer ends well before 3 ms");
+    let (end_of_first, start_of_second) = rates_across(&r, 1, 2);
+    assert!(end_of_first < 80.0, "the first transfer was slowed down: {end_of_first:.1} Gbps");
+    assert!(start_of_second > 99.0, "after 2.5 ms idle: {start_of_second:.2} Gbps");
 }
 
 #[test]

@@ -33,8 +33,10 @@ impl Simulation {
         }
     }
 
-    /// Timer `slot` of connection `c` fired: the algorithm hears it while the message holding
-    /// the connection has data unacknowledged.
+    /// Timer `slot` of connection `c` fired: the algorithm hears it while the flow holding the
+    /// connection has data unacknowledged, or, on a connection that carries several transfers,
+    /// at any time: the queue pair outlives its transfers, and a NIC's rate limiter goes on
+    /// recovering between them (DCQCN's rate increase is timed, not only clocked by ACKs).
     pub(crate) fn cc_timer_fired(&mut self, c: u32, slot: usize, gen: u32) {
         let now = self.now;
         let t = &mut self.conns[c as usize].timers[slot];
@@ -51,7 +53,8 @@ impl Simulation {
             Some(_) => {
                 t.due = None;
                 let f = self.conns[c as usize].holder;
-                if self.flows[f as usize].sender_done.is_none() {
+                let flow = &self.flows[f as usize];
+                if flow.sender_done.is_none() || flow.shared {
                     let mut cx = CcContext::new(now);
                     self.ccs[c as usize].on_timer(slot, &mut cx);
                     self.apply_cc(f, &cx);

@@ -27,7 +27,7 @@ pub struct Connection {
     /// Bytes sent and not yet acknowledged over all its messages: what a window bounds. Kept
     /// only for connections with more than one message (`Flow::shared`).
     pub in_flight: u64,
-    /// The algorithm's timers.
+    /// The algorithm's timers: they keep running between its transfers (`timers.rs`).
     pub timers: [TimerSlot; MAX_TIMERS],
 }
 

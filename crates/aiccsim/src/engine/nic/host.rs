@@ -125,7 +125,10 @@ impl Simulation {
     /// The window bounds the bytes in flight: a packet may leave while fewer than the window are
     /// outstanding (the HPCC ns-3 model's rule), so a window below one packet still lets one
     /// packet out when nothing is in flight.
-    #[inline]
+    /// (Once per queue pair looked at per packet: `always`, because the compiler stopped inlining
+    /// it once connections added their bytes in flight: S1 702.7 M instructions without, see
+    /// BENCHMARKS.md.)
+    #[inline(always)]
     pub(super) fn window_open(&self, f: u32) -> bool {
         match self.ccs[self.flows[f as usize].conn as usize].window() {
             Some(w) => self.window_in_flight(f) < w,

@@ -90,6 +90,35 @@ rate_flows = [1, 2]
 }
 
 #[test]
+fn hpcc_on_a_connection_goes_on_committing_once_per_round_trip() {
+    // Transfer 2 (1 MB) follows transfer 1 (2 MB) on one connection, alone on the link once
+    // transfer 1 and the competing flow are done. HPCC commits its reference window on the
+    // first ACK past the last commit's snd_nxt: the algorithm must see the connection's byte
+    // numbering, or transfer 2's ACKs (numbered from 0 again) never pass transfer 1's last
+    // commit and its window stays where the congestion left it (slowdown 2.1 before the fix).
+    let r = common::run(
+        r#"
+[topology]
+kind = "star"
+hosts = 3
+link = { bandwidth = "100Gbps", delay = "1us" }
+[cc]
+algorithm = "hpcc"
+[workload]
+kind = "flows"
+flows = [
+  { src = 1, dst = 0, size = "2MB" },
+  { src = 2, dst = 0, size = "2MB", connection = 0 },
+  { src = 2, dst = 0, size = "1MB", connection = 0, after = [0, 1] },
+]
+"#,
+    );
+    assert!(r.flows[1].slowdown().unwrap() > 1.6, "transfer 1 shared the link");
+    let second = r.flows[2].slowdown().unwrap();
+    assert!(second < 1.25, "transfer 2, alone on the link, has slowdown {second:.3}");
+}
+
+#[test]
 fn per_transfer_connections_restart_at_line_rate() {
     let r = two_transfers("per_transfer");
     let (end_of_first, start_of_second) = rates_across(&r, 1, 2);

@@ -5,7 +5,8 @@
 //! (and every flow of a flow list, an incast or a permutation) gives each transfer a queue pair
 //! of its own instead.
 //!
-//! Each flow keeps its own record and its own byte numbering (its FCT, its loss recovery); what
+//! Each flow keeps its own record and its own byte numbering (its FCT, its loss recovery), and
+//! the algorithm sees the connection's numbering, message after message (`Flow::seq_base`); what
 //! the messages of a connection share lives here and in the connection's slot of the
 //! algorithm halves (`Simulation::ccs`, `receivers`, indexed by the connection's id, which is
 //! the id of its first flow). The send queue is first in, first out: a message posted while
@@ -64,7 +65,9 @@ impl Simulation {
         }
         let p = &self.flows[previous as usize];
         let (next_send, rate, last) = (p.next_send.max(self.now), p.paced_rate, p.last_packet_size);
+        let seq_base = p.seq_base + p.size;
         let flow = &mut self.flows[f as usize];
+        flow.seq_base = seq_base;
         flow.next_send = next_send;
         flow.paced_rate = rate;
         flow.last_packet_size = last;

@@ -29,6 +29,10 @@ pub struct Flow {
     pub conn: u32,
     /// Its connection carries other flows too.
     pub shared: bool,
+    /// Bytes of the messages before it on its connection: its byte n is byte `seq_base + n` of
+    /// the connection, the numbering its algorithm sees (HPCC's once-per-round-trip commit
+    /// compares sequence numbers across messages).
+    pub seq_base: u64,
 
     // Sender.
     pub started: bool,
@@ -86,6 +90,7 @@ impl Flow {
             nvlink: false,
             conn: id,
             shared: false,
+            seq_base: 0,
             started: false,
             snd_una: 0,
             snd_nxt: 0,
@@ -240,12 +245,12 @@ impl Simulation {
         self.track_in_flight(f, before);
         let flow = &self.flows[f as usize];
         let ack = AckInfo {
-            ack_seq,
+            ack_seq: flow.seq_base + ack_seq,
             newly_acked: newly,
             ecn_echo: pkt.ecn,
             rtt,
             in_flight: self.window_in_flight(f),
-            snd_nxt: flow.snd_nxt,
+            snd_nxt: flow.seq_base + flow.snd_nxt,
             int: self.int_pool.hops(pkt.int),
             pint: pkt.pint,
             feedback: pkt.feedback,

@@ -50,7 +50,9 @@ impl Simulation {
         flow.snd_nxt = seq;
         self.track_in_flight(f, before);
         let mut cx = CcContext::new(now);
-        self.ccs[self.flows[f as usize].conn as usize].on_event(CcEvent::Nack { seq }, &mut cx);
+        let flow = &self.flows[f as usize];
+        let seq = flow.seq_base + seq;
+        self.ccs[flow.conn as usize].on_event(CcEvent::Nack { seq }, &mut cx);
         self.apply_cc(f, &cx);
         self.schedule_qp(f);
     }

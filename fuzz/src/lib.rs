@@ -109,7 +109,8 @@ fn slow_to_validate(t: &TopologyConfig) -> bool {
         }
         TopologyConfig::Clos(t) => {
             let (racks, spines) = (u64::from(t.racks), u64::from(t.spines));
-            let hosts = racks.saturating_mul(u64::from(t.servers_per_rack)).saturating_mul(u64::from(t.gpus_per_server));
+            let hosts =
+                racks.saturating_mul(u64::from(t.servers_per_rack)).saturating_mul(u64::from(t.gpus_per_server));
             // NVLink adds a port per GPU and a switch per server (at most as many as GPUs).
             (2 * hosts, racks + spines + hosts, hosts.saturating_mul(3), racks + hosts)
         }
@@ -159,13 +160,16 @@ fn bounded(mut s: Scenario) -> Option<Scenario> {
     if hosts > MAX_HOSTS || switches > MAX_SWITCHES {
         return None;
     }
-    if let WorkloadConfig::Training(w) = &s.workload {
-        if training::count_computes(w, hosts as u32) > MAX_COMPUTE_STEPS {
-            return None;
+    // A job's ranks are at most the hosts: counting on all of them bounds its workloads.
+    let workloads: Vec<&WorkloadConfig> = s.workload.iter().chain(s.jobs.iter().flat_map(|j| &j.workload.0)).collect();
+    let (mut flows, mut steps) = (0u64, 0u64);
+    for w in workloads {
+        if let WorkloadConfig::Training(t) = w {
+            steps = steps.saturating_add(training::count_computes(t, hosts as u32));
         }
+        flows = flows.saturating_add(aiccsim::workload::count(w, hosts as u32));
     }
-    let flows = aiccsim::workload::count(&s.workload, hosts as u32);
-    if flows > MAX_FLOWS {
+    if flows > MAX_FLOWS || steps > MAX_COMPUTE_STEPS {
         return None;
     }
     s.simulation.stop_time = Some(s.simulation.stop_time.map_or(STOP_TIME, |t| t.min(STOP_TIME)));

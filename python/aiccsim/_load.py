@@ -53,7 +53,11 @@ def load(dir: str | os.PathLike[str], *, format: str | None = None) -> Result:
         "queues": (timelines, "output.sample_interval"),
         "rates": (timelines, "output.sample_interval"),
         "trace": ("trace" in output, "output.trace"),
-        "iterations": (scenario.get("workload", {}).get("kind") == "training", 'workload.kind = "training"'),
+        "iterations": (
+            any(w.get("kind") == "training" for w in _workloads(scenario)),
+            'a workload of kind = "training"',
+        ),
+        "jobs": (bool(scenario.get("jobs")), "[[jobs]]"),
     }
     files: dict[str, Path | None] = {}
     for name, (wanted, setting) in recorded.items():
@@ -63,12 +67,22 @@ def load(dir: str | os.PathLike[str], *, format: str | None = None) -> Result:
             raise FileNotFoundError(f"{folder}: {_missing(name, format)}{why}")
     # Written by aiccsim versions that have it, only with timelines.
     files["pauses"] = _file(folder, "pauses", format) if timelines else None
+    # Written when a generator made a collective (aiccsim versions that have it).
+    files["collectives"] = _file(folder, "collectives", format)
 
     def tables(name: str) -> pa.Table | None:
         path = files.get(name)
         return None if path is None else read_table(path, name)
 
     return Result(summary_text, run_text, tables)
+
+
+def _workloads(scenario: dict[str, Any]) -> list[dict[str, Any]]:
+    """The scenario's workloads: its ``workload``, or those of its jobs (run.json writes each
+    job's as a list)."""
+    if "workload" in scenario:
+        return [scenario["workload"]]
+    return [w for job in scenario.get("jobs", []) for w in job.get("workload", [])]
 
 
 def read_table(path: Path, name: str) -> pa.Table:

@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 FORMATS = ("csv", "parquet", "both")
 
 
+# The key of summary.json's collective spans among a Result's tables (not a file; "collectives"
+# is collectives.csv).
+SPANS = "collective_spans"
+
+
 class Result:
     """The results of one run.
 
@@ -37,8 +42,11 @@ class Result:
       the columns of the CSV files of the same names. ``queues``, ``rates`` and ``pauses`` are
       None without ``output.sample_interval``, ``trace`` without ``[output.trace]``: no file is
       written then.
-    - ``collectives``: one row per entry of ``summary["collectives"]``.
-    - ``iterations``: ``iterations.csv``; None unless the workload is ``training``.
+    - ``collectives``: one row per entry of ``summary["collectives"]`` (every collective tag).
+    - ``collective_stats``: ``collectives.csv``, each collective a generator made with its kind,
+      algorithm, size, completion time and bus bandwidth; None when the workload made none.
+    - ``iterations``: ``iterations.csv``; None unless a workload is ``training``.
+    - ``jobs``: ``jobs.csv``; None unless the scenario has ``[[jobs]]``.
     - ``polars``: the same tables as polars DataFrames (``result.polars.flows``).
     - ``arrow``: the same tables as pyarrow Tables (``result.arrow.flows``).
     - ``write(dir, format="csv")``: the files ``aiccsim run --out DIR`` writes, or Parquet files.
@@ -102,15 +110,24 @@ class Result:
 
     @cached_property
     def collectives(self) -> pd.DataFrame:
-        return _arrow.to_pandas(self._required("collectives"))
+        return _arrow.to_pandas(self._required(SPANS))
+
+    @cached_property
+    def collective_stats(self) -> pd.DataFrame | None:
+        return self._pandas("collectives")
 
     @cached_property
     def iterations(self) -> pd.DataFrame | None:
         return self._pandas("iterations")
 
+    @cached_property
+    def jobs(self) -> pd.DataFrame | None:
+        return self._pandas("jobs")
+
     def write(self, dir: str | os.PathLike[str], format: str = "csv") -> Path:
         """Writes ``summary.json``, ``run.json`` and the tables into ``dir`` (created if needed):
-        ``flows``, ``ports`` and, if recorded, ``queues``, ``rates``, ``pauses``, ``trace`` and ``iterations``.
+        ``flows``, ``ports`` and, if recorded, ``queues``, ``rates``, ``pauses``, ``trace``,
+        ``iterations`` and ``jobs``.
 
         ``format="csv"`` writes the ``.csv`` files byte for byte as ``aiccsim run`` does;
         ``"parquet"`` writes ``.parquet`` files instead, with the Arrow schemas of the tables
@@ -138,7 +155,7 @@ class Result:
 
     def _table(self, name: str) -> pa.Table | None:
         if name not in self._arrow:
-            if name == "collectives":
+            if name == SPANS:
                 self._arrow[name] = _arrow.collectives(self.summary["collectives"])
             else:
                 self._arrow[name] = self._source(name)
@@ -197,11 +214,19 @@ class ArrowTables:
 
     @property
     def collectives(self) -> pa.Table:
-        return self._result._required("collectives")
+        return self._result._required(SPANS)
+
+    @property
+    def collective_stats(self) -> pa.Table | None:
+        return self._result._table("collectives")
 
     @property
     def iterations(self) -> pa.Table | None:
         return self._result._table("iterations")
+
+    @property
+    def jobs(self) -> pa.Table | None:
+        return self._result._table("jobs")
 
 
 class PolarsTables:
@@ -237,7 +262,11 @@ class PolarsTables:
 
     @property
     def collectives(self) -> pl.DataFrame:
-        return self._required("collectives")
+        return self._required(SPANS)
+
+    @property
+    def collective_stats(self) -> pl.DataFrame | None:
+        return self._frame("collectives")
 
     def _required(self, name: str) -> pl.DataFrame:
         frame = self._frame(name)
@@ -247,6 +276,10 @@ class PolarsTables:
     @property
     def iterations(self) -> pl.DataFrame | None:
         return self._frame("iterations")
+
+    @cached_property
+    def jobs(self) -> pl.DataFrame | None:
+        return self._frame("jobs")
 
     def _frame(self, name: str) -> pl.DataFrame | None:
         if name not in self._frames:

@@ -38,10 +38,8 @@ def _from_engine() -> tuple[dict[str, pa.Schema], dict[str, int]]:
 
 # The tables of a results folder by file name stem (flows.csv, flows.parquet).
 TABLES, _DECIMALS = _from_engine()
-# collectives.csv (the engine's table of collectives with their bandwidths) is not read into
-# Python yet: `Result.collectives` is summary.json's list of collective spans, under the same
-# name, until the two are reconciled.
-del TABLES["collectives"]
+# collectives.csv is `Result.collective_stats`; `Result.collectives` is summary.json's list of
+# collective spans (every tag, a flow list's too), under the name it had first.
 
 # Not a file: one row per entry of summary.json's `collectives`.
 COLLECTIVES = _schema(

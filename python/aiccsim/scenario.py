@@ -372,8 +372,11 @@ def nic(
     rto: str | None = None,
     nack_interval: str | None = None,
     data_priority: int | None = None,
+    connections: str | None = None,
 ) -> Scenario:
-    """``[nic]``: packet sizes and transport timers, the same for every host."""
+    """``[nic]``: packet sizes and transport timers, the same for every host; ``connections``
+    is ``"persistent"`` (a collective's transfers between two ranks ride one queue pair) or
+    ``"per_transfer"``."""
     return Scenario(
         nic=_table(
             mtu=mtu,
@@ -385,6 +388,7 @@ def nic(
             rto=rto,
             nack_interval=nack_interval,
             data_priority=data_priority,
+            connections=connections,
         )
     )
 

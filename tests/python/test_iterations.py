@@ -37,6 +37,7 @@ all_reduce = { size = "1MB" }
 
 # (column, pandas dtype), as docs/python.md lists them.
 SCHEMA = [
+    ("job", "str"),
     ("iteration", "int64"),
     ("start_ns", "float64"),
     ("end_ns", "float64"),

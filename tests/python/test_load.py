@@ -18,7 +18,7 @@ from aiccsim._schema import TABLES as SCHEMAS
 from conftest import SMALL, SMALL_UNSAMPLED, STOPPED, TABLES, without_performance
 from test_schema import SCHEMA
 
-ALL = [*TABLES, "collectives"]
+ALL = [*TABLES, "collectives", "collective_stats", "iterations", "jobs"]
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +70,37 @@ def test_a_loaded_result_writes_the_same_files(run: aiccsim.Result, tmp_path: Pa
     assert engine == sorted(p.name for p in (tmp_path / "again").iterdir())
     for name in engine:
         assert (tmp_path / "engine" / name).read_bytes() == (tmp_path / "again" / name).read_bytes(), name
+
+
+JOBS = """
+[topology]
+kind = "star"
+hosts = 6
+link = { bandwidth = "100Gbps", delay = "1us" }
+[[jobs]]
+name = "train"
+ranks = 4
+[jobs.workload]
+kind = "training"
+iterations = 2
+layers = [{ forward = "5us", backward = "10us", all_reduce = { size = "200KB" } }]
+[[jobs]]
+ranks = 2
+start = "3us"
+[jobs.workload]
+kind = "all_to_all"
+size = "100KB"
+"""
+
+
+@pytest.mark.parametrize("format", ["csv", "parquet"])
+def test_jobs_and_collective_stats_come_back(format: str, tmp_path: Path) -> None:
+    r = aiccsim.run(JOBS)
+    assert list(r.jobs["job"]) == ["train", "job1"] and list(r.jobs["hosts"]) == ["0-3", "4-5"]
+    assert list(r.collective_stats["job"]) == ["train", "train", "job1"]
+    assert (r.iterations["job"] == "train").all() and len(r.iterations) == 2
+    r.write(tmp_path, format=format)
+    assert_same_result(r, aiccsim.load(tmp_path))
 
 
 def test_collectives_hold_the_summary_entries() -> None:

@@ -195,6 +195,38 @@ fn set_len(set: &HostSet, hosts: u64) -> u128 {
     set.len(u32::try_from(hosts).unwrap_or(u32::MAX)).into()
 }
 
+/// The scenario's traffic: its workload, or its jobs (a job's sequence adds up; jobs, on
+/// hosts of their own, run side by side).
+fn traffic_size(s: &Scenario, hosts: u64) -> WorkloadSize {
+    if let Some(w) = &s.workload {
+        return workload_size(w, hosts);
+    }
+    let mut all = only_flows(SimTime::ZERO);
+    for job in &s.jobs {
+        let ranks = match (&job.hosts, job.ranks) {
+            (Some(set), _) => set_len(set, hosts) as u64,
+            (None, r) => u64::from(r.unwrap_or(0)),
+        };
+        let mut own = only_flows(SimTime::ZERO);
+        for w in &job.workload.0 {
+            let one = workload_size(w, ranks);
+            own.flows += one.flows;
+            own.bytes += one.bytes;
+            own.busiest_host_bytes += one.busiest_host_bytes;
+            own.computes += one.computes;
+            own.compute_time += one.compute_time;
+            own.latest_start = own.latest_start.max(one.latest_start);
+        }
+        all.flows += own.flows;
+        all.bytes += own.bytes;
+        all.computes += own.computes;
+        all.busiest_host_bytes = all.busiest_host_bytes.max(own.busiest_host_bytes);
+        all.compute_time = all.compute_time.max(own.compute_time);
+        all.latest_start = all.latest_start.max(job.start + own.latest_start);
+    }
+    all
+}
+
 fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
     match w {
         WorkloadConfig::Flows(list) => {
@@ -319,7 +351,7 @@ const EVENT_BYTES: u128 = 32;
 /// The estimate for a parsed scenario.
 pub fn estimate(s: &Scenario) -> Estimate {
     let fabric = fabric_size(&s.topology);
-    let work = workload_size(&s.workload, fabric.hosts);
+    let work = traffic_size(s, fabric.hosts);
     let ports = 2 * fabric.links as u128;
     let packet = (s.nic.mtu.0 + s.nic.header.0).max(1) as u128;
     let ideal = work.busiest_host_bytes.saturating_mul(8_000_000_000_000) / fabric.host_rate_bps.max(1) as u128;
@@ -378,10 +410,13 @@ pub fn estimate(s: &Scenario) -> Estimate {
     };
 
     let trace_rows = s.output.trace.as_ref().map_or(0, |t| t.max_rows as u128);
-    let iterations = match &s.workload {
-        WorkloadConfig::Training(t) => t.iterations as u128,
-        _ => 0,
-    };
+    let jobs = s.jobs.iter().flat_map(|j| &j.workload.0);
+    let iterations = (s.workload.iter().chain(jobs))
+        .map(|w| match w {
+            WorkloadConfig::Training(t) => t.iterations as u128,
+            _ => 0,
+        })
+        .sum::<u128>();
     let memory = vec![
         Part { key: "workload", what: format!("{} flows", work.flows), bytes: work.flows.saturating_mul(per_flow) },
         Part {
@@ -475,9 +510,9 @@ mod tests {
             ),
         ] {
             let s = scenario(&topology, workload);
-            let expanded = expand(&s.workload, 7, 1);
+            let expanded = expand(s.workload.as_ref().unwrap(), 7, 1);
             let flows = expanded.flows;
-            let w = workload_size(&s.workload, 7);
+            let w = workload_size(s.workload.as_ref().unwrap(), 7);
             assert_eq!(w.flows, flows.len() as u128, "{workload}");
             assert_eq!(w.computes, expanded.computes.len() as u128, "{workload}");
             let bytes: u64 = flows.iter().map(|f| f.size).sum();

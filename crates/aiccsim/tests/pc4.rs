@@ -32,7 +32,7 @@ fn run_pc4(toml: &str, set: impl FnOnce(&mut aiccsim::Scenario, &mut Pc4Config))
 /// `target_us` (an experiment's scenario, shortened for a test).
 fn incast_at_target(toml: &str, size: u64, target_us: u64) -> aiccsim::Results {
     run_pc4(toml, |s, pc4| {
-        let WorkloadConfig::Incast(incast) = &mut s.workload else { panic!("not an incast") };
+        let Some(WorkloadConfig::Incast(incast)) = &mut s.workload else { panic!("not an incast") };
         incast.size = ByteSize(size);
         pc4.target_qtime = SimTime::from_us(target_us);
     })

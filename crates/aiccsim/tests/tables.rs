@@ -28,7 +28,7 @@ fn check_rows(r: &aiccsim::Results, table: &Table) -> usize {
 #[test]
 fn every_row_fits_its_table_and_the_csv_files_carry_its_columns() {
     // Timelines with PFC frames, a trace and a stopped run (empty cells) in one; training
-    // iterations in another.
+    // iterations in another; jobs in a third.
     let incast = aiccsim::run(&common::scenario(&common::incast(
         8,
         "300KB",
@@ -41,8 +41,12 @@ fn every_row_fits_its_table_and_the_csv_files_carry_its_columns() {
             .unwrap(),
     ))
     .unwrap();
+    let jobs = aiccsim::run(&common::scenario(
+        &std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/jobs.toml")).unwrap(),
+    ))
+    .unwrap();
     let dir = std::env::temp_dir().join(format!("aiccsim-tables-{}", std::process::id()));
-    for r in [&incast, &training] {
+    for r in [&incast, &training, &jobs] {
         let _ = std::fs::remove_dir_all(&dir);
         r.write_dir(&dir).unwrap();
         for table in TABLES {
@@ -61,7 +65,7 @@ fn every_row_fits_its_table_and_the_csv_files_carry_its_columns() {
     }
     let _ = std::fs::remove_dir_all(&dir);
     for table in TABLES {
-        let recorded = [&incast, &training].iter().any(|r| r.has_table(table) && check_rows(r, table) > 0);
+        let recorded = [&incast, &training, &jobs].iter().any(|r| r.has_table(table) && check_rows(r, table) > 0);
         assert!(recorded, "no run here has rows of {}: the test covers nothing of it", table.name);
     }
 }

@@ -43,9 +43,9 @@ fn exposed(r: &Results, k: usize) -> SimTime {
 
 fn layout(toml: &str) -> (aiccsim::workload::Workload, Layout) {
     let s = common::scenario(toml);
-    let mut w =
-        aiccsim::workload::expand(&s.workload, aiccsim::topology::Topology::build(&s.topology).unwrap().num_hosts, 1);
-    let layout = w.training.take().unwrap();
+    let hosts = aiccsim::topology::Topology::build(&s.topology).unwrap().num_hosts;
+    let mut w = aiccsim::workload::expand(s.workload.as_ref().unwrap(), hosts, 1);
+    let layout = w.training.pop().unwrap();
     (w, layout)
 }
 
@@ -253,7 +253,9 @@ fn same_scenario_same_iterations_file() {
         .collect();
     assert_eq!(files[0], files[1]);
     let text = String::from_utf8(files[0].0.clone()).unwrap();
-    assert!(text.starts_with("iteration,start_ns,end_ns,duration_ns,compute_ns,exposed_comm_ns,flows,bytes\n0,0.000,"));
+    assert!(
+        text.starts_with("job,iteration,start_ns,end_ns,duration_ns,compute_ns,exposed_comm_ns,flows,bytes\n,0,0.000,")
+    );
     assert_eq!(text.lines().count(), 3);
 }
 
@@ -272,8 +274,8 @@ fn a_stopped_run_leaves_its_unfinished_iterations_without_an_end() {
     let dir = tempfile::tempdir().unwrap();
     r.write_dir(dir.path()).unwrap();
     let text = std::fs::read_to_string(dir.path().join("iterations.csv")).unwrap();
-    assert_eq!(text.lines().nth(2), Some("1,40000.000,,,40000.000,,0,0"));
-    assert_eq!(text.lines().nth(3), Some("2,,,,40000.000,,0,0"));
+    assert_eq!(text.lines().nth(2), Some(",1,40000.000,,,40000.000,,0,0"));
+    assert_eq!(text.lines().nth(3), Some(",2,,,,40000.000,,0,0"));
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //! when the fabric is built (`engine/build.rs`).
 
 mod clocks;
+mod jobs;
 mod nic;
 pub mod ns3;
 mod output;
@@ -16,6 +17,7 @@ mod validate;
 mod workload;
 
 pub use clocks::{ClocksConfig, NoiseDistribution};
+pub use jobs::{JobConfig, JobWorkloads, Placement};
 pub use nic::{Connections, NicConfig, MAX_RTO_BACKOFF};
 pub use output::{OutputConfig, TraceConfig};
 pub use switch::{EcnConfig, MarkPoint, PfcConfig, Routing, SwitchConfig};
@@ -23,7 +25,7 @@ pub use topology::{
     parse_node, ClosTopology, CustomLink, CustomTopology, DumbbellTopology, FatTreeTopology, LeafSpineTopology,
     LinkConfig, RailTopology, StarTopology, TopologyConfig,
 };
-pub use validate::{fail, validate};
+pub use validate::{fail, moved, validate};
 pub use workload::{
     AllReduceAlgorithm, AllReduceWorkload, AllToAllAlgorithm, AllToAllWorkload, BroadcastAlgorithm, BroadcastWorkload,
     FlowList, FlowSpec, GatherAlgorithm, GatherWorkload, HostSet, IncastWorkload, LayerAllReduce, LayerAllToAll,
@@ -51,7 +53,12 @@ pub struct Scenario {
     pub cc: CcConfig,
     #[serde(default)]
     pub clocks: ClocksConfig,
-    pub workload: WorkloadConfig,
+    /// The traffic: one workload on every host, or `jobs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<WorkloadConfig>,
+    /// Several jobs sharing the fabric (`config/jobs.rs`), instead of `workload`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<JobConfig>,
     #[serde(default)]
     pub output: OutputConfig,
     /// What the scenario's errors are reported against: its file, or the name its caller gave
@@ -135,19 +142,9 @@ impl Scenario {
         // Defaults that depend on other keys, written out so run.json shows them.
         let stall = SimulationConfig::default_stall_timeout(&scenario.nic);
         scenario.simulation.stall_timeout.get_or_insert(stall);
-        let per_server = scenario.topology.per_server();
-        match &mut scenario.workload {
-            WorkloadConfig::AllReduce(w) if w.algorithm == AllReduceAlgorithm::Hierarchical => {
-                w.local_ranks.get_or_insert(per_server);
-            }
-            WorkloadConfig::Training(w) => {
-                let hierarchical =
-                    w.layers.iter().flat_map(|l| l.all_reduce).any(|a| a.algorithm == AllReduceAlgorithm::Hierarchical);
-                if hierarchical {
-                    w.local_ranks.get_or_insert(per_server);
-                }
-            }
-            _ => {}
+        // (A job's groups depend on where its ranks are placed: `workload/jobs.rs` fills them.)
+        if let Some(w) = &mut scenario.workload {
+            w.fill_local_ranks(scenario.topology.per_server());
         }
         scenario.origin = origin.to_string();
         validate(&scenario).map_err(|e| scenario.error(e))?;

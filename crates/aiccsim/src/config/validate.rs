@@ -5,7 +5,7 @@
 //! switch's ports, the number of flows a workload makes) is checked where the fabric is built,
 //! in `engine/build.rs`.
 
-use super::{AllToAllAlgorithm, FlowList, Scenario, TrainingWorkload, WorkloadConfig};
+use super::{AllToAllAlgorithm, FlowList, Placement, Scenario, TrainingWorkload, WorkloadConfig};
 use crate::cc::Check;
 use crate::time::SimTime;
 
@@ -100,7 +100,7 @@ pub fn validate(s: &Scenario) -> Check {
         return fail("switch.ecn.pmax", format!("a probability must be in [0, 1], got {}", sw.ecn.pmax));
     }
 
-    workload(&s.workload)?;
+    traffic(s)?;
 
     // Output.
     if let Some(iv) = s.output.sample_interval {
@@ -111,6 +111,53 @@ pub fn validate(s: &Scenario) -> Check {
     if let Some(trace) = &s.output.trace {
         if trace.max_rows == 0 {
             return fail("output.trace.max_rows", "must be at least 1 (leave out [output.trace] for no trace)");
+        }
+    }
+    Ok(())
+}
+
+/// A check of a workload written against the key `workload`, reported at `key` (a job's).
+pub fn moved(key: &str, check: Check) -> Check {
+    check.map_err(|(k, m)| match k.strip_prefix("workload") {
+        Some(rest) if key != "workload" => (format!("{key}{rest}"), m),
+        _ => (k, m),
+    })
+}
+
+/// `[workload]` or `[[jobs]]`: one of them, each workload's own settings, the jobs' names.
+fn traffic(s: &Scenario) -> Check {
+    match (&s.workload, s.jobs.is_empty()) {
+        (None, true) => {
+            return fail(
+                "workload",
+                "the scenario has no traffic: add a [workload] section (one job on every host) or [[jobs]]",
+            )
+        }
+        (Some(_), false) => {
+            return fail("jobs", "give either [workload] or [[jobs]], not both (a [workload] is one job on every host)")
+        }
+        (Some(w), true) => return workload(w),
+        (None, false) => {}
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for (i, job) in s.jobs.iter().enumerate() {
+        if !names.insert(job.name(i)) {
+            return fail(format!("jobs[{i}].name"), format!("another job is already named \"{}\"", job.name(i)));
+        }
+        if job.workload.0.is_empty() {
+            return fail(
+                format!("jobs[{i}].workload"),
+                "the job runs nothing; give it a workload table or a list of them",
+            );
+        }
+        if job.seed.is_some() && (job.placement != Placement::Random || job.hosts.is_some()) {
+            return fail(
+                format!("jobs[{i}].seed"),
+                "only the random placement draws; remove seed or set placement = \"random\"",
+            );
+        }
+        for (k, w) in job.workload.0.iter().enumerate() {
+            moved(&job.workload_key(i, k), workload(w))?;
         }
     }
     Ok(())

@@ -151,6 +151,27 @@ tagged_enum!(WorkloadConfig, "kind", {
     "training" => Training(TrainingWorkload),
 });
 
+impl WorkloadConfig {
+    /// Sets a hierarchical all-reduce's `local_ranks`, where not given, to `group`: the ranks a
+    /// server holds (the topology's GPUs per server for a `[workload]`; for a job, its ranks on
+    /// each server when they form whole consecutive groups).
+    pub fn fill_local_ranks(&mut self, group: u32) {
+        match self {
+            WorkloadConfig::AllReduce(w) if w.algorithm == AllReduceAlgorithm::Hierarchical => {
+                w.local_ranks.get_or_insert(group);
+            }
+            WorkloadConfig::Training(w) => {
+                let hierarchical =
+                    w.layers.iter().flat_map(|l| l.all_reduce).any(|a| a.algorithm == AllReduceAlgorithm::Hierarchical);
+                if hierarchical {
+                    w.local_ranks.get_or_insert(group);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// An explicit list of flows.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

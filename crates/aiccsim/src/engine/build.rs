@@ -10,7 +10,7 @@
 
 use super::{Dependencies, Event, EventQueue, Params, RunControl, Simulation};
 use crate::cc::{Check, FlowFacts, Telemetry};
-use crate::config::{fail, AllReduceAlgorithm, ConfigError, HostSet, Scenario, WorkloadConfig};
+use crate::config::{fail, moved, AllReduceAlgorithm, ConfigError, HostSet, Scenario, WorkloadConfig};
 use crate::engine::net::pfc::total_headroom;
 use crate::engine::net::pool::PacketPool;
 use crate::engine::net::port::Port;
@@ -39,6 +39,8 @@ const MAX_COMPUTE_STEPS: u64 = 1 << 22;
 /// A scenario's fabric, built and checked against the scenario: what a run of it starts from.
 pub struct Fabric {
     topo: Topology,
+    /// The scenario's jobs, their ranks placed on the topology's hosts.
+    jobs: Vec<workload::jobs::JobPlan>,
 }
 
 impl Fabric {
@@ -48,8 +50,10 @@ impl Fabric {
         // Again, in case the scenario was changed since it was parsed (it takes microseconds).
         crate::config::validate(scenario).map_err(|e| scenario.error(e))?;
         let topo = Topology::build(&scenario.topology).map_err(|e| scenario.error(e))?;
-        check(scenario, &topo).map_err(|e| scenario.error(e))?;
-        Ok(Fabric { topo })
+        let jobs = workload::jobs::plan(scenario, topo.fabric_hosts, scenario.topology.per_server())
+            .map_err(|e| scenario.error(e))?;
+        check(scenario, &topo, &jobs).map_err(|e| scenario.error(e))?;
+        Ok(Fabric { topo, jobs })
     }
 }
 
@@ -59,9 +63,8 @@ fn slowest_nic(topo: &Topology) -> Option<Bandwidth> {
     (0..topo.fabric_hosts).map(|h| topo.ports[topo.host_port(h) as usize].bandwidth).min()
 }
 
-/// The checks that need the built fabric.
-fn check(s: &Scenario, topo: &Topology) -> Check {
-    let hosts = topo.fabric_hosts;
+/// The checks that need the built fabric (and the jobs placed on it).
+fn check(s: &Scenario, topo: &Topology, plans: &[workload::jobs::JobPlan]) -> Check {
     let nic = &s.nic;
     let algorithm = s.cc.as_algorithm();
     if let (Some(floor), Some(slowest)) = (algorithm.min_rate(), slowest_nic(topo)) {
@@ -90,10 +93,76 @@ fn check(s: &Scenario, topo: &Topology) -> Check {
         }
     }
 
-    // Workload.
+    // Workload: every job's ranks, and each of its workloads on them.
+    let mut counts = Vec::new();
+    for plan in plans {
+        let n = plan.hosts.len() as u32;
+        let (noun, members) = match plan.name.as_str() {
+            "" => ("host", "the topology has hosts".to_string()),
+            name => ("rank", format!("job \"{name}\" has ranks")),
+        };
+        for (key, w) in &plan.workloads {
+            moved(key, check_workload(w, n, noun, &members))?;
+            counts.push((key, w, workload::count(w, n)));
+        }
+    }
+    let flows = counts.iter().fold(0u64, |sum, c| sum.saturating_add(c.2));
+    if flows > MAX_FLOWS {
+        let (key, w, _) = counts.iter().max_by_key(|c| c.2).expect("more flows than none");
+        let (at, fix) = match w {
+            WorkloadConfig::Incast(_) => ("flows_per_sender", "lower flows_per_sender or use fewer senders"),
+            WorkloadConfig::AllToAll(a) if a.flows_per_pair > 1 => {
+                ("flows_per_pair", "lower flows_per_pair or use fewer hosts")
+            }
+            WorkloadConfig::Flows(_) => ("flows", "split the list over several scenarios"),
+            WorkloadConfig::Training(_) => ("iterations", "lower iterations or use fewer ranks"),
+            _ => ("hosts", "use fewer hosts"),
+        };
+        return fail(
+            format!("{key}.{at}"),
+            format!("makes {flows} flows, more than the {MAX_FLOWS} aiccsim runs in one scenario; {fix}"),
+        );
+    }
+
+    // Output.
+    // (A training workload without communication has no flows at all.)
+    let no_such_flow = |bad: u32| match flows {
+        0 => format!("flow {bad} does not exist (the workload has no flows)"),
+        n => format!("flow {bad} does not exist (the workload has flows 0 to {})", n - 1),
+    };
+    if let Some(ids) = &s.output.rate_flows {
+        if let Some(&bad) = ids.iter().find(|&&f| u64::from(f) >= flows) {
+            return fail("output.rate_flows", no_such_flow(bad));
+        }
+    }
+    if let Some(trace) = &s.output.trace {
+        if let Some(ids) = &trace.flows {
+            if let Some(&bad) = ids.iter().find(|&&f| u64::from(f) >= flows) {
+                return fail("output.trace.flows", no_such_flow(bad));
+            }
+        }
+        for (i, name) in trace.nodes.iter().flatten().enumerate() {
+            topo.names().parse(name).map_err(|m| (format!("output.trace.nodes[{i}]"), m))?;
+        }
+    }
+    if let Some(sw) = &s.output.queue_switches {
+        if let Some(&bad) = sw.iter().find(|&&x| x >= topo.num_switches) {
+            return fail(
+                "output.queue_switches",
+                format!("switch {bad} does not exist (the topology has switches 0 to {})", topo.num_switches - 1),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// One workload's hosts and sizes on `hosts` hosts (a job's ranks), keyed under `workload`;
+/// `noun` and `members` say what the numbers are ("host", "the topology has hosts"; "rank",
+/// "job \"a\" has ranks").
+fn check_workload(w: &WorkloadConfig, hosts: u32, noun: &str, members: &str) -> Check {
     let host_ok = |key: &str, h: u32| -> Check {
         if h >= hosts {
-            fail(key, format!("host {h} does not exist (the topology has hosts 0 to {})", hosts - 1))
+            fail(key, format!("{noun} {h} does not exist ({members} 0 to {})", hosts - 1))
         } else {
             Ok(())
         }
@@ -116,7 +185,7 @@ fn check(s: &Scenario, topo: &Topology) -> Check {
         }
         Ok(())
     };
-    match &s.workload {
+    match w {
         WorkloadConfig::Flows(list) => {
             for (i, f) in list.flows.iter().enumerate() {
                 host_ok(&format!("workload.flows[{i}].src"), f.src)?;
@@ -160,52 +229,6 @@ fn check(s: &Scenario, topo: &Topology) -> Check {
         WorkloadConfig::Training(w) => training(w, hosts, &set_ok)?,
     }
 
-    let flows = workload::count(&s.workload, hosts);
-    if flows > MAX_FLOWS {
-        let (key, fix) = match &s.workload {
-            WorkloadConfig::Incast(_) => ("workload.flows_per_sender", "lower flows_per_sender or use fewer senders"),
-            WorkloadConfig::AllToAll(a) if a.flows_per_pair > 1 => {
-                ("workload.flows_per_pair", "lower flows_per_pair or use fewer hosts")
-            }
-            WorkloadConfig::Flows(_) => ("workload.flows", "split the list over several scenarios"),
-            WorkloadConfig::Training(_) => ("workload.iterations", "lower iterations or use fewer ranks"),
-            _ => ("workload.hosts", "use fewer hosts"),
-        };
-        return fail(
-            key,
-            format!("makes {flows} flows, more than the {MAX_FLOWS} aiccsim runs in one scenario; {fix}"),
-        );
-    }
-
-    // Output.
-    // (A training workload without communication has no flows at all.)
-    let no_such_flow = |bad: u32| match flows {
-        0 => format!("flow {bad} does not exist (the workload has no flows)"),
-        n => format!("flow {bad} does not exist (the workload has flows 0 to {})", n - 1),
-    };
-    if let Some(ids) = &s.output.rate_flows {
-        if let Some(&bad) = ids.iter().find(|&&f| u64::from(f) >= flows) {
-            return fail("output.rate_flows", no_such_flow(bad));
-        }
-    }
-    if let Some(trace) = &s.output.trace {
-        if let Some(ids) = &trace.flows {
-            if let Some(&bad) = ids.iter().find(|&&f| u64::from(f) >= flows) {
-                return fail("output.trace.flows", no_such_flow(bad));
-            }
-        }
-        for (i, name) in trace.nodes.iter().flatten().enumerate() {
-            topo.names().parse(name).map_err(|m| (format!("output.trace.nodes[{i}]"), m))?;
-        }
-    }
-    if let Some(sw) = &s.output.queue_switches {
-        if let Some(&bad) = sw.iter().find(|&&x| x >= topo.num_switches) {
-            return fail(
-                "output.queue_switches",
-                format!("switch {bad} does not exist (the topology has switches 0 to {})", topo.num_switches - 1),
-            );
-        }
-    }
     Ok(())
 }
 
@@ -345,7 +368,7 @@ impl Simulation {
         let spray_rng = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch.spray", s as u64)).collect();
         let hosts = (0..topo.num_hosts).map(|_| HostState::default()).collect();
 
-        let mut work = workload::expand(&scenario.workload, topo.fabric_hosts, params.seed);
+        let mut work = workload::jobs::lay_out(&fabric.jobs, params.seed);
         // Transfers between GPUs of one server go over NVLink: between their NVLink ports.
         if topo.has_nvlink() {
             for d in work.flows.iter_mut() {
@@ -375,13 +398,13 @@ impl Simulation {
                 start_group[id] = g;
             }
         }
-        // Connections: flows with the same endpoints and connection number ride the queue pair
-        // of the first of them (whose id names the connection), with its path.
+        // Connections: flows of one job with the same endpoints and connection number ride the
+        // queue pair of the first of them (whose id names the connection), with its path.
         let persistent = nic.connections == crate::config::Connections::Persistent;
-        let mut first_of: std::collections::HashMap<(u32, u32, u32), u32> = Default::default();
+        let mut first_of: std::collections::HashMap<(u32, u32, u32, u32), u32> = Default::default();
         let conn_of: Vec<u32> = (defs.iter().enumerate())
             .map(|(id, d)| match (persistent, d.connection) {
-                (true, Some(k)) => *first_of.entry((d.src, d.dst, k)).or_insert(id as u32),
+                (true, Some(k)) => *first_of.entry((d.job, d.src, d.dst, k)).or_insert(id as u32),
                 _ => id as u32,
             })
             .collect();
@@ -437,7 +460,6 @@ impl Simulation {
         let recorder = Recorder::new(&scenario.output, topo.num_switches, ports.len(), flows.len());
         let tracer = scenario.output.trace.as_ref().map(|t| Box::new(Tracer::new(t, &topo, flows.len())));
         let topo_hosts = topo.num_hosts;
-        let topo_hosts_fabric = topo.fabric_hosts;
         let clocks = HostClocks::new(&scenario.clocks, topo_hosts, params.seed);
         let mut sim = Simulation {
             now: SimTime::ZERO,
@@ -461,8 +483,9 @@ impl Simulation {
             ecn_rng,
             spray_rng,
             deps,
-            collectives: workload::collectives(&scenario.workload, topo_hosts_fabric, work.training.as_ref()),
-            training: work.training.take(),
+            collectives: std::mem::take(&mut work.collectives),
+            training: std::mem::take(&mut work.training),
+            jobs: std::mem::take(&mut work.jobs),
             incoming_flows: vec![0; topo_hosts as usize],
             start_group,
             group_unstarted,

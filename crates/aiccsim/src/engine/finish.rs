@@ -120,6 +120,14 @@ impl Simulation {
             trace: self.tracer.map(|t| t.rows),
             computes: self.deps.computes,
         };
-        Results::assemble(self.scenario, records, self.training, &self.collectives, totals, self.topo.names())
+        Results::assemble(
+            self.scenario,
+            records,
+            self.training,
+            &self.collectives,
+            &self.jobs,
+            totals,
+            self.topo.names(),
+        )
     }
 }

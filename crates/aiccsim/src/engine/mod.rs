@@ -134,10 +134,12 @@ pub struct Simulation {
     pub(crate) spray_rng: Vec<SimRng>,
     /// What waits for what (flows and compute steps), and the compute steps' progress.
     pub(crate) deps: Dependencies,
-    /// Which steps and flows make up which training iteration (`training` workloads only).
-    training: Option<workload::training::Layout>,
+    /// Which steps and flows make up which training iteration, per `training` workload.
+    training: Vec<workload::training::Layout>,
     /// What each collective of the workload is (for `collectives.csv`).
     collectives: Vec<workload::CollectiveInfo>,
+    /// The jobs (for `jobs.csv`).
+    jobs: Vec<workload::jobs::JobInfo>,
     /// Per host: flows into it that have started and are not delivered (a controller's view),
     /// and those of them it has seen a packet of (its own view).
     pub(crate) incoming_flows: Vec<u32>,

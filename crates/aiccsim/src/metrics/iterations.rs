@@ -18,6 +18,8 @@ use serde::Serialize;
 /// One row of `iterations.csv`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IterationRecord {
+    /// The job that ran it (empty for a `[workload]`).
+    pub job: String,
     pub iteration: u32,
     /// `None` if not every rank had started the iteration when the run ended.
     pub start: Option<SimTime>,
@@ -70,7 +72,7 @@ impl IterationSummary {
 }
 
 /// Measures every iteration of `layout` from the compute steps and flow records of the run.
-pub fn measure(layout: &Layout, computes: &[ComputeStep], flows: &[FlowRecord]) -> Vec<IterationRecord> {
+pub fn measure(layout: &Layout, job: &str, computes: &[ComputeStep], flows: &[FlowRecord]) -> Vec<IterationRecord> {
     let ranks = layout.ranks.len();
     // When every rank had started iteration k: the latest start of its first forward compute.
     let starts: Vec<Option<SimTime>> = (0..layout.iterations)
@@ -91,6 +93,7 @@ pub fn measure(layout: &Layout, computes: &[ComputeStep], flows: &[FlowRecord]) 
                 ends.and_then(|e| e.into_iter().max())
             };
             IterationRecord {
+                job: job.to_string(),
                 iteration: k,
                 start: starts[k as usize],
                 end,

@@ -7,6 +7,7 @@
 mod histogram;
 mod ideal;
 pub mod iterations;
+pub mod jobs;
 mod recorder;
 mod records;
 mod summary;
@@ -27,6 +28,7 @@ pub use summary::{
 use crate::config::Scenario;
 use crate::time::SimTime;
 use crate::topology::NodeNames;
+use crate::workload::jobs::JobInfo;
 use crate::workload::training::Layout;
 use crate::workload::CollectiveInfo;
 
@@ -49,6 +51,8 @@ pub struct Results {
     pub iterations: Option<Vec<iterations::IterationRecord>>,
     /// One row per collective a generator made (`collectives.csv`).
     pub collectives: Vec<CollectiveRow>,
+    /// One row per job of a `[[jobs]]` scenario (`jobs.csv`); empty for a `[workload]`.
+    pub jobs: Vec<jobs::JobRow>,
     /// How the fabric the run used numbers its nodes (node names for the trace and pauses).
     pub topology: NodeNames,
 }
@@ -157,14 +161,28 @@ impl Results {
     pub fn assemble(
         scenario: Scenario,
         records: RunRecords,
-        training: Option<Layout>,
+        training: Vec<Layout>,
         collectives: &[CollectiveInfo],
+        jobs: &[JobInfo],
         totals: RunTotals,
         topology: NodeNames,
     ) -> Results {
-        let iterations = training.map(|layout| iterations::measure(&layout, &records.computes, &records.flows));
-        let summary = Summary::new(&scenario, &records.flows, iterations.as_deref(), totals);
+        let job_name = |j: u32| jobs.get(j as usize).map_or("", |job| job.name.as_str());
+        let iterations = (!training.is_empty()).then(|| {
+            (training.iter())
+                .flat_map(|layout| iterations::measure(layout, job_name(layout.job), &records.computes, &records.flows))
+                .collect::<Vec<_>>()
+        });
         let collectives = CollectiveRow::join(collectives, &records.flows);
+        let jobs = match scenario.jobs.is_empty() {
+            true => Vec::new(),
+            false => {
+                let issued = |name: &str| collectives.iter().filter(|c| c.info.job == name).count() as u32;
+                let rows = iterations.as_deref().unwrap_or_default();
+                jobs::JobRow::measure(jobs, &records.flows, &records.computes, issued, rows)
+            }
+        };
+        let summary = Summary::new(&scenario, &records.flows, iterations.as_deref(), &jobs, totals);
         let timelines = scenario.output.sample_interval.is_some();
         Results {
             scenario,
@@ -179,6 +197,7 @@ impl Results {
             computes: records.computes,
             iterations,
             collectives,
+            jobs,
             topology,
         }
     }

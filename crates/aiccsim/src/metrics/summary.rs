@@ -60,6 +60,9 @@ pub struct Summary {
     /// The training iterations (`training` workloads only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iterations: Option<iterations::IterationSummary>,
+    /// The jobs of a `[[jobs]]` scenario, each with its own iterations.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<super::jobs::JobSummary>,
     /// True when the run ended before every flow finished (see `stop_reason`).
     pub partial: bool,
     /// `completed`, `stop_time`, `stalled` (no progress: see `stall`), `interrupted` (Ctrl-C) or
@@ -199,6 +202,7 @@ impl Summary {
         scenario: &Scenario,
         records: &[FlowRecord],
         iterations: Option<&[iterations::IterationRecord]>,
+        jobs: &[super::jobs::JobRow],
         totals: RunTotals,
     ) -> Summary {
         let RunTotals {
@@ -236,6 +240,7 @@ impl Summary {
                 .map(|t| t.as_ns_f64()),
             collectives: CollectiveRecord::of(records),
             iterations: iterations.map(iterations::IterationSummary::of),
+            jobs: jobs.iter().map(super::jobs::JobRow::summary).collect(),
             partial: stop_reason != StopReason::Completed,
             stop_reason,
             stall,

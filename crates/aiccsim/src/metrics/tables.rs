@@ -161,6 +161,7 @@ pub const TRACE: Table = Table {
 pub const ITERATIONS: Table = Table {
     name: "iterations",
     columns: &[
+        opt("job", Text),
         col("iteration", Int),
         opt("start_ns", Time),
         opt("end_ns", Time),
@@ -179,6 +180,7 @@ pub const COLLECTIVES: Table = Table {
     name: "collectives",
     columns: &[
         col("collective", Text),
+        opt("job", Text),
         col("kind", Text),
         col("algorithm", Text),
         col("size_bytes", Int),
@@ -195,7 +197,28 @@ pub const COLLECTIVES: Table = Table {
     rows: collective_rows,
 };
 
-pub const TABLES: [&Table; 8] = [&FLOWS, &PORTS, &QUEUES, &RATES, &PAUSES, &TRACE, &ITERATIONS, &COLLECTIVES];
+pub const JOBS: Table = Table {
+    name: "jobs",
+    columns: &[
+        col("job", Text),
+        col("placement", Text),
+        col("ranks", Int),
+        col("hosts", Text),
+        col("start_ns", Time),
+        opt("finish_ns", Time),
+        opt("duration_ns", Time),
+        col("flows", Int),
+        col("bytes", Int),
+        col("collectives", Int),
+        col("iterations", Int),
+        opt("mean_iteration_ns", Ratio),
+        opt("mean_exposed_comm_ns", Ratio),
+    ],
+    recorded: with_jobs,
+    rows: job_rows,
+};
+
+pub const TABLES: [&Table; 9] = [&FLOWS, &PORTS, &QUEUES, &RATES, &PAUSES, &TRACE, &ITERATIONS, &COLLECTIVES, &JOBS];
 
 /// One cell.
 #[derive(Clone, Debug, PartialEq)]
@@ -236,6 +259,10 @@ fn always(_: &Results) -> bool {
 
 fn with_collectives(r: &Results) -> bool {
     !r.collectives.is_empty()
+}
+
+fn with_jobs(r: &Results) -> bool {
+    !r.jobs.is_empty()
 }
 
 fn with_timelines(r: &Results) -> bool {
@@ -346,6 +373,7 @@ fn collective_rows(r: &Results, row: Row<'_>) {
         let gbps = |bps: Option<f64>| bps.map_or(Missing, |b| R(b / 1e9));
         row(&[
             S(Cow::Borrowed(&c.info.name)),
+            job_cell(&c.info.job),
             S(Cow::Owned(c.info.kind.to_string())),
             S(Cow::Borrowed(c.info.algorithm)),
             I(c.info.size.into()),
@@ -365,6 +393,7 @@ fn iteration_rows(r: &Results, row: Row<'_>) {
     use Value::{Int as I, Time as T};
     for r in r.iterations.iter().flatten() {
         row(&[
+            job_cell(&r.job),
             I(r.iteration.into()),
             Value::time(r.start),
             Value::time(r.end),
@@ -373,6 +402,36 @@ fn iteration_rows(r: &Results, row: Row<'_>) {
             Value::time(r.exposed_comm()),
             I(r.flows.into()),
             I(r.bytes.into()),
+        ]);
+    }
+}
+
+/// A row's job: empty (no job) for a `[workload]`.
+fn job_cell(name: &str) -> Value<'_> {
+    match name {
+        "" => Value::Missing,
+        name => Value::Text(Cow::Borrowed(name)),
+    }
+}
+
+fn job_rows(r: &Results, row: Row<'_>) {
+    use Value::{Int as I, Missing, Ratio as R, Text as S, Time as T};
+    for j in &r.jobs {
+        let it = j.iterations.as_ref();
+        row(&[
+            S(Cow::Borrowed(&j.name)),
+            S(Cow::Borrowed(j.placement)),
+            I(j.hosts.len() as i128),
+            S(Cow::Owned(j.hosts_text())),
+            T(j.start),
+            Value::time(j.finish),
+            Value::time(j.duration()),
+            I(j.flows.into()),
+            I(j.bytes.into()),
+            I(j.collectives.into()),
+            I(it.map_or(0, |i| i.count).into()),
+            it.and_then(|i| i.mean_duration_ns).map_or(Missing, R),
+            it.and_then(|i| i.mean_exposed_comm_ns).map_or(Missing, R),
         ]);
     }
 }

@@ -11,6 +11,10 @@ use crate::tags::CollectiveKind;
 pub struct CollectiveInfo {
     /// `kind:id`, the `collective` of its flows in `flows.csv`.
     pub name: String,
+    /// Its number in the run (the id of its flows' collective tag).
+    pub id: u32,
+    /// The job that issued it (empty for a `[workload]`).
+    pub job: String,
     pub kind: CollectiveKind,
     /// The schedule's name, as in the scenario (`ring`, `direct`, ...).
     pub algorithm: &'static str,
@@ -38,7 +42,8 @@ impl CollectiveInfo {
 }
 
 fn info(kind: CollectiveKind, id: u32, algorithm: &'static str, size: u64, ranks: u64) -> CollectiveInfo {
-    CollectiveInfo { name: format!("{kind}:{id}"), kind, algorithm, size, ranks: ranks as u32, chunks: 1 }
+    let name = format!("{kind}:{id}");
+    CollectiveInfo { name, id, job: String::new(), kind, algorithm, size, ranks: ranks as u32, chunks: 1 }
 }
 
 fn gather(a: GatherAlgorithm) -> &'static str {

@@ -30,6 +30,7 @@ pub(super) fn member_flow(
         stop: None,
         // One connection between each pair of ranks, as a collective library keeps.
         connection: Some(0),
+        job: 0,
     }
 }
 

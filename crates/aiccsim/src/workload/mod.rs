@@ -7,6 +7,8 @@ mod all_to_all;
 mod broadcast;
 mod catalog;
 mod collective;
+pub mod jobs;
+mod placement;
 pub mod training;
 
 use crate::config::{
@@ -39,6 +41,9 @@ pub struct FlowDef {
     /// library's connection between two ranks does; `nic.connections`). `None`: a queue pair of
     /// its own.
     pub connection: Option<u32>,
+    /// The job that made it (its place in `[[jobs]]`; 0 for a `[workload]`): connections never
+    /// join transfers of two jobs, as two communicators have queue pairs of their own.
+    pub job: u32,
 }
 
 /// One compute step: `host` works for `duration` once everything it waits for is done (and
@@ -56,14 +61,18 @@ pub struct ComputeDef {
     pub after_compute: Vec<u32>,
 }
 
-/// An expanded workload.
+/// An expanded workload: what the engine runs, and what the results need to describe it.
 #[derive(Clone, Debug, Default)]
 pub struct Workload {
     pub flows: Vec<FlowDef>,
-    /// Empty for every kind but `training`.
+    /// Compute steps: `training`'s, and the steps that order a job's sequence of workloads.
     pub computes: Vec<ComputeDef>,
-    /// Which flows and steps make up which training iteration (`training` only).
-    pub training: Option<training::Layout>,
+    /// Which flows and steps make up which training iteration, per `training` workload.
+    pub training: Vec<training::Layout>,
+    /// The collectives issued (`jobs::lay_out` fills this in).
+    pub collectives: Vec<CollectiveInfo>,
+    /// The jobs (`jobs::lay_out` fills this in).
+    pub jobs: Vec<jobs::JobInfo>,
 }
 
 impl Workload {
@@ -140,6 +149,7 @@ fn expand_flows(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
                 after_compute: Vec::new(),
                 stop: f.stop,
                 connection: f.connection,
+                job: 0,
             })
             .collect(),
         WorkloadConfig::Incast(IncastWorkload { senders, receiver, size, start, flows_per_sender, collective }) => {
@@ -157,6 +167,7 @@ fn expand_flows(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
                         after_compute: Vec::new(),
                         stop: None,
                         connection: None,
+                        job: 0,
                     });
                 }
             }
@@ -190,6 +201,7 @@ fn expand_flows(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
                     after_compute: Vec::new(),
                     stop: None,
                     connection: None,
+                    job: 0,
                 })
                 .collect()
         }

@@ -58,13 +58,17 @@ pub struct LayerCollective {
 /// Where each iteration's steps and flows are, to measure the iterations after the run.
 ///
 /// Compute steps are numbered in the order a rank runs them, all ranks at each step: step s of
-/// iteration k on rank r (r counts the ranks in set order) is `(k * 3L + s) * n + r`, with s
+/// iteration k on rank r (r counts the ranks in set order) is `first_compute + (k * 3L + s) * n + r`, with s
 /// from 0 to L-1 for the forward computes and L + 2(L-1-l) and L + 2(L-1-l) + 1 for layer l's
 /// input- and weight-gradient computes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Layout {
+    /// The job whose training this is (0 for a `[workload]`).
+    pub job: u32,
     /// The ranks' hosts, in set order.
     pub ranks: Vec<u32>,
+    /// The id of its first compute step (its steps follow those of the workloads before it).
+    pub first_compute: u32,
     pub layers: u32,
     pub iterations: u32,
     /// Compute time of one iteration on one rank: every layer's forward and backward.
@@ -84,13 +88,13 @@ impl Layout {
             Phase::InputGrad => l + 2 * (l - 1 - layer),
             Phase::WeightGrad => l + 2 * (l - 1 - layer) + 1,
         };
-        (iteration * 3 * l + step) * self.ranks.len() as u32 + rank as u32
+        self.first_compute + (iteration * 3 * l + step) * self.ranks.len() as u32 + rank as u32
     }
 
     /// The compute steps of `iteration`, all ranks.
     pub fn iteration_computes(&self, iteration: u32) -> Range<u32> {
         let per_iteration = 3 * self.layers * self.ranks.len() as u32;
-        iteration * per_iteration..(iteration + 1) * per_iteration
+        self.first_compute + iteration * per_iteration..self.first_compute + (iteration + 1) * per_iteration
     }
 }
 
@@ -125,7 +129,9 @@ pub fn expand(w: &TrainingWorkload, hosts: u32) -> Workload {
         w.layers.iter().map(|l| l.backward_split().expect("validation checked the backward times")).collect();
     let compute = w.layers.iter().zip(&backward).fold(SimTime::ZERO, |sum, (l, &(ig, wg))| sum + l.forward + ig + wg);
     let mut layout = Layout {
+        job: 0,
         ranks: ranks.clone(),
+        first_compute: 0,
         layers,
         iterations: w.iterations,
         compute,
@@ -185,7 +191,7 @@ pub fn expand(w: &TrainingWorkload, hosts: u32) -> Workload {
         }
         layout.iteration_flows.push(first_flow..b.flows.len() as u32);
     }
-    Workload { flows: b.flows, computes: b.computes, training: Some(layout) }
+    Workload { flows: b.flows, computes: b.computes, training: vec![layout], ..Workload::default() }
 }
 
 /// Position in the rank list of each host that is a rank.
@@ -312,7 +318,7 @@ mod tests {
         (l1.backward, l1.input_grad, l1.weight_grad) = (None, Some(SimTime::from_us(3)), Some(SimTime::from_us(4)));
         let w = workload(vec![layer(5, 6), l1], 2);
         let out = expand(&w, 8);
-        let layout = out.training.as_ref().unwrap();
+        let layout = &out.training[0];
         assert_eq!(out.computes.len() as u64, count_computes(&w, 8));
         assert_eq!(layout.compute, SimTime::from_us(5 + 6 + 1 + 3 + 4));
         // Forward 0, forward 1, input-grad 1, weight-grad 1, input-grad 0, weight-grad 0 (0 us).
@@ -341,7 +347,7 @@ mod tests {
         l1.forward_all_to_all = Some(LayerAllToAll { size: crate::time::ByteSize(10), algorithm: Default::default() });
         let w = workload(vec![l0, l1], 2);
         let out = expand(&w, 8);
-        let layout = out.training.as_ref().unwrap();
+        let layout = &out.training[0];
         assert_eq!(out.flows.len() as u64, count_flows(&w, 8));
         // Per iteration: the all-to-all (6 flows) then the ring all-reduce (12); the "0B"
         // all-to-all is not issued.

@@ -1,0 +1,191 @@
+//! Jobs: the scenario's traffic as one or more jobs on one fabric. A `[workload]` is one job on
+//! every host; `[[jobs]]` gives several, each with its ranks, start time and workloads.
+//!
+//! A job's workloads are made on its ranks (hosts 0 to n-1 of a fabric of n) and then moved
+//! onto the job: ranks become the job's hosts, times count from its start, flow and step ids
+//! follow those of the workloads before, collective ids are numbered across the run, and its
+//! transfers ride connections of its own. A sequence runs in order per rank: a rank starts a
+//! workload once its sends and receives and its compute steps of the one before are done (a
+//! step of no duration on each rank marks that).
+
+use super::placement::{local_ranks, place};
+use super::{collectives, expand, CollectiveInfo, ComputeDef, Workload};
+use crate::config::{Scenario, WorkloadConfig};
+use crate::rng::mix64;
+use crate::time::SimTime;
+use std::ops::Range;
+
+/// One job to lay out.
+#[derive(Clone, Debug)]
+pub struct JobPlan {
+    /// Empty for a `[workload]`.
+    pub name: String,
+    /// Rank i's host.
+    pub hosts: Vec<u32>,
+    /// How the hosts were chosen: "hosts" (named), "all" (a `[workload]`), or the rule.
+    pub placement: &'static str,
+    pub start: SimTime,
+    /// Its workloads, in order, with the key each is reported under (`workload`,
+    /// `jobs[2].workload`, `jobs[2].workload[1]`); hierarchical all-reduces have `local_ranks`.
+    pub workloads: Vec<(String, WorkloadConfig)>,
+}
+
+/// A laid-out job, for the results.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobInfo {
+    pub name: String,
+    pub hosts: Vec<u32>,
+    pub placement: &'static str,
+    pub start: SimTime,
+    pub flows: Range<u32>,
+    pub computes: Range<u32>,
+}
+
+/// The jobs of a parsed scenario on a fabric of `hosts` hosts, `per_server` per server.
+pub fn plan(s: &Scenario, hosts: u32, per_server: u32) -> Result<Vec<JobPlan>, (String, String)> {
+    if let Some(w) = &s.workload {
+        return Ok(vec![JobPlan {
+            name: String::new(),
+            hosts: (0..hosts).collect(),
+            placement: "all",
+            start: SimTime::ZERO,
+            workloads: vec![("workload".into(), w.clone())],
+        }]);
+    }
+    let placed = place(&s.jobs, hosts, per_server, s.simulation.seed)?;
+    let plans = s.jobs.iter().zip(placed).enumerate().map(|(i, (job, ranks))| {
+        let group = local_ranks(&ranks, per_server);
+        let workloads = (job.workload.0.iter().enumerate())
+            .map(|(k, w)| {
+                let mut w = w.clone();
+                if let Some(g) = group {
+                    w.fill_local_ranks(g);
+                }
+                (job.workload_key(i, k), w)
+            })
+            .collect();
+        let placement = if job.hosts.is_some() { "hosts" } else { job.placement.name() };
+        JobPlan { name: job.name(i), hosts: ranks, placement, start: job.start, workloads }
+    });
+    Ok(plans.collect())
+}
+
+/// The seed of workload `k` of job `j`: the scenario's own for the first, so that a
+/// `[workload]` draws what it always drew.
+fn workload_seed(seed: u64, j: usize, k: usize) -> u64 {
+    match (j, k) {
+        (0, 0) => seed,
+        _ => mix64(seed ^ mix64(((j as u64) << 32) | k as u64)),
+    }
+}
+
+/// Makes every job's flows and steps and moves them onto the fabric (checked plans only).
+pub fn lay_out(plans: &[JobPlan], seed: u64) -> Workload {
+    let mut all = Workload::default();
+    for (j, plan) in plans.iter().enumerate() {
+        let (first_flow, first_compute) = (all.flows.len() as u32, all.computes.len() as u32);
+        let n = plan.hosts.len() as u32;
+        // Per rank: what the next workload of the sequence waits for.
+        let mut done: Vec<Option<u32>> = vec![None; n as usize];
+        for (k, (_, cfg)) in plan.workloads.iter().enumerate() {
+            let made = expand(cfg, n, workload_seed(seed, j, k));
+            let infos = collectives(cfg, n, made.training.first());
+            let (flow_base, compute_base) = (all.flows.len() as u32, all.computes.len() as u32);
+            let collective_base = all.collectives.len() as u32;
+            for mut f in made.flows {
+                let fresh = f.after.is_empty() && f.after_compute.is_empty();
+                f.after.iter_mut().for_each(|a| *a += flow_base);
+                f.after_compute.iter_mut().for_each(|c| *c += compute_base);
+                if let (true, Some(barrier)) = (fresh, done[f.src as usize]) {
+                    f.after_compute.push(barrier);
+                }
+                (f.src, f.dst) = (plan.hosts[f.src as usize], plan.hosts[f.dst as usize]);
+                f.start = plan.start + f.start;
+                f.stop = f.stop.map(|t| plan.start + t);
+                if let Some(tag) = &mut f.collective {
+                    tag.id += collective_base;
+                }
+                f.job = j as u32;
+                all.flows.push(f);
+            }
+            for mut c in made.computes {
+                let rank = c.host as usize;
+                let fresh = c.after_compute.is_empty();
+                c.after.iter_mut().for_each(|a| *a += flow_base);
+                c.after_compute.iter_mut().for_each(|p| *p += compute_base);
+                if let (true, Some(barrier)) = (fresh, done[rank]) {
+                    c.after_compute.push(barrier);
+                }
+                c.host = plan.hosts[rank];
+                c.start = plan.start + c.start;
+                all.computes.push(c);
+            }
+            for mut layout in made.training {
+                layout.job = j as u32;
+                layout.first_compute += compute_base;
+                layout.ranks.iter_mut().for_each(|r| *r = plan.hosts[*r as usize]);
+                layout.iteration_flows.iter_mut().for_each(|f| *f = f.start + flow_base..f.end + flow_base);
+                for c in &mut layout.collectives {
+                    c.id += collective_base;
+                    c.flows = c.flows.start + flow_base..c.flows.end + flow_base;
+                }
+                all.training.push(layout);
+            }
+            all.collectives.extend(infos.into_iter().map(|c| CollectiveInfo {
+                name: format!("{}:{}", c.kind, c.id + collective_base),
+                id: c.id + collective_base,
+                job: plan.name.clone(),
+                ..c
+            }));
+            if k + 1 < plan.workloads.len() {
+                done = barrier(&mut all, plan, flow_base, compute_base, &done);
+            }
+        }
+        all.jobs.push(JobInfo {
+            name: plan.name.clone(),
+            hosts: plan.hosts.clone(),
+            placement: plan.placement,
+            start: plan.start,
+            flows: first_flow..all.flows.len() as u32,
+            computes: first_compute..all.computes.len() as u32,
+        });
+    }
+    all
+}
+
+/// Adds, on each rank of `plan`, a step of no duration after everything the rank did in the
+/// workload whose flows and steps start at `flow_base` and `compute_base` (or, if it did
+/// nothing there, after its previous barrier); returns their ids.
+fn barrier(
+    all: &mut Workload,
+    plan: &JobPlan,
+    flow_base: u32,
+    compute_base: u32,
+    before: &[Option<u32>],
+) -> Vec<Option<u32>> {
+    let n = plan.hosts.len();
+    let rank_of: std::collections::HashMap<u32, usize> = plan.hosts.iter().enumerate().map(|(r, &h)| (h, r)).collect();
+    let mut flows_of = vec![Vec::new(); n];
+    for (id, f) in all.flows.iter().enumerate().skip(flow_base as usize) {
+        flows_of[rank_of[&f.src]].push(id as u32);
+        if f.dst != f.src {
+            flows_of[rank_of[&f.dst]].push(id as u32);
+        }
+    }
+    let mut steps_of = vec![Vec::new(); n];
+    for (id, c) in all.computes.iter().enumerate().skip(compute_base as usize) {
+        steps_of[rank_of[&c.host]].push(id as u32);
+    }
+    let first = all.computes.len() as u32;
+    for (r, (after, mut after_compute)) in flows_of.into_iter().zip(steps_of).enumerate() {
+        after_compute.extend(before[r]);
+        all.computes.push(ComputeDef {
+            host: plan.hosts[r],
+            duration: SimTime::ZERO,
+            start: plan.start,
+            after,
+            after_compute,
+        });
+    }
+    (0..n as u32).map(|r| Some(first + r)).collect()
+}

@@ -491,11 +491,13 @@ def all_to_all(
     hosts: HostSet | None = None,
     algorithm: str | None = None,
     flows_per_pair: int | None = None,
+    local_ranks: int | None = None,
     start: str | None = None,
     chunks: int | None = None,
 ) -> Scenario:
     """``[workload] kind = "all_to_all"``: every member sends ``size`` to every other member,
-    ``"direct"`` (all at once) or ``"pairwise"`` (in rounds), in ``chunks`` pipelined chunks."""
+    ``"direct"`` (all at once), ``"pairwise"`` (in rounds) or ``"hierarchical"`` (inside groups
+    of ``local_ranks``, then across between same-index ranks), in ``chunks`` pipelined chunks."""
     return Scenario(
         workload=_table(
             kind="all_to_all",
@@ -503,6 +505,7 @@ def all_to_all(
             size=size,
             algorithm=algorithm,
             flows_per_pair=flows_per_pair,
+            local_ranks=local_ranks,
             start=start,
             chunks=chunks,
         )

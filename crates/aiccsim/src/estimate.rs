@@ -252,9 +252,23 @@ fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
         }
         WorkloadConfig::AllToAll(a) => {
             let n = set_len(&a.hosts, hosts);
+            if a.algorithm == AllToAllAlgorithm::Hierarchical {
+                // Phase 1 inside the groups (NVLink on GPU servers), phase 2 across: the NIC
+                // carries phase 2, (n/g - 1) transfers of g blocks.
+                let g = u128::from(a.local_ranks.unwrap_or(1).max(1));
+                let groups = n / g;
+                let size = a.size.0 as u128;
+                let flows = n * (g - 1 + groups.saturating_sub(1)) * u128::from(a.chunks);
+                return WorkloadSize {
+                    flows,
+                    bytes: n * (g - 1) * groups * size + n * groups.saturating_sub(1) * g * size,
+                    busiest_host_bytes: groups.saturating_sub(1) * g * size,
+                    ..only_flows(a.start)
+                };
+            }
             let per_pair = match a.algorithm {
                 AllToAllAlgorithm::Direct => a.flows_per_pair as u128,
-                AllToAllAlgorithm::Pairwise => 1,
+                _ => 1,
             };
             let flows = n * n.saturating_sub(1) * per_pair * u128::from(a.chunks);
             WorkloadSize {

@@ -216,3 +216,29 @@ fn a_2d_all_reduce_sends_a_gth_of_the_nic_bytes_of_a_1d_one_and_finishes_first()
     let (t1, t2) = (one.summary.completion_time_ns.unwrap(), two.summary.completion_time_ns.unwrap());
     assert!(t2 < 0.5 * t1, "2D {t2:.0} ns against 1D {t1:.0} ns");
 }
+
+#[test]
+fn a_hierarchical_all_to_all_stays_on_its_rails_and_sends_the_direct_nic_bytes() {
+    // 4 servers of 4 GPUs on one group of rail switches: GPU i of every server on rail i.
+    let run = |algorithm: &str| {
+        common::run(&format!(
+            "[topology]\nkind = \"rail\"\nservers = 4\ngpus_per_server = 4\nspines = 2\nlink = {{ bandwidth = \"200Gbps\", delay = \"500ns\" }}\n{NVLINK}\n[workload]\nkind = \"all_to_all\"\nsize = \"64KB\"\nalgorithm = \"{algorithm}\""
+        ))
+    };
+    let (direct, hierarchical) = (run("direct"), run("hierarchical"));
+    common::assert_conserved(&hierarchical);
+    // Only between same-index GPUs across servers: never through a spine (the last switches
+    // before the NVSwitches are the spines: s4 and s5 after rails s0-s3).
+    let spine_bytes = |r: &Results| -> u64 {
+        r.ports.iter().filter(|p| p.node == "s4" || p.node == "s5").map(|p| p.stats.tx_bytes).sum()
+    };
+    assert!(spine_bytes(&direct) > 0);
+    assert_eq!(spine_bytes(&hierarchical), 0, "hierarchical traffic stays on the rails");
+    // The same payload leaves the NICs (12 remote peers x 64 KB per GPU), in 3 transfers of
+    // 4 blocks per GPU instead of 12.
+    let payload = |r: &Results| -> u64 { r.flows.iter().filter(|f| !f.nvlink).map(|f| f.size_bytes).sum() };
+    assert_eq!(payload(&hierarchical), payload(&direct));
+    assert_eq!(payload(&direct), 16 * 12 * 64_000);
+    assert_eq!(hierarchical.flows.iter().filter(|f| !f.nvlink).count(), 16 * 3);
+    assert_eq!(hierarchical.collectives[0].info.algorithm, "hierarchical");
+}

@@ -92,7 +92,8 @@ fn expand(tree: &str) -> Vec<String> {
     let tree: String = tree.chars().filter(|c| !c.is_whitespace()).collect();
     let Some(open) = tree.find('{') else { return vec![tree] };
     let prefix = &tree[..open];
-    let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+    // (A message text holding "; use {x}" reads as a statement: its braces need not pair.)
+    let inner = &tree[open + 1..tree.rfind('}').filter(|&end| end > open).unwrap_or(tree.len())];
     let mut parts = Vec::new();
     let (mut depth, mut start) = (0, 0);
     for (i, c) in inner.char_indices() {

@@ -152,7 +152,7 @@ tagged_enum!(WorkloadConfig, "kind", {
 });
 
 impl WorkloadConfig {
-    /// Sets a hierarchical all-reduce's `local_ranks`, where not given, to `group`: the ranks a
+    /// Sets a hierarchical all-reduce's or all-to-all's `local_ranks`, where not given, to `group`: the ranks a
     /// server holds (the topology's GPUs per server for a `[workload]`; for a job, its ranks on
     /// each server when they form whole consecutive groups).
     pub fn fill_local_ranks(&mut self, group: u32) {
@@ -160,9 +160,14 @@ impl WorkloadConfig {
             WorkloadConfig::AllReduce(w) if w.algorithm == AllReduceAlgorithm::Hierarchical => {
                 w.local_ranks.get_or_insert(group);
             }
+            WorkloadConfig::AllToAll(w) if w.algorithm == AllToAllAlgorithm::Hierarchical => {
+                w.local_ranks.get_or_insert(group);
+            }
             WorkloadConfig::Training(w) => {
-                let hierarchical =
-                    w.layers.iter().flat_map(|l| l.all_reduce).any(|a| a.algorithm == AllReduceAlgorithm::Hierarchical);
+                let mut reduce = w.layers.iter().flat_map(|l| l.all_reduce);
+                let mut a2a = w.layers.iter().flat_map(|l| [l.forward_all_to_all, l.backward_all_to_all]).flatten();
+                let hierarchical = reduce.any(|a| a.algorithm == AllReduceAlgorithm::Hierarchical)
+                    || a2a.any(|a| a.algorithm == AllToAllAlgorithm::Hierarchical);
                 if hierarchical {
                     w.local_ranks.get_or_insert(group);
                 }
@@ -206,6 +211,10 @@ pub struct AllToAllWorkload {
     /// Parallel flows (tasks) per ordered pair, each of `size` (direct only).
     #[serde(default = "one")]
     pub flows_per_pair: u32,
+    /// Ranks per group of `hierarchical` (consecutive ranks in `hosts` order); filled in from
+    /// the topology's servers (`gpus_per_server`) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_ranks: Option<u32>,
     #[serde(default)]
     pub start: SimTime,
     /// Split into this many equal chunks, each run through the whole schedule, pipelined: a
@@ -227,6 +236,22 @@ pub enum AllToAllAlgorithm {
     /// send and its receive of the previous round are done (pairwise exchange): every round is
     /// a permutation.
     Pairwise,
+    /// Two phases on groups of `local_ranks` consecutive ranks (a server's GPUs): each rank
+    /// first sends every other rank of its group what goes to that rank's local index on every
+    /// group (over NVLink), then each rank sends every rank of its own local index on another
+    /// group what its group has for that group (one larger transfer per group, through the
+    /// NICs, rail-aligned). The NIC bytes are those of the direct algorithm, in fewer transfers.
+    Hierarchical,
+}
+
+impl AllToAllAlgorithm {
+    /// Whether the algorithm runs on `n` ranks (in groups of `local` for `hierarchical`).
+    pub fn fits(self, n: u64, local: Option<u32>) -> bool {
+        match self {
+            AllToAllAlgorithm::Hierarchical => local.is_some_and(|g| g >= 1 && n.is_multiple_of(u64::from(g))),
+            _ => true,
+        }
+    }
 }
 
 /// Each host of `hosts` sends one flow of `size` to a distinct other host, chosen by a seeded
@@ -382,7 +407,8 @@ pub struct TrainingWorkload {
     /// chunks go in order.
     #[serde(default = "one")]
     pub chunks: u32,
-    /// Ranks per group of `hierarchical` all-reduces, as for the `all_reduce` workload.
+    /// Ranks per group of `hierarchical` all-reduces and all-to-alls, as for the `all_reduce`
+    /// workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local_ranks: Option<u32>,
     /// From the model's input to its output.

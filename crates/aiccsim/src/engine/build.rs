@@ -202,7 +202,13 @@ fn check_workload(w: &WorkloadConfig, hosts: u32, noun: &str, members: &str) -> 
                 );
             }
         }
-        WorkloadConfig::AllToAll(w) => set_ok("workload.hosts", &w.hosts, 2)?,
+        WorkloadConfig::AllToAll(w) => {
+            set_ok("workload.hosts", &w.hosts, 2)?;
+            let ranks = w.hosts.len(hosts);
+            if !w.algorithm.fits(ranks, w.local_ranks) {
+                return groups_do_not_fit("workload", ranks, w.local_ranks);
+            }
+        }
         WorkloadConfig::Permutation(w) => set_ok("workload.hosts", &w.hosts, 2)?,
         WorkloadConfig::AllReduce(w) => {
             set_ok("workload.hosts", &w.hosts, 2)?;
@@ -248,18 +254,24 @@ fn fits(key: &str, algorithm: AllReduceAlgorithm, ranks: u64, local: Option<u32>
     if algorithm == AllReduceAlgorithm::Hierarchical {
         let at = key.rsplit_once('.').map_or("workload", |(head, _)| head);
         let at = if at.starts_with("workload.layers") { "workload" } else { at };
-        return fail(
-            format!("{at}.local_ranks"),
-            format!(
-                "hierarchical needs groups of local_ranks that divide the {ranks} ranks, got {}; set local_ranks to a divisor of {ranks} (the GPUs of a server), or choose another algorithm",
-                local.map_or("none".to_string(), |g| g.to_string())
-            ),
-        );
+        return groups_do_not_fit(at, ranks, local);
     }
     let (below, above) = (ranks.next_power_of_two() / 2, ranks.next_power_of_two());
     fail(
         key,
         format!("halving_doubling needs a power-of-two number of ranks, got {ranks}; use {below} or {above} ranks, or algorithm = \"ring\" or \"direct\""),
+    )
+}
+
+/// A hierarchical collective's groups of `local` that do not divide its `ranks`; `at` is the
+/// workload's key.
+fn groups_do_not_fit(at: &str, ranks: u64, local: Option<u32>) -> Check {
+    fail(
+        format!("{at}.local_ranks"),
+        format!(
+            "hierarchical needs groups of local_ranks that divide the {ranks} ranks, got {}; set local_ranks to a divisor of {ranks} (the GPUs of a server), or choose another algorithm",
+            local.map_or("none".to_string(), |g| g.to_string())
+        ),
     )
 }
 
@@ -283,6 +295,10 @@ fn training(w: &crate::config::TrainingWorkload, hosts: u32, set_ok: &dyn Fn(&st
             if ar.size.0 > 0 {
                 fits(&key("all_reduce.algorithm"), ar.algorithm, ranks, w.local_ranks)?;
             }
+        }
+        let a2a = [layer.forward_all_to_all, layer.backward_all_to_all];
+        if a2a.iter().flatten().any(|a| a.size.0 > 0 && !a.algorithm.fits(ranks, w.local_ranks)) {
+            return groups_do_not_fit("workload", ranks, w.local_ranks);
         }
     }
     let steps = workload::training::count_computes(w, hosts);

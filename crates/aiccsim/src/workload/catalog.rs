@@ -65,6 +65,7 @@ pub fn collectives(cfg: &WorkloadConfig, hosts: u32, training: Option<&Layout>) 
     let a2a = |a: A| match a {
         A::Direct => "direct",
         A::Pairwise => "pairwise",
+        A::Hierarchical => "hierarchical",
     };
     let chunks = match cfg {
         WorkloadConfig::AllReduce(w) => w.chunks,

@@ -12,8 +12,8 @@ mod placement;
 pub mod training;
 
 use crate::config::{
-    AllReduceAlgorithm, AllReduceWorkload, AllToAllWorkload, FlowList, IncastWorkload, PermutationWorkload,
-    WorkloadConfig,
+    AllReduceAlgorithm, AllReduceWorkload, AllToAllAlgorithm, AllToAllWorkload, FlowList, IncastWorkload,
+    PermutationWorkload, WorkloadConfig,
 };
 use crate::rng;
 use crate::tags::CollectiveTag;
@@ -89,7 +89,7 @@ pub fn count(cfg: &WorkloadConfig, hosts: u32) -> u64 {
         WorkloadConfig::Incast(w) => w.senders.len(hosts).saturating_mul(u64::from(w.flows_per_sender)),
         WorkloadConfig::AllToAll(w) => {
             let n = w.hosts.len(hosts);
-            let per_chunk = n.saturating_mul(n.saturating_sub(1)).saturating_mul(u64::from(w.flows_per_pair));
+            let per_chunk = all_to_all_flows(n, w.algorithm, w.local_ranks).saturating_mul(u64::from(w.flows_per_pair));
             per_chunk.saturating_mul(u64::from(w.chunks))
         }
         WorkloadConfig::Permutation(w) => w.hosts.len(hosts),
@@ -102,6 +102,18 @@ pub fn count(cfg: &WorkloadConfig, hosts: u32) -> u64 {
         }
         WorkloadConfig::Broadcast(w) => w.hosts.len(hosts).saturating_sub(1).saturating_mul(u64::from(w.chunks)),
         WorkloadConfig::Training(w) => training::count_flows(w, hosts),
+    }
+}
+
+/// Direct and pairwise: n(n-1); hierarchical (groups of g): n(g-1) inside the groups and
+/// n(n/g-1) across.
+pub(crate) fn all_to_all_flows(ranks: u64, algorithm: AllToAllAlgorithm, local: Option<u32>) -> u64 {
+    match algorithm {
+        AllToAllAlgorithm::Hierarchical => {
+            let g = u64::from(local.unwrap_or(1).max(1));
+            ranks.saturating_mul(g.saturating_sub(1).saturating_add((ranks / g).saturating_sub(1)))
+        }
+        AllToAllAlgorithm::Direct | AllToAllAlgorithm::Pairwise => ranks.saturating_mul(ranks.saturating_sub(1)),
     }
 }
 
@@ -173,10 +185,18 @@ fn expand_flows(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
             }
             flows
         }
-        WorkloadConfig::AllToAll(AllToAllWorkload { hosts: set, size, algorithm, flows_per_pair, start, chunks }) => {
-            let ranks = set.expand(hosts);
+        WorkloadConfig::AllToAll(AllToAllWorkload {
+            hosts: set,
+            size,
+            algorithm,
+            flows_per_pair,
+            local_ranks,
+            start,
+            chunks,
+        }) => {
+            let (ranks, local) = (set.expand(hosts), local_ranks.unwrap_or(1) as usize);
             pipelined(size.0, *chunks, |bytes| {
-                all_to_all::all_to_all(&ranks, bytes, *algorithm, *flows_per_pair, *start)
+                all_to_all::all_to_all(&ranks, bytes, *algorithm, *flows_per_pair, local, *start)
             })
         }
         WorkloadConfig::Permutation(PermutationWorkload { hosts: set, size, start }) => {
@@ -250,13 +270,17 @@ mod tests {
                 }),
                 WorkloadConfig::Permutation(PermutationWorkload { hosts: set.clone(), size, start }),
             ];
-            for algorithm in [AllToAllAlgorithm::Direct, AllToAllAlgorithm::Pairwise] {
+            for algorithm in [AllToAllAlgorithm::Direct, AllToAllAlgorithm::Pairwise, AllToAllAlgorithm::Hierarchical] {
                 let flows_per_pair = if algorithm == AllToAllAlgorithm::Direct { 2 } else { 1 };
+                let n = set.len(8);
+                let local_ranks =
+                    (algorithm == AllToAllAlgorithm::Hierarchical).then_some(if n % 2 == 0 { 2 } else { 1 });
                 cfgs.push(WorkloadConfig::AllToAll(AllToAllWorkload {
                     hosts: set.clone(),
                     size,
                     algorithm,
                     flows_per_pair,
+                    local_ranks,
                     start,
                     chunks: 3,
                 }));
@@ -326,6 +350,7 @@ mod tests {
             size: ByteSize(1000),
             algorithm: Default::default(),
             flows_per_pair: 1,
+            local_ranks: None,
             start: SimTime::ZERO,
             chunks: 1,
         });

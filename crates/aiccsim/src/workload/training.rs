@@ -107,17 +107,17 @@ pub fn count_computes(w: &TrainingWorkload, hosts: u32) -> u64 {
 /// Flows `expand` makes, without making them; saturates.
 pub fn count_flows(w: &TrainingWorkload, hosts: u32) -> u64 {
     let n = w.hosts.len(hosts);
-    let all_to_all = n.saturating_mul(n.saturating_sub(1));
     let per_iteration = w.layers.iter().fold(0u64, |sum, layer| {
         let a2a = [layer.forward_all_to_all, layer.backward_all_to_all];
-        let a2a = a2a.iter().flatten().filter(|c| c.size.0 > 0).count() as u64;
+        let a2a = (a2a.iter().flatten().filter(|c| c.size.0 > 0))
+            .fold(0u64, |s, c| s.saturating_add(super::all_to_all_flows(n, c.algorithm, w.local_ranks)));
         let ar = layer
             .all_reduce
             .filter(|c| c.size.0 > 0)
             .map_or(0, |c| super::all_reduce_flows(n, c.algorithm, w.local_ranks));
-        sum.saturating_add(a2a.saturating_mul(all_to_all)).saturating_add(ar)
+        sum.saturating_add(a2a).saturating_add(ar)
     });
-    per_iteration.saturating_mul(u64::from(w.iterations))
+    per_iteration.saturating_mul(u64::from(w.chunks)).saturating_mul(u64::from(w.iterations))
 }
 
 /// Expands a validated `training` workload.
@@ -148,6 +148,7 @@ pub fn expand(w: &TrainingWorkload, hosts: u32) -> Workload {
         blocking: vec![Vec::new(); n],
         reduced: vec![vec![Vec::new(); n]; layers as usize],
     };
+    let local = w.local_ranks.unwrap_or(1) as usize;
     for k in 0..w.iterations {
         let first_flow = b.flows.len() as u32;
         let mut issue = |b: &mut Builder, layer: u32, op: Op, made: Vec<FlowDef>| {
@@ -164,7 +165,7 @@ pub fn expand(w: &TrainingWorkload, hosts: u32) -> Workload {
             b.step(layer.forward, Waits::BlockingAndAllReduce(l));
             if let Some(a2a) = layer.forward_all_to_all.filter(|c| c.size.0 > 0) {
                 let made = pipelined(a2a.size.0, w.chunks, |bytes| {
-                    all_to_all::all_to_all(&ranks, bytes, a2a.algorithm, 1, w.start)
+                    all_to_all::all_to_all(&ranks, bytes, a2a.algorithm, 1, local, w.start)
                 });
                 issue(&mut b, l, Op::ForwardAllToAll, made);
             }
@@ -175,14 +176,13 @@ pub fn expand(w: &TrainingWorkload, hosts: u32) -> Workload {
             b.step(input_grad, Waits::Blocking);
             if let Some(a2a) = layer.backward_all_to_all.filter(|c| c.size.0 > 0) {
                 let made = pipelined(a2a.size.0, w.chunks, |bytes| {
-                    all_to_all::all_to_all(&ranks, bytes, a2a.algorithm, 1, w.start)
+                    all_to_all::all_to_all(&ranks, bytes, a2a.algorithm, 1, local, w.start)
                 });
                 issue(&mut b, l, Op::BackwardAllToAll, made);
             }
             // Runs while the backward all-to-all just issued is under way.
             b.step(weight_grad, Waits::Previous);
             if let Some(ar) = layer.all_reduce.filter(|c| c.size.0 > 0) {
-                let local = w.local_ranks.unwrap_or(1) as usize;
                 let made = pipelined(ar.size.0, w.chunks, |bytes| {
                     all_reduce::all_reduce(&ranks, bytes, ar.algorithm, local, w.start)
                 });

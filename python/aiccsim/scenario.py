@@ -48,6 +48,7 @@ __all__ = [
     "pfc",
     "rail",
     "reduce_scatter",
+    "send_recv",
     "simulation",
     "star",
     "switch",
@@ -509,6 +510,16 @@ def all_to_all(
             start=start,
             chunks=chunks,
         )
+    )
+
+
+def send_recv(
+    *, pairs: list[tuple[int, int]], size: str, start: str | None = None, chunks: int | None = None
+) -> Scenario:
+    """``[workload] kind = "send_recv"``: ``size`` bytes from the first host of each pair to
+    the second, on the pair's connection, in ``chunks`` chunks."""
+    return Scenario(
+        workload=_table(kind="send_recv", pairs=[list(p) for p in pairs], size=size, start=start, chunks=chunks)
     )
 
 

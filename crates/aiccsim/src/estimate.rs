@@ -294,6 +294,21 @@ fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
             let per_rank = all_reduce_bytes_per_rank(n, a.size.0, a.algorithm, a.local_ranks);
             WorkloadSize { flows, bytes: n * per_rank, busiest_host_bytes: per_rank, ..only_flows(a.start) }
         }
+        WorkloadConfig::SendRecv(w) => {
+            // The busiest direction of a host's link: the pairs it sends in, or receives in.
+            let mut per_host: std::collections::BTreeMap<(u32, bool), u128> = Default::default();
+            for p in &w.pairs {
+                *per_host.entry((p[0], true)).or_default() += 1;
+                *per_host.entry((p[1], false)).or_default() += 1;
+            }
+            let size = w.size.0 as u128;
+            WorkloadSize {
+                flows: w.pairs.len() as u128 * u128::from(w.chunks),
+                bytes: w.pairs.len() as u128 * size,
+                busiest_host_bytes: per_host.values().max().copied().unwrap_or(0) * size,
+                ..only_flows(w.start)
+            }
+        }
         WorkloadConfig::Broadcast(b) => {
             let n = set_len(&b.hosts, hosts).max(1);
             // Every rank but the root receives the buffer once; the root sends it up to n-1 times.

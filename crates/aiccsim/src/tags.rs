@@ -13,6 +13,8 @@ pub enum CollectiveKind {
     AllGather,
     ReduceScatter,
     Broadcast,
+    /// Point-to-point sends between pairs of ranks.
+    SendRecv,
     Other,
 }
 
@@ -24,6 +26,7 @@ impl fmt::Display for CollectiveKind {
             CollectiveKind::AllGather => "all_gather",
             CollectiveKind::ReduceScatter => "reduce_scatter",
             CollectiveKind::Broadcast => "broadcast",
+            CollectiveKind::SendRecv => "send_recv",
             CollectiveKind::Other => "other",
         };
         f.write_str(s)

@@ -134,3 +134,21 @@ fn bus_bandwidth_is_the_links_payload_rate_when_a_collective_keeps_them_busy() {
     let ar = r.collectives[0].busbw_bps().unwrap() / 1e9;
     assert!((ar - busbw).abs() / busbw < 0.03, "all-reduce busbw {ar:.2} against all-gather {busbw:.2}");
 }
+
+#[test]
+fn send_recv_takes_its_formula_time_chunked_or_not() {
+    // A pipeline of sends 0 -> 1 -> 2 -> 3 posted at once: ranks 1 and 2 send while they
+    // receive (their ACKs share the link), so each transfer takes one copy time with the ACKs
+    // plus one step latency, whatever the chunks (they go one after another on the pair's
+    // connection). Its bus bandwidth is the algorithm bandwidth.
+    let (wire, l) = rates(&scenario("kind = \"all_reduce\"\nsize = \"1KB\""));
+    let formula = wire(2_000_000.0) + l;
+    for chunks in [1, 4] {
+        let w = format!("kind = \"send_recv\"\npairs = [[0, 1], [1, 2], [2, 3]]\nsize = \"2MB\"\nchunks = {chunks}");
+        assert_close(&format!("send_recv, {chunks} chunks"), cct_us(&w), formula);
+        let r = common::run(&text(&w));
+        let row = &r.collectives[0];
+        assert_eq!((row.info.kind.to_string().as_str(), row.info.ranks, row.flows), ("send_recv", 4, 3 * chunks));
+        assert_eq!(row.busbw_bps(), row.algbw_bps());
+    }
+}

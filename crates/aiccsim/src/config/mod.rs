@@ -29,7 +29,7 @@ pub use validate::{fail, moved, validate};
 pub use workload::{
     AllReduceAlgorithm, AllReduceWorkload, AllToAllAlgorithm, AllToAllWorkload, BroadcastAlgorithm, BroadcastWorkload,
     FlowList, FlowSpec, GatherAlgorithm, GatherWorkload, HostSet, IncastWorkload, LayerAllReduce, LayerAllToAll,
-    LayerConfig, PermutationWorkload, TrainingWorkload, WorkloadConfig,
+    LayerConfig, PermutationWorkload, SendRecvWorkload, TrainingWorkload, WorkloadConfig,
 };
 
 use crate::cc::CcConfig;

@@ -237,6 +237,17 @@ fn workload(w: &WorkloadConfig) -> Check {
         WorkloadConfig::AllGather(g) | WorkloadConfig::ReduceScatter(g) if g.size.0 == 0 => {
             return fail("workload.size", "a flow must carry at least 1 byte");
         }
+        WorkloadConfig::SendRecv(w) => {
+            if w.pairs.is_empty() {
+                return fail("workload.pairs", "no pairs; list at least one [source, destination]");
+            }
+            if let Some(i) = w.pairs.iter().position(|p| p[0] == p[1]) {
+                return fail(format!("workload.pairs[{i}]"), format!("host {} sends to itself", w.pairs[i][0]));
+            }
+            if w.size.0 == 0 {
+                return fail("workload.size", "a flow must carry at least 1 byte");
+            }
+        }
         WorkloadConfig::Broadcast(b) if b.size.0 == 0 => {
             return fail("workload.size", "a flow must carry at least 1 byte");
         }
@@ -248,6 +259,7 @@ fn workload(w: &WorkloadConfig) -> Check {
         WorkloadConfig::AllReduce(w) => Some((w.chunks, w.size.0)),
         WorkloadConfig::AllGather(w) | WorkloadConfig::ReduceScatter(w) => Some((w.chunks, w.size.0)),
         WorkloadConfig::Broadcast(w) => Some((w.chunks, w.size.0)),
+        WorkloadConfig::SendRecv(w) => Some((w.chunks, w.size.0)),
         WorkloadConfig::Training(w) => Some((w.chunks, u64::MAX)),
         _ => None,
     };

@@ -136,6 +136,7 @@ pub enum WorkloadConfig {
     AllGather(GatherWorkload),
     ReduceScatter(GatherWorkload),
     Broadcast(BroadcastWorkload),
+    SendRecv(SendRecvWorkload),
     Training(TrainingWorkload),
 }
 
@@ -148,6 +149,7 @@ tagged_enum!(WorkloadConfig, "kind", {
     "all_gather" => AllGather(GatherWorkload),
     "reduce_scatter" => ReduceScatter(GatherWorkload),
     "broadcast" => Broadcast(BroadcastWorkload),
+    "send_recv" => SendRecv(SendRecvWorkload),
     "training" => Training(TrainingWorkload),
 });
 
@@ -343,6 +345,20 @@ pub struct BroadcastWorkload {
     /// Split into this many equal chunks, each run through the whole schedule, pipelined: a
     /// chunk's step waits only for the same chunk's step before, and on each connection the
     /// chunks go in order.
+    #[serde(default = "one")]
+    pub chunks: u32,
+}
+
+/// Point-to-point transfers: `size` bytes from the first host of each pair to the second.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SendRecvWorkload {
+    /// `[source, destination]` pairs.
+    pub pairs: Vec<[u32; 2]>,
+    pub size: ByteSize,
+    #[serde(default)]
+    pub start: SimTime,
+    /// Split into this many equal chunks, posted in order on each pair's connection.
     #[serde(default = "one")]
     pub chunks: u32,
 }

@@ -220,6 +220,12 @@ fn check_workload(w: &WorkloadConfig, hosts: u32, noun: &str, members: &str) -> 
             set_ok("workload.hosts", &w.hosts, 2)?;
             splits(w.size, w.hosts.len(hosts).saturating_mul(u64::from(w.chunks)), "blocks (ranks x chunks)")?;
         }
+        WorkloadConfig::SendRecv(w) => {
+            for (i, pair) in w.pairs.iter().enumerate() {
+                host_ok(&format!("workload.pairs[{i}]"), pair[0])?;
+                host_ok(&format!("workload.pairs[{i}]"), pair[1])?;
+            }
+        }
         WorkloadConfig::Broadcast(w) => {
             set_ok("workload.hosts", &w.hosts, 2)?;
             if let Some(root) = w.root {

@@ -36,7 +36,7 @@ impl CollectiveInfo {
         match self.kind {
             CollectiveKind::AllReduce => 2.0 * (n - 1.0) / n,
             CollectiveKind::AllGather | CollectiveKind::ReduceScatter | CollectiveKind::AllToAll => (n - 1.0) / n,
-            CollectiveKind::Broadcast | CollectiveKind::Other => 1.0,
+            CollectiveKind::Broadcast | CollectiveKind::SendRecv | CollectiveKind::Other => 1.0,
         }
     }
 }
@@ -69,6 +69,7 @@ pub fn collectives(cfg: &WorkloadConfig, hosts: u32, training: Option<&Layout>) 
     };
     let chunks = match cfg {
         WorkloadConfig::AllReduce(w) => w.chunks,
+        WorkloadConfig::SendRecv(w) => w.chunks,
         WorkloadConfig::AllGather(w) | WorkloadConfig::ReduceScatter(w) => w.chunks,
         WorkloadConfig::AllToAll(w) => w.chunks,
         WorkloadConfig::Broadcast(w) => w.chunks,
@@ -121,6 +122,13 @@ pub fn collectives(cfg: &WorkloadConfig, hosts: u32, training: Option<&Layout>) 
                     }
                 })
                 .collect()
+        }
+        WorkloadConfig::SendRecv(w) => {
+            // nccl-tests' sendrecv: the bytes each pair moves; its ranks, the hosts in a pair.
+            let mut hosts: Vec<u32> = w.pairs.iter().flatten().copied().collect();
+            hosts.sort_unstable();
+            hosts.dedup();
+            vec![info(CollectiveKind::SendRecv, 0, "direct", w.size.0, hosts.len() as u64)]
         }
         WorkloadConfig::Flows(_) | WorkloadConfig::Incast(_) | WorkloadConfig::Permutation(_) => Vec::new(),
     };

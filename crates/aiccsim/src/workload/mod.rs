@@ -9,6 +9,7 @@ mod catalog;
 mod collective;
 pub mod jobs;
 mod placement;
+mod send_recv;
 pub mod training;
 
 use crate::config::{
@@ -101,6 +102,7 @@ pub fn count(cfg: &WorkloadConfig, hosts: u32) -> u64 {
             n.saturating_mul(n.saturating_sub(1)).saturating_mul(u64::from(w.chunks))
         }
         WorkloadConfig::Broadcast(w) => w.hosts.len(hosts).saturating_sub(1).saturating_mul(u64::from(w.chunks)),
+        WorkloadConfig::SendRecv(w) => (w.pairs.len() as u64).saturating_mul(u64::from(w.chunks)),
         WorkloadConfig::Training(w) => training::count_flows(w, hosts),
     }
 }
@@ -241,6 +243,9 @@ fn expand_flows(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
             let ranks = w.hosts.expand(hosts);
             let root = w.root.and_then(|r| ranks.iter().position(|&h| h == r)).unwrap_or(0);
             pipelined(w.size.0, w.chunks, |bytes| broadcast::broadcast(&ranks, root, bytes, w.algorithm, w.start))
+        }
+        WorkloadConfig::SendRecv(w) => {
+            pipelined(w.size.0, w.chunks, |bytes| send_recv::send_recv(&w.pairs, bytes, w.start))
         }
     }
 }

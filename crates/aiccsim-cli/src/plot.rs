@@ -105,3 +105,65 @@ pub fn bars(path: &Path, title: &str, x_label: &str, bars: &[(String, f64)]) -> 
         .map_err(|e| e.to_string())?;
     root.present().map_err(|e| e.to_string())
 }
+
+/// One horizontal bar per row, made of segments (`parts` names them, in the legend) laid end to
+/// end: a stacked bar chart, rows from the top.
+pub fn stacked_bars(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    parts: &[&str],
+    rows: &[(String, Vec<f64>)],
+) -> Result<(), String> {
+    let n = rows.len().max(1);
+    let x_max = rows.iter().map(|r| r.1.iter().sum::<f64>()).fold(0.0f64, f64::max);
+    let x_max = if x_max > 0.0 { x_max * 1.08 } else { 1.0 };
+    let name_chars = rows.iter().map(|r| r.0.len()).max().unwrap_or(4) as u32;
+    let height = 110 + 26 * n as u32;
+    let root = SVGBackend::new(path, (900, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(20 + 7 * name_chars)
+        .build_cartesian_2d(0.0..x_max, (0..n).into_segmented())
+        .map_err(|e| e.to_string())?;
+    let names: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(n)
+        .y_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => n.checked_sub(1 + i).and_then(|k| names.get(k)).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .x_desc(x_label)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    for (p, part) in parts.iter().enumerate() {
+        let color = PALETTE[p % PALETTE.len()];
+        chart
+            .draw_series(rows.iter().enumerate().map(|(i, (_, values))| {
+                let row = n - 1 - i;
+                let from: f64 = values[..p].iter().sum();
+                let mut r = Rectangle::new(
+                    [(from, SegmentValue::Exact(row)), (from + values[p], SegmentValue::Exact(row + 1))],
+                    color.mix(0.8).filled(),
+                );
+                r.set_margin(3, 3, 0, 0);
+                r
+            }))
+            .map_err(|e| e.to_string())?
+            .label(*part)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.mix(0.8).filled()));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())
+}

@@ -54,6 +54,9 @@ enum PlotSpec {
     FctCdf {},
     /// One horizontal bar per run of a table column.
     Bars { metric: String },
+    /// One horizontal bar per run of its mean training iteration: compute, then the exposed
+    /// communication stacked on it (`mean_iteration_us`, `mean_exposed_comm_us`).
+    Iterations {},
     /// Throughput of some flows over time, one line per run and flow. With `recovery_of`, the
     /// table's `recovery_us` is the time that flow takes, once the others it shared the
     /// bottleneck with have finished, to carry 95% of what it carried alone before they started
@@ -199,7 +202,7 @@ pub fn run(
             "time (us)",
             "throughput (Gbps)".to_string(),
         ),
-        PlotSpec::FctCdf {} | PlotSpec::Bars { .. } => (
+        PlotSpec::FctCdf {} | PlotSpec::Bars { .. } | PlotSpec::Iterations {} => (
             rows.iter()
                 .map(|(name, r)| {
                     let mut f: Vec<f64> = r.flows.iter().filter_map(|f| f.fct()).map(|t| t.as_us_f64()).collect();
@@ -221,6 +224,23 @@ pub fn run(
             let bars: Vec<(String, f64)> =
                 table.rows.iter().map(|r| (r[0].clone(), r[col].parse().unwrap_or(0.0))).collect();
             plot::bars(&plot_path, &spec.title, metric, &bars)
+        }
+        PlotSpec::Iterations {} => {
+            let col = |name: &str| HEADER.iter().position(|h| *h == name).expect("a column of the table");
+            let (total, exposed) = (col("mean_iteration_us"), col("mean_exposed_comm_us"));
+            let bars: Vec<(String, Vec<f64>)> = (table.rows.iter())
+                .map(|r| {
+                    let (t, e) = (r[total].parse().unwrap_or(0.0), r[exposed].parse().unwrap_or(0.0));
+                    (r[0].clone(), vec![t - e, e])
+                })
+                .collect();
+            plot::stacked_bars(
+                &plot_path,
+                &spec.title,
+                "mean iteration (us)",
+                &["compute", "exposed communication"],
+                &bars,
+            )
         }
         _ => plot::lines(&plot_path, &spec.title, x, &y, &series),
     }

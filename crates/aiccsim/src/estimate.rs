@@ -78,7 +78,10 @@ pub fn human(b: u128) -> String {
 
 /// Counts of the fabric, from its configuration.
 struct FabricSize {
+    /// Host nodes: a GPU server's GPUs have an NVLink port each besides their NIC.
     hosts: u64,
+    /// The hosts a workload's ranks are (the GPUs, not their NVLink ports).
+    workload_hosts: u64,
     switches: u64,
     links: u64,
     /// Switches that hosts hang off: the routing tables have one entry per switch and ToR.
@@ -92,6 +95,7 @@ fn fabric_size(t: &TopologyConfig) -> FabricSize {
     let bdp = |l: &LinkConfig| l.bandwidth.bytes_in(l.delay);
     let of = |hosts: u64, switches: u64, links: u64, tors: u64, host: &LinkConfig, fabric: &[&LinkConfig]| FabricSize {
         hosts,
+        workload_hosts: hosts,
         switches,
         links,
         tors,
@@ -156,6 +160,7 @@ fn fabric_size(t: &TopologyConfig) -> FabricSize {
         }
         TopologyConfig::Custom(c) => FabricSize {
             hosts: c.hosts as u64,
+            workload_hosts: c.hosts as u64,
             switches: c.switches as u64,
             links: c.links.len() as u64,
             tors: c.switches as u64,
@@ -380,7 +385,7 @@ const EVENT_BYTES: u128 = 32;
 /// The estimate for a parsed scenario.
 pub fn estimate(s: &Scenario) -> Estimate {
     let fabric = fabric_size(&s.topology);
-    let work = traffic_size(s, fabric.hosts);
+    let work = traffic_size(s, fabric.workload_hosts);
     let ports = 2 * fabric.links as u128;
     let packet = (s.nic.mtu.0 + s.nic.header.0).max(1) as u128;
     let ideal = work.busiest_host_bytes.saturating_mul(8_000_000_000_000) / fabric.host_rate_bps.max(1) as u128;
@@ -515,6 +520,8 @@ mod tests {
             let built = Topology::build(&s.topology).unwrap();
             let f = fabric_size(&s.topology);
             assert_eq!(f.hosts, built.num_hosts as u64, "{topology}");
+            // A workload's "all" is the GPUs, not their NVLink ports too.
+            assert_eq!(f.workload_hosts, built.fabric_hosts as u64, "{topology}");
             assert_eq!(f.switches, built.num_switches as u64, "{topology}");
             assert_eq!(2 * f.links, built.ports.len() as u64, "{topology}");
         }
@@ -527,6 +534,8 @@ mod tests {
             "kind = \"incast\"\nsenders = \"1..=5\"\nreceiver = 0\nsize = \"3KB\"\nflows_per_sender = 2",
             "kind = \"all_to_all\"\nsize = \"2KB\"\nflows_per_pair = 3",
             "kind = \"all_to_all\"\nsize = \"2KB\"\nalgorithm = \"pairwise\"",
+            "kind = \"all_to_all\"\nsize = \"2KB\"\nalgorithm = \"hierarchical\"\nlocal_ranks = 1",
+            "kind = \"send_recv\"\npairs = [[0, 1], [1, 2], [0, 1]]\nsize = \"3KB\"\nchunks = 2",
             "kind = \"permutation\"\nhosts = [1, 2, 4, 6]\nsize = \"5KB\"",
             "kind = \"all_reduce\"\nsize = \"700KB\"",
             "kind = \"all_reduce\"\nsize = \"700KB\"\nalgorithm = \"direct\"\nhosts = \"0..5\"",

@@ -40,6 +40,7 @@ __all__ = [
     "flow",
     "flows",
     "incast",
+    "job",
     "leaf_spine",
     "link",
     "nic",
@@ -64,7 +65,8 @@ class Scenario(dict[str, Any]):
     ``a | b`` is ``a`` with ``b``'s keys put in, tables merged key by key (``switch(buffer=...)
     | pfc(xoff=...)`` gives one ``switch`` table with both), as a sweep's ``set`` does. A table
     whose ``kind`` or ``algorithm`` differs from the one it meets replaces it whole, so that
-    ``base | cc("hpcc")`` does not keep DCQCN's parameters. ``a`` itself is left unchanged.
+    ``base | cc("hpcc")`` does not keep DCQCN's parameters. ``jobs`` lists add up: ``base |
+    job(...) | job(...)`` has both jobs. ``a`` itself is left unchanged.
     """
 
     def __or__(self, other: Mapping[str, Any]) -> Scenario:
@@ -90,6 +92,8 @@ def _merge(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
         old = out.get(key)
         if isinstance(old, Mapping) and isinstance(value, Mapping) and not _other_variant(old, value):
             out[key] = _merge(old, value)
+        elif key == "jobs" and isinstance(old, list) and isinstance(value, list):
+            out[key] = old + value
         else:
             out[key] = value
     return out
@@ -510,6 +514,37 @@ def all_to_all(
             start=start,
             chunks=chunks,
         )
+    )
+
+
+def job(
+    *workloads: Mapping[str, Any],
+    name: str | None = None,
+    hosts: HostSet | None = None,
+    ranks: int | None = None,
+    placement: str | None = None,
+    seed: int | None = None,
+    start: str | None = None,
+) -> Scenario:
+    """``[[jobs]]``: one job of several sharing the fabric. ``workloads`` are made by the
+    workload builders (``all_reduce(size="8MB")``, ...), on the job's ranks, run one after
+    another; give ``hosts``, or ``ranks`` and a ``placement`` (``"packed"``, ``"spread"``,
+    ``"random"`` with ``seed``). ``base | job(...) | job(...)`` has both jobs."""
+    tables = [w["workload"] for w in workloads]
+    if not tables:
+        raise ValueError("job(): give it at least one workload, e.g. job(all_reduce(size='8MB'), ranks=8)")
+    return Scenario(
+        jobs=[
+            _table(
+                name=name,
+                hosts=_hosts(hosts),
+                ranks=ranks,
+                placement=placement,
+                seed=seed,
+                start=start,
+                workload=tables[0] if len(tables) == 1 else tables,
+            )
+        ]
     )
 
 

@@ -64,46 +64,8 @@ pub fn lines(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[S
 
 /// Horizontal bars, one per (name, value), top to bottom in the given order.
 pub fn bars(path: &Path, title: &str, x_label: &str, bars: &[(String, f64)]) -> Result<(), String> {
-    let n = bars.len().max(1);
-    let x_max = bars.iter().map(|b| b.1).fold(0.0f64, f64::max);
-    let x_max = if x_max > 0.0 { x_max * 1.08 } else { 1.0 };
-    let name_chars = bars.iter().map(|b| b.0.len()).max().unwrap_or(4) as u32;
-    let height = 90 + 26 * n as u32;
-    let root = SVGBackend::new(path, (900, height)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(20 + 7 * name_chars)
-        .build_cartesian_2d(0.0..x_max, (0..n).into_segmented())
-        .map_err(|e| e.to_string())?;
-    let names: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .y_labels(n)
-        .y_label_formatter(&|v| match v {
-            // Row 0 at the top.
-            SegmentValue::CenterOf(i) => n.checked_sub(1 + i).and_then(|k| names.get(k)).cloned().unwrap_or_default(),
-            _ => String::new(),
-        })
-        .x_desc(x_label)
-        .draw()
-        .map_err(|e| e.to_string())?;
-    chart
-        .draw_series(bars.iter().enumerate().map(|(i, (_, v))| {
-            let row = n - 1 - i;
-            let color = PALETTE[i % PALETTE.len()];
-            let mut r = Rectangle::new(
-                [(0.0, SegmentValue::Exact(row)), (*v, SegmentValue::Exact(row + 1))],
-                color.mix(0.8).filled(),
-            );
-            r.set_margin(3, 3, 0, 0);
-            r
-        }))
-        .map_err(|e| e.to_string())?;
-    root.present().map_err(|e| e.to_string())
+    let rows: Vec<(String, Vec<f64>)> = bars.iter().map(|(name, v)| (name.clone(), vec![*v])).collect();
+    horizontal(path, title, x_label, &rows, None, |row, _| PALETTE[row % PALETTE.len()])
 }
 
 /// One horizontal bar per row, made of segments (`parts` names them, in the legend) laid end to
@@ -115,11 +77,26 @@ pub fn stacked_bars(
     parts: &[&str],
     rows: &[(String, Vec<f64>)],
 ) -> Result<(), String> {
+    horizontal(path, title, x_label, rows, Some(parts), |_, part| PALETTE[part % PALETTE.len()])
+}
+
+/// Horizontal bars, one row each (from the top), each made of its values laid end to end in
+/// `colour(row, part)`; with `legend`, the parts' names.
+fn horizontal(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    rows: &[(String, Vec<f64>)],
+    legend: Option<&[&str]>,
+    colour: impl Fn(usize, usize) -> RGBColor,
+) -> Result<(), String> {
     let n = rows.len().max(1);
     let x_max = rows.iter().map(|r| r.1.iter().sum::<f64>()).fold(0.0f64, f64::max);
-    let x_max = if x_max > 0.0 { x_max * 1.08 } else { 1.0 };
+    // Room on the right for the legend, clear of the longest bar.
+    let room = if legend.is_some() { 1.4 } else { 1.08 };
+    let x_max = if x_max > 0.0 { x_max * room } else { 1.0 };
     let name_chars = rows.iter().map(|r| r.0.len()).max().unwrap_or(4) as u32;
-    let height = 110 + 26 * n as u32;
+    let height = 90 + if legend.is_some() { 20 } else { 0 } + 26 * n as u32;
     let root = SVGBackend::new(path, (900, height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let mut chart = ChartBuilder::on(&root)
@@ -141,29 +118,33 @@ pub fn stacked_bars(
         .x_desc(x_label)
         .draw()
         .map_err(|e| e.to_string())?;
-    for (p, part) in parts.iter().enumerate() {
-        let color = PALETTE[p % PALETTE.len()];
-        chart
-            .draw_series(rows.iter().enumerate().map(|(i, (_, values))| {
+    let parts = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+    for p in 0..parts {
+        let drawn = chart
+            .draw_series(rows.iter().enumerate().filter(|(_, (_, v))| p < v.len()).map(|(i, (_, values))| {
                 let row = n - 1 - i;
                 let from: f64 = values[..p].iter().sum();
                 let mut r = Rectangle::new(
                     [(from, SegmentValue::Exact(row)), (from + values[p], SegmentValue::Exact(row + 1))],
-                    color.mix(0.8).filled(),
+                    colour(i, p).mix(0.8).filled(),
                 );
                 r.set_margin(3, 3, 0, 0);
                 r
             }))
-            .map_err(|e| e.to_string())?
-            .label(*part)
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.mix(0.8).filled()));
+            .map_err(|e| e.to_string())?;
+        if let Some(name) = legend.and_then(|names| names.get(p)) {
+            let c = colour(0, p);
+            drawn.label(*name).legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.mix(0.8).filled()));
+        }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| e.to_string())?;
+    if legend.is_some() {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| e.to_string())?;
+    }
     root.present().map_err(|e| e.to_string())
 }

@@ -11,9 +11,10 @@ use aiccsim::wire::packet::PacketKind;
 use aiccsim::Results;
 use aiccsim::Simulation;
 
-/// Host 1 sends a long flow to host 0 throughout; host 2 sends two 2 MB transfers to host 0 on
-/// one connection, the second posted when the first is delivered. DCQCN, 1 us rate samples.
-fn two_transfers(connections: &str) -> Results {
+/// Host 1 sends `competitor` bytes to host 0 from the start; host 2 sends 2 MB to host 0, then
+/// a second transfer (`second`: the rest of its flow entry) on the same connection. 1 us rate
+/// samples of host 2's transfers.
+fn on_one_connection(connections: &str, cc: &str, competitor: &str, second: &str) -> Results {
     common::run(&format!(
         r#"
 [topology]
@@ -23,19 +24,25 @@ link = {{ bandwidth = "100Gbps", delay = "1us" }}
 [nic]
 connections = "{connections}"
 [cc]
-algorithm = "dcqcn"
+algorithm = "{cc}"
 [workload]
 kind = "flows"
 flows = [
-  {{ src = 1, dst = 0, size = "12MB" }},
+  {{ src = 1, dst = 0, size = "{competitor}" }},
   {{ src = 2, dst = 0, size = "2MB", connection = 0 }},
-  {{ src = 2, dst = 0, size = "2MB", connection = 0, after = [1] }},
+  {{ src = 2, dst = 0, connection = 0, {second} }},
 ]
 [output]
 sample_interval = "1us"
 rate_flows = [1, 2]
 "#
     ))
+}
+
+/// Host 1 sends a long flow to host 0 throughout; host 2 sends two 2 MB transfers to host 0 on
+/// one connection, the second posted when the first is delivered. DCQCN.
+fn two_transfers(connections: &str) -> Results {
+    on_one_connection(connections, "dcqcn", "12MB", "size = \"2MB\", after = [1]")
 }
 
 /// The sending rate (Gbps) flow `f` was sampled at last, and flow `g` first.
@@ -63,26 +70,7 @@ fn an_idle_dcqcn_connection_goes_on_recovering_its_rate() {
     // The second transfer is posted 3 ms after the start, long after the first ended: DCQCN's
     // rate-increase timer went on running on the idle queue pair (as a NIC's rate limiter does),
     // so the second transfer starts back at line rate, not where the first left off.
-    let r = common::run(
-        r#"
-[topology]
-kind = "star"
-hosts = 3
-link = { bandwidth = "100Gbps", delay = "1us" }
-[cc]
-algorithm = "dcqcn"
-[workload]
-kind = "flows"
-flows = [
-  { src = 1, dst = 0, size = "12MB" },
-  { src = 2, dst = 0, size = "2MB", connection = 0 },
-  { src = 2, dst = 0, size = "2MB", connection = 0, start = "3ms" },
-]
-[output]
-sample_interval = "1us"
-rate_flows = [1, 2]
-"#,
-    );
+    let r = on_one_connection("persistent", "dcqcn", "12MB", "size = \"2MB\", start = \"3ms\"");
     assert!(r.flows[1].finish.unwrap() < SimTime::from_us(1_500), "the first transfer ends well before 3 ms");
     let (end_of_first, start_of_second) = rates_across(&r, 1, 2);
     assert!(end_of_first < 80.0, "the first transfer was slowed down: {end_of_first:.1} Gbps");
@@ -96,23 +84,7 @@ fn hpcc_on_a_connection_goes_on_committing_once_per_round_trip() {
     // first ACK past the last commit's snd_nxt: the algorithm must see the connection's byte
     // numbering, or transfer 2's ACKs (numbered from 0 again) never pass transfer 1's last
     // commit and its window stays where the congestion left it (slowdown 2.1 before the fix).
-    let r = common::run(
-        r#"
-[topology]
-kind = "star"
-hosts = 3
-link = { bandwidth = "100Gbps", delay = "1us" }
-[cc]
-algorithm = "hpcc"
-[workload]
-kind = "flows"
-flows = [
-  { src = 1, dst = 0, size = "2MB" },
-  { src = 2, dst = 0, size = "2MB", connection = 0 },
-  { src = 2, dst = 0, size = "1MB", connection = 0, after = [0, 1] },
-]
-"#,
-    );
+    let r = on_one_connection("persistent", "hpcc", "2MB", "size = \"1MB\", after = [0, 1]");
     assert!(r.flows[1].slowdown().unwrap() > 1.6, "transfer 1 shared the link");
     let second = r.flows[2].slowdown().unwrap();
     assert!(second < 1.25, "transfer 2, alone on the link, has slowdown {second:.3}");

@@ -210,3 +210,60 @@ fn rocecc_clos_runs_at_a_small_scale() {
         |name: &str| -> f64 { rows.iter().find(|r| &r[0] == name).unwrap()[col("completion_us")].parse().unwrap() };
     assert!(time("2D all-reduce / PFC only") < 0.5 * time("1D all-reduce / PFC only"));
 }
+
+/// rocecc-dlrm at a small scale (its 12 runs take about 15 minutes; their figures are in the
+/// experiment's README): the same experiment.toml and layers, 2 racks of 2 servers of 4 GPUs,
+/// every collective a hundredth of its size. Every run finishes its iteration, which takes at
+/// least its compute, and the stacked plot is drawn.
+#[test]
+fn rocecc_dlrm_runs_at_a_small_scale() {
+    let src = experiments().join("rocecc-dlrm");
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("rocecc-dlrm-small");
+    std::fs::create_dir(&dir).unwrap();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        let text = text.replace("racks = 8", "racks = 2").replace("gpus_per_server = 8", "gpus_per_server = 4");
+        let text = text.replace("spines = 8", "spines = 4");
+        // `size = "<n>B"` -> a hundredth.
+        let small: Vec<String> = (text.lines())
+            .map(|line| {
+                match line.split_once("size = \"").and_then(|(head, rest)| Some((head, rest.split_once("B\"")?))) {
+                    Some((head, (n, tail))) if n.chars().all(|c| c.is_ascii_digit()) => {
+                        format!("{head}size = \"{}B\"{tail}", n.parse::<u64>().unwrap() / 100 + 16)
+                    }
+                    _ => line.to_string(),
+                }
+            })
+            .collect();
+        let small = small.join("\n");
+        assert!(p.file_name().unwrap() == "experiment.toml" || small.contains("racks = 2"), "{p:?}");
+        std::fs::write(dir.join(p.file_name().unwrap()), small).unwrap();
+    }
+    let out = root.path().join("out");
+    let o = aiccsim(&[
+        "reproduce",
+        "rocecc-dlrm-small",
+        "--experiments",
+        root.path().to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(matches!(o.status.code(), Some(0 | 3)), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("plot.svg").exists());
+    let mut table = csv::Reader::from_path(out.join("table.csv")).unwrap();
+    let header = table.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = table.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 12);
+    for r in &rows {
+        let (iteration, exposed): (f64, f64) =
+            (r[col("mean_iteration_us")].parse().unwrap(), r[col("mean_exposed_comm_us")].parse().unwrap());
+        // model.py's compute: 3327.3 us per iteration on every rank.
+        assert!((iteration - exposed - 3327.3).abs() < 0.2, "{}: {iteration} - {exposed}", &r[0]);
+    }
+}

@@ -79,6 +79,7 @@ def all_reduce_8() -> Scenario:
         | switch(buffer="32MB")
         | pfc(enabled=True)
         | ecn(kmin="400KB", kmax="1600KB", pmax=0.2)
+        | nic(rto="67ms")
         | cc("none")
         | all_reduce(size="10MB", algorithm="direct")
     )

@@ -457,6 +457,16 @@ fn print_algorithms() {
             for (k, rule) in algorithm.optional_parameters() {
                 writeln!(out, "    {k} = (unset: {rule})")?;
             }
+            // Each preset's values where they differ from the defaults.
+            for name in algorithm.presets() {
+                let preset = algorithm.preset_table(name).unwrap_or_default();
+                let differs: Vec<String> = (preset.iter())
+                    .filter(|(k, v)| table.get(*k) != Some(v))
+                    .map(|(k, v)| format!("{k} = {v}"))
+                    .collect();
+                let differs = if differs.is_empty() { "the defaults".to_string() } else { differs.join(", ") };
+                writeln!(out, "    preset = \"{name}\": {differs}")?;
+            }
             writeln!(out)?;
         }
         Ok(())

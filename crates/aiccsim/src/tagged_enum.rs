@@ -24,6 +24,11 @@ pub(crate) fn take_tag<E: Error>(table: &mut toml::Table, tag: &str, known: &[&s
     }
 }
 
+/// An error at `key` inside the section being read.
+pub(crate) fn at_key<E: Error>(key: &str, message: String) -> E {
+    E::custom(format!("{PATH_MARK}{key}{PATH_MARK}{message}"))
+}
+
 /// Deserialises one variant's struct from the rest of the section.
 pub(crate) fn variant<T: DeserializeOwned, E: Error>(table: toml::Table) -> Result<T, E> {
     serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {

@@ -67,3 +67,27 @@ fn names_are_unique_and_each_parses_back_to_its_algorithm() {
         assert_eq!(toml::Table::try_from(&s.cc).unwrap(), toml::Table::try_from(cfg).unwrap());
     }
 }
+
+#[test]
+fn a_preset_fills_in_the_keys_the_scenario_leaves_out() {
+    let cc = |body: &str| {
+        let text = format!("[topology]\nkind = \"star\"\nhosts = 2\nlink = {{ bandwidth = \"100Gbps\", delay = \"1us\" }}\n[cc]\n{body}\n[workload]\nkind = \"incast\"\nsenders = [1]\nreceiver = 0\nsize = \"1KB\"");
+        aiccsim::Scenario::from_toml(&text, "p.toml").map(|s| s.cc)
+    };
+    let CcConfig::Dcqcn(d) = cc("algorithm = \"dcqcn\"\npreset = \"nvidia\"\nadditive_increase = \"10Mbps\"").unwrap()
+    else {
+        panic!("not dcqcn")
+    };
+    let nvidia = aiccsim::cc::DcqcnConfig::preset("nvidia").unwrap();
+    assert_eq!(d.additive_increase.0, 10_000_000, "the scenario's own key wins");
+    assert_eq!((d.g, d.byte_counter, d.min_rate), (nvidia.g, nvidia.byte_counter, nvidia.min_rate));
+    // The resolved values are what run.json and `aiccsim validate` show: no `preset` key.
+    let written = toml::to_string(&CcConfig::Dcqcn(d)).unwrap();
+    assert!(!written.contains("preset") && written.contains("min_dec_factor = 0.5"), "{written}");
+
+    let err = cc("algorithm = \"dcqcn\"\npreset = \"fastest\"").unwrap_err();
+    assert_eq!(err.key, "cc.preset");
+    assert!(err.message.contains("dcqcn's presets are hpcc_study, nvidia"), "{err}");
+    let err = cc("algorithm = \"hpcc\"\npreset = \"nvidia\"").unwrap_err();
+    assert_eq!((err.key.as_str(), err.message.as_str()), ("cc.preset", "unknown preset `nvidia`: hpcc has no presets"));
+}

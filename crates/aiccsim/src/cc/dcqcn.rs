@@ -60,6 +60,11 @@ pub struct DcqcnConfig {
     pub rate_on_first_cnp: f64,
     /// Also lower the target on a decrease that follows no increase (CLAMP_TARGET_RATE = 0).
     pub clamp_target_rate: bool,
+    /// Alpha on a flow's first CNP (1.0; the vendor's `initial_alpha_value` = 1023/1024).
+    pub initial_alpha: f64,
+    /// One decrease leaves at least this fraction of the rate (0: no bound, as the HPCC study;
+    /// the vendor's `rpg_min_dec_fac` = 50%). It binds when alpha would cut more than that.
+    pub min_dec_factor: f64,
     /// NP: at most one CNP per flow per this period (ConnectX `min_time_between_cnps` = 4 us).
     pub cnp_interval: SimTime,
 }
@@ -78,7 +83,44 @@ impl Default for DcqcnConfig {
             min_rate: Bandwidth(1_000_000_000),
             rate_on_first_cnp: 1.0,
             clamp_target_rate: false,
+            initial_alpha: 1.0,
+            min_dec_factor: 0.0,
             cnp_interval: SimTime::from_us(4),
+        }
+    }
+}
+
+/// The named parameter sets of `preset = "..."`.
+const PRESETS: &[&str] = &["hpcc_study", "nvidia"];
+
+impl DcqcnConfig {
+    /// Preset `name`: `hpcc_study` is the defaults above; `nvidia` is the NIC vendor's defaults
+    /// for ConnectX-4 and later (NVIDIA, "DCQCN CC Parameters"; docs/scenario.md cites each):
+    /// `dce_tcp_g` = 1019 keeps 1019/1024 of alpha per update (g = 5/1024), `dce_tcp_rtt` 1 us,
+    /// `initial_alpha_value` 1023, `rate_reduce_monitor_period` 4 us, `rpg_min_dec_fac` 50%,
+    /// `rpg_min_rate` 1 Mb/s, `rpg_time_reset` 300 us, `rpg_byte_reset` 32767 B,
+    /// `rpg_threshold` 1, `rpg_ai_rate` 5 Mb/s, `rpg_hai_rate` 50 Mb/s, `clamp_tgt_rate` 0,
+    /// `rate_to_set_on_first_cnp` 0 (no cut of its own), `min_time_between_cnps` 4 us.
+    pub fn preset(name: &str) -> Option<DcqcnConfig> {
+        match name {
+            "hpcc_study" => Some(DcqcnConfig::default()),
+            "nvidia" => Some(DcqcnConfig {
+                g: 5.0 / 1024.0,
+                alpha_update_interval: SimTime::from_us(1),
+                rate_decrease_interval: SimTime::from_us(4),
+                rate_increase_interval: SimTime::from_us(300),
+                byte_counter: Some(ByteSize(32767)),
+                fast_recovery_stages: 1,
+                additive_increase: Bandwidth(5_000_000),
+                hyper_increase: Bandwidth(50_000_000),
+                min_rate: Bandwidth(1_000_000),
+                rate_on_first_cnp: 1.0,
+                clamp_target_rate: false,
+                initial_alpha: 1023.0 / 1024.0,
+                min_dec_factor: 0.5,
+                cnp_interval: SimTime::from_us(4),
+            }),
+            _ => None,
         }
     }
 }
@@ -94,6 +136,15 @@ impl Algorithm for DcqcnConfig {
 
     fn optional_parameters(&self) -> &'static [(&'static str, &'static str)] {
         &[("byte_counter", "off; the DCQCN paper uses \"10MB\"")]
+    }
+
+    fn presets(&self) -> &'static [&'static str] {
+        PRESETS
+    }
+
+    fn preset_table(&self, name: &str) -> Option<toml::Table> {
+        let cfg = DcqcnConfig::preset(name)?;
+        Some(toml::Table::try_from(cfg).expect("a config serialises to a table"))
     }
 
     fn validate(&self) -> Check {
@@ -115,6 +166,15 @@ impl Algorithm for DcqcnConfig {
         }
         if !(self.rate_on_first_cnp > 0.0 && self.rate_on_first_cnp <= 1.0) {
             return Err((key("rate_on_first_cnp"), format!("must be in (0, 1], got {}", self.rate_on_first_cnp)));
+        }
+        if !(self.initial_alpha > 0.0 && self.initial_alpha <= 1.0) {
+            return Err((key("initial_alpha"), format!("must be in (0, 1], got {}", self.initial_alpha)));
+        }
+        if !(0.0..1.0).contains(&self.min_dec_factor) {
+            return Err((
+                key("min_dec_factor"),
+                format!("must be in [0, 1) (0.5: a cut at most halves the rate), got {}", self.min_dec_factor),
+            ));
         }
         Ok(())
     }
@@ -221,9 +281,10 @@ impl Dcqcn {
         let now = cx.now();
         self.cnp_for_decrease = true;
         if self.first_cnp.is_none() {
-            // First CNP of the flow: alpha starts at 1 and both clocks start (rdma-hw.cc, cnp_received_mlx).
+            // First CNP of the flow: alpha starts at `initial_alpha` and both clocks start
+            // (rdma-hw.cc, cnp_received_mlx).
             self.first_cnp = Some(now);
-            self.alpha = 1.0;
+            self.alpha = self.cfg.initial_alpha;
             self.alpha_ticks = 0;
             self.cnp_for_alpha = false;
             self.rate = (self.rate * self.cfg.rate_on_first_cnp).max(self.cfg.min_rate.as_f64());
@@ -244,7 +305,8 @@ impl Dcqcn {
         if self.cfg.clamp_target_rate || self.timer_stage != 0 || self.byte_stage != 0 {
             self.target = self.rate;
         }
-        self.rate = (self.rate * (1.0 - self.alpha / 2.0)).max(self.cfg.min_rate.as_f64());
+        let cut = (1.0 - self.alpha / 2.0).max(self.cfg.min_dec_factor);
+        self.rate = (self.rate * cut).max(self.cfg.min_rate.as_f64());
         self.timer_stage = 0;
         self.byte_stage = 0;
         self.bytes_since_increase = 0;
@@ -391,6 +453,41 @@ mod tests {
             }
         }
         cc
+    }
+
+    #[test]
+    fn a_decrease_keeps_at_least_min_dec_factor_of_the_rate() {
+        // One CNP, alpha about 1: the cut would halve the rate; a floor of 80% holds it there.
+        let at = |f: f64| {
+            let cfg = DcqcnConfig { min_dec_factor: f, ..DcqcnConfig::default() };
+            run(cfg, &[SimTime::ZERO], SimTime::from_us(10)).rate()
+        };
+        assert!((at(0.8) - 80e9).abs() < 1.0, "{}", at(0.8));
+        assert!(at(0.0) < 51e9);
+        // The vendor's 50% never binds with alpha at most 1.
+        assert_eq!(at(0.5), at(0.0));
+    }
+
+    #[test]
+    fn the_first_cnp_sets_alpha_to_initial_alpha() {
+        let cfg = DcqcnConfig { initial_alpha: 0.5, ..DcqcnConfig::default() };
+        let cc = run(cfg, &[SimTime::ZERO], SimTime::from_us(10));
+        // Decayed for 4 ticks before the decrease at 4 us + 1 ns, then alpha/2 = 0.25 cut.
+        let alpha = 0.5 * (1.0f64 - 1.0 / 256.0).powi(4);
+        assert!((cc.rate() - 100e9 * (1.0 - alpha / 2.0)).abs() < 1.0, "{}", cc.rate());
+    }
+
+    #[test]
+    fn presets_are_the_defaults_and_the_vendors_values() {
+        assert_eq!(DcqcnConfig::preset("hpcc_study"), Some(DcqcnConfig::default()));
+        let nvidia = DcqcnConfig::preset("nvidia").unwrap();
+        assert_eq!((nvidia.g, nvidia.byte_counter, nvidia.min_dec_factor), (5.0 / 1024.0, Some(ByteSize(32767)), 0.5));
+        assert_eq!((nvidia.additive_increase, nvidia.hyper_increase), (Bandwidth(5_000_000), Bandwidth(50_000_000)));
+        assert!(nvidia.validate().is_ok());
+        assert!(DcqcnConfig::preset("fastest").is_none());
+        for name in PRESETS {
+            assert!(DcqcnConfig::default().preset_table(name).is_some(), "{name}");
+        }
     }
 
     #[test]

@@ -201,6 +201,16 @@ pub trait Algorithm {
     fn optional_parameters(&self) -> &'static [(&'static str, &'static str)] {
         &[]
     }
+    /// The named parameter sets it ships (`preset = "..."` under `[cc]`): a vendor's defaults,
+    /// a study's, a tuned table. Each is documented with its source in docs/scenario.md.
+    fn presets(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Preset `name`'s parameters, as the scenario would write them; the scenario's own keys
+    /// then override them.
+    fn preset_table(&self, _name: &str) -> Option<toml::Table> {
+        None
+    }
     /// Checks the parameters on their own; each failure names its key (`cc.g`) and the fix.
     fn validate(&self) -> Check {
         Ok(())

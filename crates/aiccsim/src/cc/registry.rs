@@ -5,7 +5,7 @@
 //! reaches each algorithm's [`Algorithm`] implementation, and [`CcConfig::all_defaults`], which
 //! `aiccsim algorithms`, the tests and the docs check iterate over.
 
-use super::{CcConfig, DcqcnConfig};
+use super::{Algorithm, CcConfig, DcqcnConfig};
 
 /// Expands the list of algorithms; invoked once, in `cc/mod.rs`, so that each `$module` is the
 /// file `cc/$module.rs`.
@@ -23,9 +23,21 @@ macro_rules! registry {
             $( $(#[$doc])* #[serde(rename = $name)] $variant($config), )+
         }
 
-        tagged_enum!(CcConfig, "algorithm", {
-            $( $name => $variant($config), $( $alias => $variant($config), )* )+
-        });
+        // As `tagged_enum!` makes it, with the algorithm's `preset` put under the keys given.
+        impl<'de> serde::Deserialize<'de> for CcConfig {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let mut table = <toml::Table as serde::Deserialize>::deserialize(d)?;
+                let names = [$( $name, $( $alias, )* )+];
+                let tag = $crate::tagged_enum::take_tag::<D::Error>(&mut table, "algorithm", &names)?;
+                match tag.as_str() {
+                    $( $name $( | $alias )* => {
+                        let table = $crate::cc::registry::with_preset::<D::Error>(&<$config>::default(), table)?;
+                        $crate::tagged_enum::variant::<$config, D::Error>(table).map(CcConfig::$variant)
+                    } )+
+                    _ => unreachable!("take_tag checked the tag"),
+                }
+            }
+        }
 
         impl CcConfig {
             /// The algorithm behind the settings.
@@ -85,6 +97,28 @@ macro_rules! registry {
             }
         }
     };
+}
+
+/// The `[cc]` keys with the algorithm's `preset` (if one is named) filled in under them: the
+/// preset's values, then the keys the scenario gives.
+pub(crate) fn with_preset<E: serde::de::Error>(
+    algorithm: &dyn Algorithm,
+    mut table: toml::Table,
+) -> Result<toml::Table, E> {
+    let Some(named) = table.remove("preset") else { return Ok(table) };
+    let known = algorithm.presets();
+    let listed = || match known {
+        [] => format!("{} has no presets", algorithm.name()),
+        names => format!("{}'s presets are {}", algorithm.name(), names.join(", ")),
+    };
+    let name = named
+        .as_str()
+        .ok_or_else(|| crate::tagged_enum::at_key::<E>("preset", format!("must be a string ({})", listed())))?;
+    let mut merged = algorithm
+        .preset_table(name)
+        .ok_or_else(|| crate::tagged_enum::at_key::<E>("preset", format!("unknown preset `{name}`: {}", listed())))?;
+    merged.extend(table);
+    Ok(merged)
 }
 
 impl Default for CcConfig {

@@ -87,7 +87,7 @@ fn a_preset_fills_in_the_keys_the_scenario_leaves_out() {
 
     let err = cc("algorithm = \"dcqcn\"\npreset = \"fastest\"").unwrap_err();
     assert_eq!(err.key, "cc.preset");
-    assert!(err.message.contains("dcqcn's presets are hpcc_study, nvidia"), "{err}");
+    assert!(err.message.contains("dcqcn's presets are hpcc_study, nvidia, barre_tuned"), "{err}");
     let err = cc("algorithm = \"hpcc\"\npreset = \"nvidia\"").unwrap_err();
     assert_eq!((err.key.as_str(), err.message.as_str()), ("cc.preset", "unknown preset `nvidia`: hpcc has no presets"));
 }

@@ -91,7 +91,7 @@ impl Default for DcqcnConfig {
 }
 
 /// The named parameter sets of `preset = "..."`.
-const PRESETS: &[&str] = &["hpcc_study", "nvidia"];
+const PRESETS: &[&str] = &["hpcc_study", "nvidia", "barre_tuned"];
 
 impl DcqcnConfig {
     /// Preset `name`: `hpcc_study` is the defaults above; `nvidia` is the NIC vendor's defaults
@@ -101,6 +101,8 @@ impl DcqcnConfig {
     /// `rpg_min_rate` 1 Mb/s, `rpg_time_reset` 300 us, `rpg_byte_reset` 32767 B,
     /// `rpg_threshold` 1, `rpg_ai_rate` 5 Mb/s, `rpg_hai_rate` 50 Mb/s, `clamp_tgt_rate` 0,
     /// `rate_to_set_on_first_cnp` 0 (no cut of its own), `min_time_between_cnps` 4 us.
+    /// `barre_tuned` is `nvidia` with the tuned table of the Barre talk (paper 004, "DCQCN
+    /// Parameter Tuning Settings"), which gives ranges: the middle of each is taken.
     pub fn preset(name: &str) -> Option<DcqcnConfig> {
         match name {
             "hpcc_study" => Some(DcqcnConfig::default()),
@@ -119,6 +121,14 @@ impl DcqcnConfig {
                 initial_alpha: 1023.0 / 1024.0,
                 min_dec_factor: 0.5,
                 cnp_interval: SimTime::from_us(4),
+            }),
+            "barre_tuned" => Some(DcqcnConfig {
+                cnp_interval: SimTime::from_us(1),              // min_time_between_cnps 0~2 us
+                min_dec_factor: 0.89,                           // rpg_min_dec_fac 80~98
+                rate_decrease_interval: SimTime::from_ns(2500), // rate_reduce_monitor_period 1~4 us
+                additive_increase: Bandwidth(14_000_000),       // "rpg_alpha_rate" (rpg_ai_rate) 8~20
+                rate_increase_interval: SimTime::from_us(60),   // rpg_time_reset 20~100 us
+                ..DcqcnConfig::preset("nvidia")?
             }),
             _ => None,
         }
@@ -485,6 +495,9 @@ mod tests {
         assert_eq!((nvidia.additive_increase, nvidia.hyper_increase), (Bandwidth(5_000_000), Bandwidth(50_000_000)));
         assert!(nvidia.validate().is_ok());
         assert!(DcqcnConfig::preset("fastest").is_none());
+        let tuned = DcqcnConfig::preset("barre_tuned").unwrap();
+        assert_eq!((tuned.g, tuned.min_dec_factor, tuned.rate_increase_interval), (nvidia.g, 0.89, SimTime::from_us(60)));
+        assert!(tuned.validate().is_ok());
         for name in PRESETS {
             assert!(DcqcnConfig::default().preset_table(name).is_some(), "{name}");
         }

@@ -163,37 +163,33 @@ fn pc4_target_qtime_meets_its_must_show() {
     assert_eq!(&rows[6][0], "target 0 us, one 100 KB flow each");
 }
 
-/// rocecc-clos at a sixteenth of its scale (its 18 runs take about 15 minutes; their figures
-/// are in the experiment's README): the same experiment.toml, 2 racks of 2 servers of 4 GPUs,
-/// 1 MB collectives. Every run finishes, and the 2D all-reduce takes at most half the 1D's
-/// time with PFC only, as at full scale.
-#[test]
-fn rocecc_clos_runs_at_a_small_scale() {
-    let src = experiments().join("rocecc-clos");
+/// Runs experiment `id` at a small scale in a scratch folder: each of its .toml files on 2
+/// racks of 2 servers of 4 GPUs and 4 spines, then `shrink`. A scenario must come out with
+/// `racks = 2`, so that nothing runs at full scale by mistake. Returns the folder (kept while
+/// the result lives), the output folder, and the table's header and rows.
+fn reproduce_small(
+    id: &str,
+    shrink: impl Fn(&str) -> String,
+) -> (tempfile::TempDir, PathBuf, csv::StringRecord, Vec<csv::StringRecord>) {
     let root = tempfile::tempdir().unwrap();
-    let dir = root.path().join("rocecc-clos-small");
+    let small_id = format!("{id}-small");
+    let dir = root.path().join(&small_id);
     std::fs::create_dir(&dir).unwrap();
-    for entry in std::fs::read_dir(&src).unwrap() {
+    for entry in std::fs::read_dir(experiments().join(id)).unwrap() {
         let p = entry.unwrap().path();
-        if p.extension().is_some_and(|e| e == "toml") {
-            let text = std::fs::read_to_string(&p).unwrap();
-            let small = text
-                .replace("racks = 8", "racks = 2")
-                .replace("gpus_per_server = 8", "gpus_per_server = 4")
-                .replace("spines = 8", "spines = 4")
-                .replace("size = \"128MB\"", "size = \"1MB\"")
-                .replace("size = \"1MB\"                 # per destination", "size = \"64KB\"  # per destination");
-            let scenario = p.file_name().unwrap() != "experiment.toml";
-            // A scenario the replacements miss would run at full scale: fail instead.
-            assert!(!scenario || small.contains("size = \"1MB\"") || small.contains("64KB"), "{p:?}");
-            assert!(!scenario || small.contains("racks = 2"), "{p:?}");
-            std::fs::write(dir.join(p.file_name().unwrap()), small).unwrap();
+        if p.extension().is_none_or(|e| e != "toml") {
+            continue;
         }
+        let text = std::fs::read_to_string(&p).unwrap();
+        let text = text.replace("racks = 8", "racks = 2").replace("gpus_per_server = 8", "gpus_per_server = 4");
+        let small = shrink(&text.replace("spines = 8", "spines = 4"));
+        assert!(p.file_name().unwrap() == "experiment.toml" || small.contains("racks = 2"), "{p:?}");
+        std::fs::write(dir.join(p.file_name().unwrap()), small).unwrap();
     }
     let out = root.path().join("out");
     let o = aiccsim(&[
         "reproduce",
-        "rocecc-clos-small",
+        &small_id,
         "--experiments",
         root.path().to_str().unwrap(),
         "--out",
@@ -202,8 +198,24 @@ fn rocecc_clos_runs_at_a_small_scale() {
     assert!(matches!(o.status.code(), Some(0 | 3)), "{}", String::from_utf8_lossy(&o.stderr));
     let mut table = csv::Reader::from_path(out.join("table.csv")).unwrap();
     let header = table.headers().unwrap().clone();
+    let rows = table.records().map(Result::unwrap).collect();
+    (root, out, header, rows)
+}
+
+/// rocecc-clos at a sixteenth of its scale (its 18 runs take about 20 minutes; their figures
+/// are in the experiment's README): the same experiment.toml, 1 MB collectives. Every run
+/// finishes, and the 2D all-reduce takes at most half the 1D's time with PFC only, as at full
+/// scale.
+#[test]
+fn rocecc_clos_runs_at_a_small_scale() {
+    let (_root, _, header, rows) = reproduce_small("rocecc-clos", |text| {
+        let small = text
+            .replace("size = \"128MB\"", "size = \"1MB\"")
+            .replace("size = \"1MB\"                 # per destination", "size = \"64KB\"  # per destination");
+        assert!(!small.contains("128MB"), "a collective left at full size");
+        small
+    });
     let col = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let rows: Vec<csv::StringRecord> = table.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 18);
     assert!(rows.iter().all(|r| r[col("flows")] == r[col("finished")]), "every run finishes");
     let time =
@@ -211,54 +223,27 @@ fn rocecc_clos_runs_at_a_small_scale() {
     assert!(time("2D all-reduce / PFC only") < 0.5 * time("1D all-reduce / PFC only"));
 }
 
-/// rocecc-dlrm at a small scale (its 12 runs take about 15 minutes; their figures are in the
-/// experiment's README): the same experiment.toml and layers, 2 racks of 2 servers of 4 GPUs,
-/// every collective a hundredth of its size. Every run finishes its iteration, which takes at
-/// least its compute, and the stacked plot is drawn.
+/// rocecc-dlrm at a small scale (its 12 runs take about 7 minutes; their figures are in the
+/// experiment's README): the same experiment.toml and layers, every collective a hundredth of
+/// its size. Every run finishes its iteration, which takes at least its compute, and the
+/// stacked plot is drawn.
 #[test]
 fn rocecc_dlrm_runs_at_a_small_scale() {
-    let src = experiments().join("rocecc-dlrm");
-    let root = tempfile::tempdir().unwrap();
-    let dir = root.path().join("rocecc-dlrm-small");
-    std::fs::create_dir(&dir).unwrap();
-    for entry in std::fs::read_dir(&src).unwrap() {
-        let p = entry.unwrap().path();
-        if p.extension().is_none_or(|e| e != "toml") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&p).unwrap();
-        let text = text.replace("racks = 8", "racks = 2").replace("gpus_per_server = 8", "gpus_per_server = 4");
-        let text = text.replace("spines = 8", "spines = 4");
-        // `size = "<n>B"` -> a hundredth.
-        let small: Vec<String> = (text.lines())
-            .map(|line| {
-                match line.split_once("size = \"").and_then(|(head, rest)| Some((head, rest.split_once("B\"")?))) {
-                    Some((head, (n, tail))) if n.chars().all(|c| c.is_ascii_digit()) => {
-                        format!("{head}size = \"{}B\"{tail}", n.parse::<u64>().unwrap() / 100 + 16)
-                    }
-                    _ => line.to_string(),
+    // `size = "<n>B"` -> a hundredth.
+    let hundredth = |text: &str| -> String {
+        let lines = text.lines().map(|line| {
+            match line.split_once("size = \"").and_then(|(head, rest)| Some((head, rest.split_once("B\"")?))) {
+                Some((head, (n, tail))) if n.chars().all(|c| c.is_ascii_digit()) => {
+                    format!("{head}size = \"{}B\"{tail}", n.parse::<u64>().unwrap() / 100 + 16)
                 }
-            })
-            .collect();
-        let small = small.join("\n");
-        assert!(p.file_name().unwrap() == "experiment.toml" || small.contains("racks = 2"), "{p:?}");
-        std::fs::write(dir.join(p.file_name().unwrap()), small).unwrap();
-    }
-    let out = root.path().join("out");
-    let o = aiccsim(&[
-        "reproduce",
-        "rocecc-dlrm-small",
-        "--experiments",
-        root.path().to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(matches!(o.status.code(), Some(0 | 3)), "{}", String::from_utf8_lossy(&o.stderr));
+                _ => line.to_string(),
+            }
+        });
+        lines.collect::<Vec<_>>().join("\n")
+    };
+    let (_root, out, header, rows) = reproduce_small("rocecc-dlrm", hundredth);
     assert!(out.join("plot.svg").exists());
-    let mut table = csv::Reader::from_path(out.join("table.csv")).unwrap();
-    let header = table.headers().unwrap().clone();
     let col = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let rows: Vec<csv::StringRecord> = table.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 12);
     for r in &rows {
         let (iteration, exposed): (f64, f64) =

@@ -118,7 +118,10 @@ fn bus_bandwidth_is_the_links_payload_rate_when_a_collective_keeps_them_busy() {
     // the other way, less the one step latency.
     let r = common::run(&text("kind = \"all_gather\"\nsize = \"2MB\"\nalgorithm = \"direct\""));
     let row = &r.collectives[0];
-    assert_eq!((row.info.name.as_str(), row.info.size, row.info.ranks, row.flows), ("all_gather:0", 2_000_000, 8, 56));
+    assert_eq!(
+        (row.info.name().as_str(), row.info.size, row.info.ranks, row.flows),
+        ("all_gather:0", 2_000_000, 8, 56)
+    );
     let cct_s = row.cct().unwrap().as_secs_f64();
     let algbw = row.algbw_bps().unwrap();
     assert!((algbw - 2e6 * 8.0 / cct_s).abs() < 1.0);

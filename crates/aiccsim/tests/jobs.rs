@@ -73,8 +73,8 @@ fn a_sequence_runs_in_order_per_rank() {
         r.flows.iter().filter(move |f| f.collective == name)
     }
     for host in 4..8 {
-        let done = of(&r, &a2a.info.name).filter(|f| f.src == host || f.dst == host).map(|f| f.finish.unwrap()).max();
-        let first_send = of(&r, &ar.info.name).filter(|f| f.src == host).map(|f| f.start).min();
+        let done = of(&r, &a2a.info.name()).filter(|f| f.src == host || f.dst == host).map(|f| f.finish.unwrap()).max();
+        let first_send = of(&r, &ar.info.name()).filter(|f| f.src == host).map(|f| f.start).min();
         assert!(first_send >= done, "host {host}: all-reduce sends at {first_send:?}, its all-to-all done at {done:?}");
     }
     assert!(r.flows.iter().all(|f| (4..8).contains(&f.src) && (4..8).contains(&f.dst)));
@@ -116,7 +116,7 @@ fn a_packed_job_on_gpu_servers_gets_its_servers_as_groups() {
     assert_eq!(r.jobs.iter().map(|j| j.hosts_text()).collect::<Vec<_>>(), ["0-2", "3-11", "12-15"]);
     let c = &r.collectives[2];
     assert_eq!(c.info.algorithm, "hierarchical");
-    let c_flows = r.flows.iter().filter(|f| f.collective == c.info.name);
+    let c_flows = r.flows.iter().filter(|f| f.collective == c.info.name());
     assert!(c_flows.clone().count() > 0 && c_flows.into_iter().all(|f| f.nvlink), "job c never leaves its server");
 }
 

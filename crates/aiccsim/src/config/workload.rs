@@ -48,6 +48,23 @@ impl HostSet {
         }
     }
 
+    /// The members, checked against a set of `hosts` numbered from 0: each exists, none is
+    /// listed twice. `noun` and `numbered` name them in the error ("host", "the topology has
+    /// hosts": "host 9 does not exist (the topology has hosts 0 to 7)").
+    pub fn members(&self, hosts: u32, noun: &str, numbered: &str) -> Result<Vec<u32>, String> {
+        // Before expanding: "0..4000000000" would be 16 GB of host numbers.
+        if let Some(top) = self.largest(hosts).filter(|&t| t >= hosts) {
+            return Err(format!("{noun} {top} does not exist ({numbered} 0 to {})", hosts.saturating_sub(1)));
+        }
+        let v = self.expand(hosts);
+        let mut sorted = v.clone();
+        sorted.sort_unstable();
+        if sorted.windows(2).any(|w| w[0] == w[1]) {
+            return Err(format!("lists a {noun} twice"));
+        }
+        Ok(v)
+    }
+
     fn parse(s: &str) -> Result<HostSet, String> {
         let s = s.trim();
         if s == "all" {

@@ -122,7 +122,7 @@ impl CollectiveRow {
         }
         (infos.iter())
             .filter_map(|info| {
-                let &(count, start, finish) = spans.get(info.name.as_str())?;
+                let &(count, start, finish) = spans.get(info.name().as_str())?;
                 Some(CollectiveRow { info: info.clone(), flows: count, start, finish })
             })
             .collect()

@@ -372,7 +372,7 @@ fn collective_rows(r: &Results, row: Row<'_>) {
     for c in &r.collectives {
         let gbps = |bps: Option<f64>| bps.map_or(Missing, |b| R(b / 1e9));
         row(&[
-            S(Cow::Borrowed(&c.info.name)),
+            S(Cow::Owned(c.info.name())),
             job_cell(&c.info.job),
             S(Cow::Owned(c.info.kind.to_string())),
             S(Cow::Borrowed(c.info.algorithm)),

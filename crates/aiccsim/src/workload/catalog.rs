@@ -9,8 +9,6 @@ use crate::tags::CollectiveKind;
 /// One collective the workload issues.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CollectiveInfo {
-    /// `kind:id`, the `collective` of its flows in `flows.csv`.
-    pub name: String,
     /// Its number in the run (the id of its flows' collective tag).
     pub id: u32,
     /// The job that issued it (empty for a `[workload]`).
@@ -28,6 +26,11 @@ pub struct CollectiveInfo {
 }
 
 impl CollectiveInfo {
+    /// `kind:id`, the `collective` of its flows in `flows.csv`.
+    pub fn name(&self) -> String {
+        format!("{}:{}", self.kind, self.id)
+    }
+
     /// nccl-tests' bus-bandwidth factor: bus bandwidth = size / time x this, the bytes a rank
     /// moves on its busiest link per byte of buffer, so that a collective running at link speed
     /// shows the link's speed whatever the rank count.
@@ -42,8 +45,7 @@ impl CollectiveInfo {
 }
 
 fn info(kind: CollectiveKind, id: u32, algorithm: &'static str, size: u64, ranks: u64) -> CollectiveInfo {
-    let name = format!("{kind}:{id}");
-    CollectiveInfo { name, id, job: String::new(), kind, algorithm, size, ranks: ranks as u32, chunks: 1 }
+    CollectiveInfo { id, job: String::new(), kind, algorithm, size, ranks: ranks as u32, chunks: 1 }
 }
 
 fn gather(a: GatherAlgorithm) -> &'static str {

@@ -89,6 +89,10 @@ pub fn lay_out(plans: &[JobPlan], seed: u64) -> Workload {
         let mut done: Vec<Option<u32>> = vec![None; n as usize];
         for (k, (_, cfg)) in plan.workloads.iter().enumerate() {
             let made = expand(cfg, n, workload_seed(seed, j, k));
+            // Per rank, for the barrier before the next workload: its flows and steps here.
+            let sequenced = k + 1 < plan.workloads.len();
+            let mut touched: Vec<(Vec<u32>, Vec<u32>)> =
+                vec![Default::default(); if sequenced { n as usize } else { 0 }];
             let infos = collectives(cfg, n, made.training.first());
             let (flow_base, compute_base) = (all.flows.len() as u32, all.computes.len() as u32);
             let collective_base = all.collectives.len() as u32;
@@ -98,6 +102,11 @@ pub fn lay_out(plans: &[JobPlan], seed: u64) -> Workload {
                 f.after_compute.iter_mut().for_each(|c| *c += compute_base);
                 if let (true, Some(barrier)) = (fresh, done[f.src as usize]) {
                     f.after_compute.push(barrier);
+                }
+                if sequenced {
+                    let id = all.flows.len() as u32;
+                    touched[f.src as usize].0.push(id);
+                    touched[f.dst as usize].0.push(id);
                 }
                 (f.src, f.dst) = (plan.hosts[f.src as usize], plan.hosts[f.dst as usize]);
                 f.start = plan.start + f.start;
@@ -116,6 +125,9 @@ pub fn lay_out(plans: &[JobPlan], seed: u64) -> Workload {
                 if let (true, Some(barrier)) = (fresh, done[rank]) {
                     c.after_compute.push(barrier);
                 }
+                if sequenced {
+                    touched[rank].1.push(all.computes.len() as u32);
+                }
                 c.host = plan.hosts[rank];
                 c.start = plan.start + c.start;
                 all.computes.push(c);
@@ -132,13 +144,12 @@ pub fn lay_out(plans: &[JobPlan], seed: u64) -> Workload {
                 all.training.push(layout);
             }
             all.collectives.extend(infos.into_iter().map(|c| CollectiveInfo {
-                name: format!("{}:{}", c.kind, c.id + collective_base),
                 id: c.id + collective_base,
                 job: plan.name.clone(),
                 ..c
             }));
-            if k + 1 < plan.workloads.len() {
-                done = barrier(&mut all, plan, flow_base, compute_base, &done);
+            if sequenced {
+                done = barrier(&mut all, plan, touched, &done);
             }
         }
         all.jobs.push(JobInfo {
@@ -154,30 +165,16 @@ pub fn lay_out(plans: &[JobPlan], seed: u64) -> Workload {
 }
 
 /// Adds, on each rank of `plan`, a step of no duration after everything the rank did in the
-/// workload whose flows and steps start at `flow_base` and `compute_base` (or, if it did
-/// nothing there, after its previous barrier); returns their ids.
+/// workload just made (`touched`: per rank, its flows and its steps), or, if it did nothing
+/// there, after its previous barrier; returns their ids.
 fn barrier(
     all: &mut Workload,
     plan: &JobPlan,
-    flow_base: u32,
-    compute_base: u32,
+    touched: Vec<(Vec<u32>, Vec<u32>)>,
     before: &[Option<u32>],
 ) -> Vec<Option<u32>> {
-    let n = plan.hosts.len();
-    let rank_of: std::collections::HashMap<u32, usize> = plan.hosts.iter().enumerate().map(|(r, &h)| (h, r)).collect();
-    let mut flows_of = vec![Vec::new(); n];
-    for (id, f) in all.flows.iter().enumerate().skip(flow_base as usize) {
-        flows_of[rank_of[&f.src]].push(id as u32);
-        if f.dst != f.src {
-            flows_of[rank_of[&f.dst]].push(id as u32);
-        }
-    }
-    let mut steps_of = vec![Vec::new(); n];
-    for (id, c) in all.computes.iter().enumerate().skip(compute_base as usize) {
-        steps_of[rank_of[&c.host]].push(id as u32);
-    }
     let first = all.computes.len() as u32;
-    for (r, (after, mut after_compute)) in flows_of.into_iter().zip(steps_of).enumerate() {
+    for (r, (after, mut after_compute)) in touched.into_iter().enumerate() {
         after_compute.extend(before[r]);
         all.computes.push(ComputeDef {
             host: plan.hosts[r],
@@ -187,5 +184,5 @@ fn barrier(
             after_compute,
         });
     }
-    (0..n as u32).map(|r| Some(first + r)).collect()
+    (first..all.computes.len() as u32).map(Some).collect()
 }

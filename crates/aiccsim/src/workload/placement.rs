@@ -2,7 +2,7 @@
 //! those no earlier job took. Hosts are GPUs; host h sits on server h / gpus_per_server (every
 //! topology numbers a server's GPUs consecutively).
 
-use crate::config::{HostSet, JobConfig, Placement};
+use crate::config::{JobConfig, Placement};
 use crate::rng;
 use rand::RngExt;
 
@@ -15,7 +15,7 @@ pub fn place(jobs: &[JobConfig], hosts: u32, per_server: u32, seed: u64) -> Resu
     for (i, job) in jobs.iter().enumerate() {
         let at = |k: &str| format!("jobs[{i}].{k}");
         let ranks = match (&job.hosts, job.ranks) {
-            (Some(set), None) => named(set, hosts).map_err(|m| (at("hosts"), m))?,
+            (Some(set), None) => set.members(hosts, "host", "the topology has hosts").map_err(|m| (at("hosts"), m))?,
             (None, Some(n)) => {
                 let free: Vec<u32> = (0..hosts).filter(|&h| !taken[h as usize]).collect();
                 if (n as usize) > free.len() {
@@ -53,20 +53,6 @@ pub fn place(jobs: &[JobConfig], hosts: u32, per_server: u32, seed: u64) -> Resu
         placed.push(ranks);
     }
     Ok(placed)
-}
-
-/// A named host set, checked against the fabric.
-fn named(set: &HostSet, hosts: u32) -> Result<Vec<u32>, String> {
-    if let Some(top) = set.largest(hosts).filter(|&t| t >= hosts) {
-        return Err(format!("host {top} does not exist (the topology has hosts 0 to {})", hosts.saturating_sub(1)));
-    }
-    let v = set.expand(hosts);
-    let mut sorted = v.clone();
-    sorted.sort_unstable();
-    if sorted.windows(2).any(|w| w[0] == w[1]) {
-        return Err("lists a host twice".into());
-    }
-    Ok(v)
 }
 
 /// The free hosts in the order `placement` takes them.
@@ -121,7 +107,7 @@ pub fn local_ranks(ranks: &[u32], per_server: u32) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::JobWorkloads;
+    use crate::config::{HostSet, JobWorkloads};
     use crate::time::SimTime;
 
     fn job(ranks: u32, placement: Placement) -> JobConfig {

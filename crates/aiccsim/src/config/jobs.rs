@@ -21,9 +21,10 @@ pub struct JobConfig {
     /// How many ranks `placement` places.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks: Option<u32>,
-    /// How the ranks are placed on the hosts no earlier job took (`workload/placement.rs`).
-    #[serde(default)]
-    pub placement: Placement,
+    /// How `ranks` are placed on the hosts no earlier job took (`workload/placement.rs`);
+    /// `packed` when absent. Not with `hosts`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
     /// Seed of the `random` placement; the scenario's seed when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,

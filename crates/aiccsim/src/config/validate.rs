@@ -150,7 +150,13 @@ fn traffic(s: &Scenario) -> Check {
                 "the job runs nothing; give it a workload table or a list of them",
             );
         }
-        if job.seed.is_some() && (job.placement != Placement::Random || job.hosts.is_some()) {
+        if job.hosts.is_some() && job.placement.is_some() {
+            return fail(
+                format!("jobs[{i}].placement"),
+                "places `ranks`; a job given `hosts` runs on those, in that order: remove one of the two",
+            );
+        }
+        if job.seed.is_some() && job.placement != Some(Placement::Random) {
             return fail(
                 format!("jobs[{i}].seed"),
                 "only the random placement draws; remove seed or set placement = \"random\"",

@@ -64,7 +64,7 @@ pub fn plan(s: &Scenario, hosts: u32, per_server: u32) -> Result<Vec<JobPlan>, (
                 (job.workload_key(i, k), w)
             })
             .collect();
-        let placement = if job.hosts.is_some() { "hosts" } else { job.placement.name() };
+        let placement = if job.hosts.is_some() { "hosts" } else { job.placement.unwrap_or_default().name() };
         JobPlan { name: job.name(i), hosts: ranks, placement, start: job.start, workloads }
     });
     Ok(plans.collect())

@@ -29,10 +29,15 @@ pub fn place(jobs: &[JobConfig], hosts: u32, per_server: u32, seed: u64) -> Resu
                     ));
                 }
                 let job_seed = job.seed.unwrap_or(seed);
-                rule(job.placement, free, per_server, rng::stream(job_seed, "jobs.placement", i as u64))
-                    .into_iter()
-                    .take(n as usize)
-                    .collect()
+                rule(
+                    job.placement.unwrap_or_default(),
+                    free,
+                    per_server,
+                    rng::stream(job_seed, "jobs.placement", i as u64),
+                )
+                .into_iter()
+                .take(n as usize)
+                .collect()
             }
             (Some(_), Some(_)) => {
                 return Err((at("ranks"), "give either hosts or ranks (with a placement), not both".into()));
@@ -115,7 +120,7 @@ mod tests {
             name: None,
             hosts: None,
             ranks: Some(ranks),
-            placement,
+            placement: Some(placement),
             seed: None,
             start: SimTime::ZERO,
             workload: JobWorkloads(Vec::new()),

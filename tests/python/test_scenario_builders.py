@@ -91,14 +91,7 @@ def pc4_incast() -> Scenario:
         | star(hosts=11, **LINK)
         | switch(buffer="32MB")
         | pfc(enabled=True)
-        | cc(
-            "pc4",
-            target_qtime="1us",
-            scale_target_by_baseline=False,
-            scale_target_by_flows=False,
-            window_rtt="latest",
-            negative_delay="as_written",
-        )
+        | cc("pc4")
         | incast(senders=range(1, 11), receiver=0, size="10MB")
     )
 

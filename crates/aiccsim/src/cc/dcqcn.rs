@@ -58,8 +58,21 @@ pub struct DcqcnConfig {
     pub min_rate: Bandwidth,
     /// Current and target rate become this fraction of the current rate on the first CNP (1.0).
     pub rate_on_first_cnp: f64,
+    /// The vendor's `rate_to_set_on_first_cnp`: on the first CNP the rate limiter starts at this
+    /// rate (absent: the vendor's 0, full port speed; then `rate_on_first_cnp` applies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_to_set_on_first_cnp: Option<Bandwidth>,
     /// Also lower the target on a decrease that follows no increase (CLAMP_TARGET_RATE = 0).
     pub clamp_target_rate: bool,
+    /// The vendor's `clamp_tgt_rate_after_time_inc` (1): a decrease also sets the target to the
+    /// current rate when the increases since the last decrease were all by the timer. Off, only
+    /// byte-counter increases (or `clamp_target_rate`) move the target down at a decrease.
+    pub clamp_target_after_timer_increase: bool,
+    /// The vendor's `rpg_max_rate` (absent: its 0, full port speed): once an increase brings
+    /// the rate to this, the flow is no longer rate-limited and sends at line rate again, as
+    /// before its first CNP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_rate: Option<Bandwidth>,
     /// Alpha on a flow's first CNP (1.0; the vendor's `initial_alpha_value` = 1023/1024).
     pub initial_alpha: f64,
     /// One decrease leaves at least this fraction of the rate (0: no bound, as the HPCC study;
@@ -82,7 +95,10 @@ impl Default for DcqcnConfig {
             hyper_increase: Bandwidth(200_000_000),
             min_rate: Bandwidth(1_000_000_000),
             rate_on_first_cnp: 1.0,
+            rate_to_set_on_first_cnp: None,
             clamp_target_rate: false,
+            clamp_target_after_timer_increase: true,
+            max_rate: None,
             initial_alpha: 1.0,
             min_dec_factor: 0.0,
             cnp_interval: SimTime::from_us(4),
@@ -100,7 +116,8 @@ impl DcqcnConfig {
     /// `initial_alpha_value` 1023, `rate_reduce_monitor_period` 4 us, `rpg_min_dec_fac` 50%,
     /// `rpg_min_rate` 1 Mb/s, `rpg_time_reset` 300 us, `rpg_byte_reset` 32767 B,
     /// `rpg_threshold` 1, `rpg_ai_rate` 5 Mb/s, `rpg_hai_rate` 50 Mb/s, `clamp_tgt_rate` 0,
-    /// `rate_to_set_on_first_cnp` 0 (no cut of its own), `min_time_between_cnps` 4 us.
+    /// `clamp_tgt_rate_after_time_inc` 1, `rpg_max_rate` 0 (port speed),
+    /// `rate_to_set_on_first_cnp` 0 (port speed: no cut of its own), `min_time_between_cnps` 4 us.
     /// `barre_tuned` is `nvidia` with the tuned table of the Barre talk (paper 004, "DCQCN
     /// Parameter Tuning Settings"), which gives ranges: the middle of each is taken.
     pub fn preset(name: &str) -> Option<DcqcnConfig> {
@@ -117,7 +134,10 @@ impl DcqcnConfig {
                 hyper_increase: Bandwidth(50_000_000),
                 min_rate: Bandwidth(1_000_000),
                 rate_on_first_cnp: 1.0,
+                rate_to_set_on_first_cnp: None,
                 clamp_target_rate: false,
+                clamp_target_after_timer_increase: true,
+                max_rate: None,
                 initial_alpha: 1023.0 / 1024.0,
                 min_dec_factor: 0.5,
                 cnp_interval: SimTime::from_us(4),
@@ -145,7 +165,11 @@ impl Algorithm for DcqcnConfig {
     }
 
     fn optional_parameters(&self) -> &'static [(&'static str, &'static str)] {
-        &[("byte_counter", "off; the DCQCN paper uses \"10MB\"")]
+        &[
+            ("byte_counter", "off; the DCQCN paper uses \"10MB\""),
+            ("rate_to_set_on_first_cnp", "full port speed, then rate_on_first_cnp applies"),
+            ("max_rate", "full port speed"),
+        ]
     }
 
     fn presets(&self) -> &'static [&'static str] {
@@ -176,6 +200,20 @@ impl Algorithm for DcqcnConfig {
         }
         if !(self.rate_on_first_cnp > 0.0 && self.rate_on_first_cnp <= 1.0) {
             return Err((key("rate_on_first_cnp"), format!("must be in (0, 1], got {}", self.rate_on_first_cnp)));
+        }
+        if self.rate_to_set_on_first_cnp.is_some() && self.rate_on_first_cnp != 1.0 {
+            return Err((
+                key("rate_to_set_on_first_cnp"),
+                "set either it (a rate) or rate_on_first_cnp (a fraction of the current rate), not both".into(),
+            ));
+        }
+        for (k, v) in [("rate_to_set_on_first_cnp", self.rate_to_set_on_first_cnp), ("max_rate", self.max_rate)] {
+            if v.is_some_and(|r| r < self.min_rate) {
+                return Err((
+                    key(k),
+                    format!("must be at least min_rate ({} b/s); omit it for full port speed", self.min_rate.0),
+                ));
+            }
         }
         if !(self.initial_alpha > 0.0 && self.initial_alpha <= 1.0) {
             return Err((key("initial_alpha"), format!("must be in (0, 1], got {}", self.initial_alpha)));
@@ -297,7 +335,11 @@ impl Dcqcn {
             self.alpha = self.cfg.initial_alpha;
             self.alpha_ticks = 0;
             self.cnp_for_alpha = false;
-            self.rate = (self.rate * self.cfg.rate_on_first_cnp).max(self.cfg.min_rate.as_f64());
+            let first = match self.cfg.rate_to_set_on_first_cnp {
+                Some(r) => r.as_f64().min(self.rate),
+                None => self.rate * self.cfg.rate_on_first_cnp,
+            };
+            self.rate = first.max(self.cfg.min_rate.as_f64());
             self.target = self.rate;
         } else {
             self.update_alpha(now);
@@ -312,7 +354,8 @@ impl Dcqcn {
     /// Rate decrease (eq. 1) at a decrease tick that follows a CNP.
     fn decrease(&mut self, cx: &mut CcContext) {
         self.update_alpha(cx.now());
-        if self.cfg.clamp_target_rate || self.timer_stage != 0 || self.byte_stage != 0 {
+        let timer_counts = self.cfg.clamp_target_after_timer_increase && self.timer_stage != 0;
+        if self.cfg.clamp_target_rate || timer_counts || self.byte_stage != 0 {
             self.target = self.rate;
         }
         let cut = (1.0 - self.alpha / 2.0).max(self.cfg.min_dec_factor);
@@ -341,6 +384,10 @@ impl Dcqcn {
         }
         self.target = self.target.min(self.line_rate);
         self.rate = ((self.rate + self.target) / 2.0).min(self.line_rate);
+        if self.cfg.max_rate.is_some_and(|max| self.rate >= max.as_f64()) {
+            // The limiter is released: line rate, as before the first CNP.
+            (self.rate, self.target) = (self.line_rate, self.line_rate);
+        }
     }
 
     fn saturated(&self) -> bool {
@@ -501,6 +548,40 @@ mod tests {
         for name in PRESETS {
             assert!(DcqcnConfig::default().preset_table(name).is_some(), "{name}");
         }
+    }
+
+    #[test]
+    fn clamp_after_timer_increase_decides_whether_timer_increases_move_the_target() {
+        // A CNP at 0 (decrease at 4 us), a timer increase at 304 us, a CNP at 400 us (decrease
+        // at 404 us): the increases since the last decrease were all by the timer.
+        let cnps = [SimTime::ZERO, SimTime::from_us(400)];
+        let at = |clamp: bool| {
+            let cfg = DcqcnConfig { clamp_target_after_timer_increase: clamp, ..DcqcnConfig::default() };
+            run(cfg, &cnps, SimTime::from_us(410))
+        };
+        let (on, off) = (at(true), at(false));
+        assert!(on.target_rate() < 80e9, "the target follows the rate: {}", on.target_rate());
+        assert_eq!(off.target_rate(), 100e9, "the target stays where the first CNP left it");
+    }
+
+    #[test]
+    fn reaching_max_rate_releases_the_limiter() {
+        // A CNP halves the rate at 4 us; the timer increase at 304 us brings it to 75 Gb/s.
+        let at = |max_rate| run(DcqcnConfig { max_rate, ..DcqcnConfig::default() }, &[SimTime::ZERO], SimTime::from_us(310));
+        assert!((at(None).rate() - 75e9).abs() < 0.5e9, "{}", at(None).rate());
+        assert_eq!(at(Some(Bandwidth(60_000_000_000))).rate(), 100e9, "60 Gb/s reached: line rate");
+        assert!((at(Some(Bandwidth(90_000_000_000))).rate() - 75e9).abs() < 0.5e9);
+    }
+
+    #[test]
+    fn the_first_cnp_starts_the_limiter_at_rate_to_set_on_first_cnp() {
+        let cfg = DcqcnConfig { rate_to_set_on_first_cnp: Some(Bandwidth(10_000_000_000)), ..DcqcnConfig::default() };
+        let cc = run(cfg.clone(), &[SimTime::ZERO], SimTime::from_us(1));
+        assert_eq!((cc.rate(), cc.target_rate()), (10e9, 10e9));
+        let both = DcqcnConfig { rate_on_first_cnp: 0.5, ..cfg };
+        assert_eq!(both.validate().unwrap_err().0, "cc.rate_to_set_on_first_cnp");
+        let below = DcqcnConfig { max_rate: Some(Bandwidth(1000)), ..DcqcnConfig::default() };
+        assert_eq!(below.validate().unwrap_err().0, "cc.max_rate");
     }
 
     #[test]

@@ -16,8 +16,9 @@
 //!   is rate x RTT (line 12), allowed down to `min_cwnd` packets; below one packet the sender
 //!   paces one packet every RTT / cwnd (lines 13-16, §III-C).
 //! - **ACK timeout** (lines 17-19, §III-D): cut by max_mdf and forget the base rate.
-//! - **Target queuing time** (§III-C): scaled by the path's baseline and, O(1/N), by the number
-//!   of competing flows; the paper gives no formula, ours is in `docs/cc/pc4.md`.
+//! - **Target queuing time** (§III-C, §IV-C): scaled by the path's baseline and, where a flow's
+//!   share is less than a packet per base RTT, by the span between its delay samples; the
+//!   paper's O(1/N) term is a setting. The paper gives no formula; ours is in `docs/cc/pc4.md`.
 //!
 //! What the paper leaves open and we chose is documented per field and in `docs/cc/pc4.md`.
 //! Where our default reads Algorithm 2 differently from its letter (the window over the base
@@ -94,6 +95,13 @@ pub struct Pc4Config {
     /// N of about 50 the target falls below one packet's serialisation and every queued packet
     /// triggers a decrease (see `docs/cc/pc4.md`).
     pub scale_target_by_flows: bool,
+    /// Divide the target by the flow's window in packets when its share's window is below one
+    /// packet (share x base RTT < one packet). Such a flow gets one delay sample per packet, one
+    /// every base RTT / window, and the queue of N paced flows moves over that span, not over one
+    /// RTT: the target grows with the span so that it stays target_qtime per RTT of feedback.
+    /// From what a deployment knows: the controller's share and the base RTT (see
+    /// `docs/cc/pc4.md`, "Many flows").
+    pub scale_target_by_window: bool,
     /// Additive increase per adjustment, as a fraction of the flow's share (its base rate, or
     /// the line rate before it has one): N flows together then add the same total whatever N.
     pub additive_increase: f64,
@@ -131,6 +139,7 @@ impl Default for Pc4Config {
             scale_target_by_baseline: true,
             reference_baseline: SimTime::from_us(2),
             scale_target_by_flows: false,
+            scale_target_by_window: true,
             additive_increase: 0.01,
             hyper_increase: 0.05,
             beta: 0.8,
@@ -316,12 +325,21 @@ impl Pc4 {
 
     /// The target queuing time now (seconds).
     pub fn target_qtime(&self) -> f64 {
-        if self.cfg.scale_target_by_flows && self.base_recorded > 0 {
-            let flows = (self.receiver_line_rate / (self.base_recorded as f64 * 1e3)).round().max(1.0);
-            self.path_target / flows
-        } else {
-            self.path_target
+        let mut target = self.path_target;
+        if self.base_recorded == 0 {
+            return target;
         }
+        let share = self.base_recorded as f64 * 1e3;
+        if self.cfg.scale_target_by_flows {
+            target /= (self.receiver_line_rate / share).round().max(1.0);
+        }
+        if self.cfg.scale_target_by_window {
+            let window = share * self.base_rtt / self.packet_bits;
+            if window < 1.0 {
+                target /= window;
+            }
+        }
+        target
     }
 
     /// The flow's share: the recorded base rate, or the line rate before it has one.
@@ -567,6 +585,31 @@ mod tests {
         let mut pc4 = Pc4::new(&plain, &f);
         pc4.on_ack(&ack(12_500_000, 0, rtt), &mut CcContext::new(SimTime::from_us(1)));
         assert_eq!(pc4.target_qtime(), 1e-6);
+    }
+
+    #[test]
+    fn below_one_packet_of_window_the_target_grows_with_the_span_between_samples() {
+        let f = facts(); // baseline 2.18 us
+        let path_target = 1e-6 * 2.18 / 2.0;
+        let packet_bits = f.packet_bytes as f64 * 8.0;
+        let share_for = |window: f64| window * packet_bits / f.base_rtt.as_secs_f64();
+        let target_at = |cfg: &Pc4Config, window: f64| {
+            let mut pc4 = Pc4::new(cfg, &f);
+            let kbps = (share_for(window) / 1e3).round() as u32;
+            pc4.on_ack(&ack(kbps, 0, f.base_rtt), &mut CcContext::new(SimTime::from_us(1)));
+            pc4.target_qtime()
+        };
+        let on = Pc4Config::default();
+        // A window of 3 packets (16 flows on this path): the target as configured.
+        assert!((target_at(&on, 3.0) - path_target).abs() < 1e-12);
+        // A hundredth of a packet (thousands of flows): one sample per 100 base RTTs, 100x.
+        let t = target_at(&on, 0.01);
+        assert!((t / (path_target * 100.0) - 1.0).abs() < 1e-3, "{t}");
+        let off = Pc4Config { scale_target_by_window: false, ..Default::default() };
+        assert!((target_at(&off, 0.01) - path_target).abs() < 1e-12);
+        // Before any base rate (none recorded) there is no share to scale by.
+        let no_base = Pc4Config { base_rate: false, ..Default::default() };
+        assert!((Pc4::new(&no_base, &f).target_qtime() - path_target).abs() < 1e-12);
     }
 
     #[test]

@@ -16,6 +16,10 @@ pub struct SwitchConfig {
     pub ecn: EcnConfig,
     #[serde(default)]
     pub routing: Routing,
+    /// Drop-tail without PFC: an egress queue may hold at most this fraction of the buffer's
+    /// free bytes (the dynamic threshold of egress accounting); absent, the whole buffer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress_alpha: Option<f64>,
 }
 
 fn default_buffer() -> ByteSize {
@@ -29,6 +33,7 @@ impl Default for SwitchConfig {
             pfc: PfcConfig::default(),
             ecn: EcnConfig::default(),
             routing: Routing::default(),
+            egress_alpha: None,
         }
     }
 }
@@ -50,12 +55,17 @@ pub struct PfcConfig {
     /// RESUME is sent once the ingress counter falls this far below XOFF (hysteresis).
     #[serde(default = "default_xon_delta")]
     pub xon_delta: ByteSize,
-    /// Buffer reserved per port for what still arrives after a PAUSE: the dynamic XOFF threshold
-    /// is alpha x (buffer - headroom of all the switch's ports - bytes in use), so pauses start
-    /// early enough to leave the headroom free. (No effect with a static `xoff`.) When absent:
-    /// two bandwidth-delay products of the link, three maximum-size packets and a PAUSE frame.
+    /// Headroom per ingress port: buffer set apart from the shared pool for what arrives
+    /// through a port after it has sent PAUSE; a packet that finds it full is dropped. When
+    /// absent: two bandwidth-delay products of the link, three maximum-size packets and a PAUSE
+    /// frame. Zero: no headroom pool, so what arrives after PAUSE takes shared buffer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headroom: Option<ByteSize>,
+    /// Bytes guaranteed to each ingress port and priority, taken before the shared pool (an
+    /// ASIC's per-priority-group minimum); the shared pool is what the reserves and headrooms
+    /// leave of the buffer.
+    #[serde(default)]
+    pub reserve: ByteSize,
 }
 
 fn yes() -> bool {
@@ -76,6 +86,7 @@ impl Default for PfcConfig {
             dynamic_alpha: default_alpha(),
             xon_delta: default_xon_delta(),
             headroom: None,
+            reserve: ByteSize(0),
         }
     }
 }

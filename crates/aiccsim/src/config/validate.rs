@@ -92,6 +92,25 @@ pub fn validate(s: &Scenario) -> Check {
         if h.0 >= sw.buffer.0 {
             return fail("switch.pfc.headroom", format!("{h} per port leaves no shared buffer of {}", sw.buffer));
         }
+        if h.0 > 0 && h.0 < max_packet {
+            return fail(
+                "switch.pfc.headroom",
+                format!(
+                    "{h} holds no packet ({max_packet} B), so every packet that arrives after a PAUSE would be dropped; give at least one packet, or 0 for no headroom pool"
+                ),
+            );
+        }
+    }
+    if sw.pfc.reserve.0 >= sw.buffer.0 {
+        return fail(
+            "switch.pfc.reserve",
+            format!("{} per port leaves no shared buffer of {}", sw.pfc.reserve, sw.buffer),
+        );
+    }
+    if let Some(alpha) = sw.egress_alpha {
+        if !(alpha > 0.0 && alpha <= 64.0) {
+            return fail("switch.egress_alpha", format!("must be in (0, 64], got {alpha}"));
+        }
     }
     if sw.ecn.kmin > sw.ecn.kmax {
         return fail("switch.ecn.kmin", format!("kmin ({}) must not exceed kmax ({})", sw.ecn.kmin, sw.ecn.kmax));

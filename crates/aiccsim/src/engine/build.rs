@@ -11,7 +11,7 @@
 use super::{Dependencies, Event, EventQueue, Params, RunControl, Simulation};
 use crate::cc::{Check, FlowFacts, Telemetry};
 use crate::config::{fail, moved, AllReduceAlgorithm, ConfigError, HostSet, Scenario, WorkloadConfig};
-use crate::engine::net::pfc::total_headroom;
+use crate::engine::net::pfc::{port_headroom, total_headroom};
 use crate::engine::net::pool::PacketPool;
 use crate::engine::net::port::Port;
 use crate::engine::net::switch::SwitchState;
@@ -75,17 +75,20 @@ fn check(s: &Scenario, topo: &Topology, plans: &[workload::jobs::JobPlan]) -> Ch
 
     let sw = &s.switch;
     let max_packet = nic.mtu.0 + nic.header.0 + algorithm.extra_header_bytes().0;
-    if sw.pfc.enabled && sw.pfc.xoff.is_none() {
+    if sw.pfc.enabled {
         for s in 0..topo.fabric_switches {
             let node = topo.num_hosts + s;
-            let reserved = total_headroom(topo, node, &sw.pfc, max_packet, nic.pause_size.0);
-            if reserved >= sw.buffer.0 {
-                let ports = topo.node_ports[node as usize].len();
+            let ports = topo.node_ports[node as usize].len();
+            let headroom = total_headroom(topo, node, &sw.pfc, max_packet, nic.pause_size.0);
+            let reserve = sw.pfc.reserve.0.saturating_mul(ports as u64);
+            if headroom.saturating_add(reserve) >= sw.buffer.0 {
+                let key = if reserve >= headroom { "switch.pfc.reserve" } else { "switch.pfc.headroom" };
                 return fail(
-                    "switch.pfc.headroom",
+                    key,
                     format!(
-                        "switch {s} reserves {} of headroom over its {ports} ports, leaving nothing of its {} buffer to share; raise switch.buffer or lower switch.pfc.headroom",
-                        crate::time::format_bytes(reserved),
+                        "switch {s} sets apart {} of headroom and {} of reserve over its {ports} ports, leaving nothing of its {} buffer to share; raise switch.buffer or lower switch.pfc.headroom or switch.pfc.reserve",
+                        crate::time::format_bytes(headroom),
+                        crate::time::format_bytes(reserve),
                         sw.buffer
                     ),
                 );
@@ -335,7 +338,7 @@ impl Simulation {
             rto: nic.rto,
             nack_interval: nic.nack_interval,
             data_priority: nic.data_priority,
-            buffer: sw.buffer.0,
+            egress_alpha: sw.egress_alpha,
             pfc_static_xoff: sw.pfc.xoff.map(|x| x.0),
             pfc_alpha: sw.pfc.dynamic_alpha,
             xon_delta: sw.pfc.xon_delta.0,
@@ -363,7 +366,11 @@ impl Simulation {
             .map(|(i, info)| {
                 let local = topo.node_ports[info.node as usize].iter().position(|&p| p as usize == i).unwrap_or(0);
                 let nvswitch = !topo.is_host(info.node) && topo.is_nvswitch(info.node - topo.num_hosts);
-                Port::new(info, local as u32, topo.is_host(info.node), (!nvswitch).then_some(&sw.ecn))
+                let mut port = Port::new(info, local as u32, topo.is_host(info.node), (!nvswitch).then_some(&sw.ecn));
+                if !topo.is_host(info.node) && !nvswitch {
+                    port.headroom = port_headroom(info, &sw.pfc, max_packet, params.pause_size as u64);
+                }
+                port
             })
             .collect();
         let switches: Vec<SwitchState> = (0..topo.num_switches)

@@ -100,6 +100,7 @@ impl Simulation {
             live_packets: self.packets.in_use() as u64,
             max_switch_queue_bytes: self.ports.iter().filter(|p| !p.is_host).map(|p| p.max_queued).max().unwrap_or(0),
             max_switch_buffer_bytes: self.switches.iter().map(|s| s.max_used).max().unwrap_or(0),
+            max_headroom_bytes: self.switches.iter().map(|s| s.max_headroom).max().unwrap_or(0),
             max_pending_events: self.events.max_len,
             rtts: self.rtts,
             queuing: self.queuing,

@@ -78,7 +78,8 @@ pub(crate) struct Params {
     pub rto: SimTime,
     pub nack_interval: SimTime,
     pub data_priority: u8,
-    pub buffer: u64,
+    /// Without PFC, an egress queue holds at most this fraction of the free buffer.
+    pub egress_alpha: Option<f64>,
     pub pfc_static_xoff: Option<u64>,
     pub pfc_alpha: f64,
     pub xon_delta: u64,

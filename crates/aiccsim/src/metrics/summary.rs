@@ -89,8 +89,10 @@ pub struct Summary {
     /// Feedback the switches stamped for the algorithm, and its cost.
     pub telemetry: TelemetrySummary,
     pub max_switch_queue_bytes: u64,
-    /// Largest occupancy of any switch's shared buffer.
+    /// Largest occupancy of any switch's buffer (all its pools).
     pub max_switch_buffer_bytes: u64,
+    /// Most bytes one switch ingress port and priority held in its PFC headroom.
+    pub max_headroom_bytes: u64,
     /// Most events pending at once in the event queue.
     pub max_pending_events: usize,
     pub fct_ns: Distribution,
@@ -186,6 +188,7 @@ pub struct RunTotals {
     pub live_packets: u64,
     pub max_switch_queue_bytes: u64,
     pub max_switch_buffer_bytes: u64,
+    pub max_headroom_bytes: u64,
     pub max_pending_events: usize,
     /// Every ACK's RTT, and every full data packet's one-way queuing delay.
     pub rtts: DurationHistogram,
@@ -213,6 +216,7 @@ impl Summary {
             live_packets,
             max_switch_queue_bytes: max_queue,
             max_switch_buffer_bytes,
+            max_headroom_bytes,
             max_pending_events,
             rtts,
             queuing,
@@ -278,6 +282,7 @@ impl Summary {
             },
             max_switch_queue_bytes: max_queue,
             max_switch_buffer_bytes,
+            max_headroom_bytes,
             max_pending_events,
             fct_ns: Distribution::of(&fcts),
             slowdown: Distribution::of(&slowdowns),

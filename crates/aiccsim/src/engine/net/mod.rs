@@ -1,7 +1,8 @@
 //! The fabric's moving parts, one file per mechanism: ports (serialiser + link), switches and
-//! their shared buffer, PFC, ECN marking, routing among equal-cost paths, the telemetry switches
+//! their shared buffer (counted in pools, `buffer.rs`), PFC, ECN marking, routing among equal-cost paths, the telemetry switches
 //! stamp, and the packet pool.
 
+pub mod buffer;
 mod ecn;
 pub mod pfc;
 pub mod pool;

@@ -1,33 +1,32 @@
 //! Priority flow control (IEEE 802.1Qbb) as the HPCC ns-3 switch does it.
 //!
 //! Each switch counts, per ingress port and priority, the bytes that came in through it and are
-//! still in its buffer. When the count rises above XOFF the switch sends PAUSE for that priority
-//! upstream; when it falls to XOFF - `xon_delta` (or to zero), RESUME. XOFF is static
-//! (`switch.pfc.xoff`) or dynamic: alpha x (buffer - headroom of all ports - bytes in use), the
-//! Broadcom-style shared-buffer rule. Each port keeps `headroom` in reserve for what the upstream
-//! still sends after its PAUSE. PAUSE and RESUME are 64-byte frames queued ahead of everything
-//! on the port facing the upstream; a PAUSE holds until its RESUME (no pause quanta).
+//! still in its buffer, by pool (`buffer.rs`: reserve, shared, headroom). When the ingress's
+//! shared bytes rise above XOFF the switch sends PAUSE for that priority upstream; once its
+//! headroom has drained and its shared bytes fall to XOFF - `xon_delta` (or to zero), RESUME.
+//! XOFF is static (`switch.pfc.xoff`) or dynamic: alpha x the free shared pool, the
+//! Broadcom-style shared-buffer rule. PAUSE and RESUME are 64-byte frames queued ahead of
+//! everything on the port facing the upstream; a PAUSE holds until its RESUME (no pause quanta).
 
 use crate::config::PfcConfig;
 use crate::engine::Simulation;
-use crate::topology::Topology;
+use crate::topology::{PortInfo, Topology};
 use crate::wire::packet::{Packet, PacketKind, CONTROL_PRIORITY};
 
-/// PFC headroom reserved over all ports of switch `node`.
-pub fn total_headroom(topo: &Topology, node: u32, pfc: &PfcConfig, max_packet: u64, pause_size: u64) -> u64 {
+/// PFC headroom of one switch port (as an ingress): `switch.pfc.headroom`, or by default what
+/// the upstream still sends after XOFF leaves: one round trip on the link, plus the packets
+/// already being serialised at each end and the PAUSE itself.
+pub fn port_headroom(info: &PortInfo, pfc: &PfcConfig, max_packet: u64, pause_size: u64) -> u64 {
     if !pfc.enabled {
         return 0;
     }
-    topo.node_ports[node as usize]
-        .iter()
-        .map(|&p| {
-            let info = &topo.ports[p as usize];
-            pfc.headroom.map(|h| h.0).unwrap_or_else(|| {
-                // After XOFF leaves, the upstream keeps sending for one round trip on the link,
-                // plus the packets already being serialised at each end and the PAUSE itself.
-                2 * info.bandwidth.bytes_in(info.delay) + 3 * max_packet + pause_size
-            })
-        })
+    (pfc.headroom.map(|h| h.0)).unwrap_or_else(|| 2 * info.bandwidth.bytes_in(info.delay) + 3 * max_packet + pause_size)
+}
+
+/// PFC headroom of all ports of switch `node`.
+pub fn total_headroom(topo: &Topology, node: u32, pfc: &PfcConfig, max_packet: u64, pause_size: u64) -> u64 {
+    (topo.node_ports[node as usize].iter())
+        .map(|&p| port_headroom(&topo.ports[p as usize], pfc, max_packet, pause_size))
         .sum()
 }
 
@@ -37,31 +36,29 @@ impl Simulation {
     fn xoff(&self, sw: usize) -> u64 {
         match self.params.pfc_static_xoff {
             Some(x) => x,
-            None => {
-                let s = &self.switches[sw];
-                let free = self.params.buffer.saturating_sub(s.reserved).saturating_sub(s.used);
-                (free as f64 * self.params.pfc_alpha) as u64
-            }
+            None => self.switches[sw].pools.dynamic_xoff(self.params.pfc_alpha),
         }
     }
 
-    /// Bytes from `in_port` at priority `prio` were admitted: pause the upstream if they are now
-    /// above XOFF.
+    /// Bytes from `in_port` at priority `prio` were admitted: pause the upstream if its shared
+    /// bytes are now above XOFF.
     #[inline]
     pub(super) fn pause_if_above_xoff(&mut self, in_port: u32, prio: u8, sw: usize) {
         let port = &self.ports[in_port as usize];
-        if port.pausing_peer & (1 << prio) == 0 && port.prio[prio as usize].ingress_bytes > self.xoff(sw) {
+        let ingress = port.prio[prio as usize].ingress;
+        if port.pausing_peer & (1 << prio) == 0 && ingress.above_xoff(self.switches[sw].reserve, self.xoff(sw)) {
             self.ports[in_port as usize].pausing_peer |= 1 << prio;
             self.send_pfc(in_port, prio, true);
         }
     }
 
     /// Bytes that came in through `ing`, which has paused its upstream for `prio`, left the
-    /// buffer: resume the upstream once they are down to XOFF - xon_delta.
+    /// buffer: resume the upstream once its headroom is empty and its shared bytes are down to
+    /// XOFF - xon_delta.
     #[inline]
     pub(super) fn resume_if_below_xon(&mut self, ing: u32, prio: u8, sw: usize) {
-        let left = self.ports[ing as usize].prio[prio as usize].ingress_bytes;
-        if left == 0 || left <= self.xoff(sw).saturating_sub(self.params.xon_delta) {
+        let left = self.ports[ing as usize].prio[prio as usize].ingress;
+        if left.below_xon(self.switches[sw].reserve, self.xoff(sw), self.params.xon_delta) {
             self.ports[ing as usize].pausing_peer &= !(1 << prio);
             self.send_pfc(ing, prio, false);
         }

@@ -12,6 +12,7 @@
 //! Every link end is one `Port`: it transmits towards its peer (egress role) and accounts for the
 //! bytes that arrived through it and still sit in the switch buffer (ingress role, for PFC).
 
+use super::buffer::IngressCount;
 use crate::config::EcnConfig;
 use crate::engine::net::pool::{PacketId, PacketPool};
 use crate::engine::{Event, Simulation};
@@ -67,6 +68,8 @@ pub struct Port {
     /// PFC frames waiting to go out ahead of everything else.
     pub pfc_out: VecDeque<PacketId>,
     pub stats: PortStats,
+    /// PFC headroom of this switch port as an ingress (0: none, or a host's port).
+    pub headroom: u64,
 }
 
 /// One priority of a port: its egress FIFO and the PFC ingress count of the same priority.
@@ -76,8 +79,9 @@ pub struct PrioQueue {
     pub packets: VecDeque<PacketId>,
     /// Bytes in `packets`.
     pub bytes: u64,
-    /// Bytes buffered at this switch that arrived through this port at this priority (PFC).
-    pub ingress_bytes: u64,
+    /// Bytes buffered at this switch that arrived through this port at this priority, by pool
+    /// (PFC; see `buffer.rs`).
+    pub ingress: IngressCount,
 }
 
 impl Port {
@@ -113,6 +117,7 @@ impl Port {
             prio: Default::default(),
             pfc_out: VecDeque::new(),
             stats: PortStats::default(),
+            headroom: 0,
         }
     }
 

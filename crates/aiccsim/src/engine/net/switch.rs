@@ -2,10 +2,13 @@
 //!
 //! Buffer accounting follows the HPCC ns-3 switch MMU: a packet holds buffer from the moment it
 //! is admitted until it starts leaving the egress port; the bytes are charged to the egress queue
-//! (for ECN, `ecn.rs`) and to the ingress port and priority it came from (for PFC, `pfc.rs`).
+//! (for ECN, `ecn.rs`) and to the ingress port and priority it came from, in one of three pools
+//! (`buffer.rs`; for PFC, `pfc.rs`). Without PFC an egress queue may be limited to a fraction of
+//! the free buffer (`switch.egress_alpha`, drop-tail).
 //! The egress port is chosen on arrival (`routing.rs`); telemetry is stamped as the packet
 //! leaves (`telemetry.rs`).
 
+use super::buffer::Pools;
 use super::pfc::total_headroom;
 use crate::cc::Telemetry;
 use crate::config::SwitchConfig;
@@ -16,14 +19,14 @@ use crate::topology::Topology;
 use crate::wire::packet::{PacketKind, CONTROL_PRIORITY};
 
 pub struct SwitchState {
-    /// Bytes of the shared buffer in use.
-    pub used: u64,
-    /// Bytes the buffer holds: a packet that would take `used` past it is dropped.
-    pub capacity: u64,
-    /// Buffer set aside as PFC headroom on all ports.
-    pub reserved: u64,
-    /// Largest `used` seen.
+    /// The buffer's pools and what is in use in each.
+    pub pools: Pools,
+    /// Largest `pools.used` seen.
     pub max_used: u64,
+    /// Most bytes one ingress port and priority held in its headroom.
+    pub max_headroom: u64,
+    /// Bytes reserved per ingress port and priority (0 without PFC).
+    pub reserve: u64,
     /// This switch sends PFC frames and marks ECN (`[switch]`); an NVSwitch does neither.
     pub pfc: bool,
     pub ecn: bool,
@@ -32,15 +35,19 @@ pub struct SwitchState {
 impl SwitchState {
     /// A fabric switch, as `[switch]` describes it.
     pub fn new(topo: &Topology, node: u32, sw: &SwitchConfig, max_packet: u64, pause_size: u64) -> Self {
-        let reserved = total_headroom(topo, node, &sw.pfc, max_packet, pause_size).min(sw.buffer.0);
-        SwitchState { used: 0, capacity: sw.buffer.0, reserved, max_used: 0, pfc: sw.pfc.enabled, ecn: sw.ecn.enabled }
+        let ports = topo.node_ports[node as usize].len() as u64;
+        let reserve = if sw.pfc.enabled { sw.pfc.reserve.0 } else { 0 };
+        let headroom = total_headroom(topo, node, &sw.pfc, max_packet, pause_size);
+        let pools = Pools::new(sw.buffer.0, reserve.saturating_mul(ports), headroom);
+        SwitchState { pools, max_used: 0, max_headroom: 0, reserve, pfc: sw.pfc.enabled, ecn: sw.ecn.enabled }
     }
 
     /// A server's NVSwitch: NVLink's credit-based flow control never loses a packet, which we
     /// model as a buffer that never fills (senders on NVLink are held back by nothing else, so
     /// what queues here is what credits would have held in the GPUs); no PFC, no ECN.
     pub fn nvswitch() -> Self {
-        SwitchState { used: 0, capacity: u64::MAX, reserved: 0, max_used: 0, pfc: false, ecn: false }
+        let pools = Pools::new(u64::MAX, 0, 0);
+        SwitchState { pools, max_used: 0, max_headroom: 0, reserve: 0, pfc: false, ecn: false }
     }
 }
 
@@ -60,9 +67,8 @@ impl Simulation {
         let (dst, ecmp_key) = (pkt.dst, pkt.ecmp_key);
         let out = self.route(node, sw, dst, ecmp_key);
 
-        let s = &self.switches[sw];
-        let (pfc, ecn) = (s.pfc, s.ecn);
-        if s.used.saturating_add(size) > s.capacity {
+        let (pfc, ecn) = (self.switches[sw].pfc, self.switches[sw].ecn);
+        if !self.admit(sw, in_port, out, prio, size) {
             if self.tracer.is_some() {
                 self.trace_packet(TraceEvent::Drop, out, id);
             }
@@ -74,12 +80,6 @@ impl Simulation {
             let dropped = self.packets.take(id);
             self.int_pool.release(dropped.int);
             return;
-        }
-        let s = &mut self.switches[sw];
-        s.used += size;
-        s.max_used = s.max_used.max(s.used);
-        if prio != CONTROL_PRIORITY {
-            self.ports[in_port as usize].prio[prio as usize].ingress_bytes += size;
         }
         if ecn && !self.params.ecn_at_dequeue && kind == PacketKind::Data {
             self.maybe_mark(out, sw, id);
@@ -103,6 +103,36 @@ impl Simulation {
         }
     }
 
+    /// Charges a packet of `size` bytes from `in_port` at `prio`, bound for egress `out`, to the
+    /// switch's buffer; false if it has no room there (the packet is dropped).
+    #[inline]
+    fn admit(&mut self, sw: usize, in_port: u32, out: u32, prio: u8, size: u64) -> bool {
+        let s = &mut self.switches[sw];
+        if !s.pfc {
+            // Drop-tail: the buffer, and the egress queue's share of its free part.
+            if let Some(alpha) = self.params.egress_alpha {
+                let free = s.pools.capacity.saturating_sub(s.pools.used);
+                if self.ports[out as usize].prio[prio as usize].bytes + size > (free as f64 * alpha) as u64 {
+                    return false;
+                }
+            }
+        }
+        let admitted = if prio == CONTROL_PRIORITY {
+            s.pools.admit_unowned(size)
+        } else {
+            let port = &mut self.ports[in_port as usize];
+            let paused = port.pausing_peer & (1 << prio) != 0;
+            let (headroom, ingress) = (port.headroom, &mut port.prio[prio as usize].ingress);
+            let ok = ingress.admit(size, s.reserve, headroom, paused, &mut s.pools);
+            if paused {
+                s.max_headroom = s.max_headroom.max(ingress.headroom);
+            }
+            ok
+        };
+        s.max_used = s.max_used.max(s.pools.used);
+        admitted
+    }
+
     /// Picks the next packet for switch port `p` and releases its buffer.
     pub(crate) fn switch_dequeue(&mut self, p: u32) -> Option<PacketId> {
         let id = self.ports[p as usize].dequeue(&self.packets)?;
@@ -118,11 +148,12 @@ impl Simulation {
         let (prio, size, kind, ingress) = (pkt.priority, pkt.size as u64, pkt.kind, pkt.ingress);
         let sw = self.switch_index(self.ports[p as usize].node);
         let s = &mut self.switches[sw];
-        s.used -= size;
         let (pfc, ecn) = (s.pfc, s.ecn);
-        if prio != CONTROL_PRIORITY {
+        if prio == CONTROL_PRIORITY {
+            s.pools.release_unowned(size);
+        } else {
             let ing = ingress as usize;
-            self.ports[ing].prio[prio as usize].ingress_bytes -= size;
+            self.ports[ing].prio[prio as usize].ingress.release(size, s.reserve, &mut s.pools);
             if pfc && self.ports[ing].pausing_peer & (1 << prio) != 0 {
                 self.resume_if_below_xon(ing as u32, prio, sw);
             }

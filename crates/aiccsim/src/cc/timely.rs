@@ -69,6 +69,21 @@ impl Default for TimelyConfig {
     }
 }
 
+/// The named parameter sets of `preset = "..."`: the TIMELY paper's (the defaults, one update
+/// per 64 KB completion event, §5) and the HPCC study's ns-3 model's, which updates once per
+/// window of data (`rdma-hw.cc`, the same values otherwise).
+const PRESETS: &[&str] = &["timely_paper", "hpcc_study"];
+
+impl TimelyConfig {
+    pub fn preset(name: &str) -> Option<TimelyConfig> {
+        match name {
+            "timely_paper" => Some(TimelyConfig::default()),
+            "hpcc_study" => Some(TimelyConfig { per_window: true, ..TimelyConfig::default() }),
+            _ => None,
+        }
+    }
+}
+
 impl Algorithm for TimelyConfig {
     fn name(&self) -> &'static str {
         "timely"
@@ -80,6 +95,15 @@ impl Algorithm for TimelyConfig {
 
     fn optional_parameters(&self) -> &'static [(&'static str, &'static str)] {
         &[("additive_increase", "10 Mb/s per 10 Gb/s of NIC speed")]
+    }
+
+    fn presets(&self) -> &'static [&'static str] {
+        PRESETS
+    }
+
+    fn preset_table(&self, name: &str) -> Option<toml::Table> {
+        let cfg = TimelyConfig::preset(name)?;
+        Some(toml::Table::try_from(cfg).expect("a config serialises to a table"))
     }
 
     fn validate(&self) -> Check {
@@ -207,6 +231,18 @@ impl CongestionControl for Timely {
 mod tests {
     use super::*;
     use crate::cc::tests::facts;
+
+    #[test]
+    fn presets_are_the_papers_cadence_and_the_hpcc_studys() {
+        assert_eq!(TimelyConfig::preset("timely_paper"), Some(TimelyConfig::default()));
+        let study = TimelyConfig::preset("hpcc_study").unwrap();
+        assert!(study.per_window && study.validate().is_ok());
+        assert_eq!(TimelyConfig { per_window: false, ..study }, TimelyConfig::default());
+        assert!(TimelyConfig::preset("fastest").is_none());
+        for name in PRESETS {
+            assert!(TimelyConfig::default().preset_table(name).is_some(), "{name}");
+        }
+    }
 
     /// Feeds one ACK that closes the current window (so TIMELY updates) with RTT `rtt_us`.
     fn window_ack(t: &mut Timely, seq: &mut u64, rtt_us: u64) {

@@ -167,21 +167,44 @@ impl fmt::Display for ByteSize {
     }
 }
 
-/// Splits "12.5Gbps" into (12.5, "Gbps"); the number may have a sign, a decimal point and `_`
-/// separators (no exponent: "1e3" would read as 1 with the unit "e3", which is then rejected).
-fn split_number(s: &str) -> Option<(f64, &str)> {
-    let s = s.trim();
-    let end = s
-        .char_indices()
-        .find(|&(i, c)| !(c.is_ascii_digit() || c == '.' || c == '_' || ((c == '-' || c == '+') && i == 0)))
-        .map(|(i, _)| i)
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(end);
-    let num: f64 = num.replace('_', "").parse().ok()?;
-    Some((num, unit.trim()))
+/// A decimal number as written: `digits` / 10^`decimals`, exactly.
+struct Decimal {
+    negative: bool,
+    digits: u128,
+    decimals: u32,
 }
 
-fn scaled(s: &str, what: &str, units: &[(&str, f64)], example: &str) -> Result<u64, String> {
+/// Splits "12.5Gbps" into (12.5 as an exact decimal, "Gbps"); the number may have a sign, a
+/// decimal point and `_` separators (no exponent: "1e3" would read as 1 with the unit "e3",
+/// which is then rejected). None if there is no number, or more digits than 38.
+fn split_number(s: &str) -> Option<(Decimal, &str)> {
+    let s = s.trim();
+    let (negative, body) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let end = body.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(body.len());
+    let (num, unit) = body.split_at(end);
+    let (whole, fraction) = num.split_once('.').unwrap_or((num, ""));
+    if fraction.contains('.')
+        || !(whole.chars().any(|c| c.is_ascii_digit()) || fraction.chars().any(|c| c.is_ascii_digit()))
+    {
+        return None;
+    }
+    let (mut digits, mut decimals) = (0u128, 0u32);
+    for (i, part) in [whole, fraction].into_iter().enumerate() {
+        for c in part.chars().filter(|c| *c != '_') {
+            digits = digits.checked_mul(10)?.checked_add(u128::from(c.to_digit(10)?))?;
+            decimals += i as u32;
+        }
+    }
+    Some((Decimal { negative, digits, decimals }, unit.trim()))
+}
+
+/// `s` as a whole number of the base unit (ps, B, b/s): the number times the unit's `scale`,
+/// exactly, or an error saying why not (negative, finer than the base unit, above 2^64 - 1).
+fn scaled(s: &str, what: &str, units: &[(&str, u128)], base: &str, example: &str) -> Result<u64, String> {
     let Some((num, unit)) = split_number(s) else {
         return Err(format!("invalid {what} '{s}': expected a number followed by a unit, e.g. \"{example}\""));
     };
@@ -192,31 +215,33 @@ fn scaled(s: &str, what: &str, units: &[(&str, f64)], example: &str) -> Result<u
             names.join(", ")
         ));
     };
-    if !num.is_finite() || num < 0.0 {
+    if num.negative && num.digits != 0 {
         return Err(format!("invalid {what} '{s}': must not be negative, e.g. \"{example}\""));
     }
-    let v = num * scale;
-    if v >= u64::MAX as f64 {
-        return Err(format!("invalid {what} '{s}': too large to represent"));
+    let too_large = || format!("invalid {what} '{s}': too large to represent (at most {} {base})", u64::MAX);
+    let scaled = num.digits.checked_mul(scale).ok_or_else(too_large)?;
+    let divisor = 10u128.checked_pow(num.decimals).ok_or_else(too_large)?;
+    if scaled % divisor != 0 {
+        return Err(format!("invalid {what} '{s}': not a whole number of {base}, the finest step aiccsim counts in"));
     }
-    Ok(v.round() as u64)
+    u64::try_from(scaled / divisor).map_err(|_| too_large())
 }
 
 pub fn parse_bandwidth(s: &str) -> Result<Bandwidth, String> {
     // Bits per second, and bytes per second ("GB/s": the way GPU interconnects are quoted).
     let units = [
-        ("bps", 1.0),
-        ("Kbps", 1e3),
-        ("Mbps", 1e6),
-        ("Gbps", 1e9),
-        ("Tbps", 1e12),
-        ("Mb/s", 1e6),
-        ("Gb/s", 1e9),
-        ("MB/s", 8e6),
-        ("GB/s", 8e9),
-        ("TB/s", 8e12),
+        ("bps", 1),
+        ("Kbps", 1_000),
+        ("Mbps", 1_000_000),
+        ("Gbps", 1_000_000_000),
+        ("Tbps", 1_000_000_000_000),
+        ("Mb/s", 1_000_000),
+        ("Gb/s", 1_000_000_000),
+        ("MB/s", 8_000_000),
+        ("GB/s", 8_000_000_000),
+        ("TB/s", 8_000_000_000_000),
     ];
-    let v = scaled(s, "bandwidth", &units, "100Gbps")?;
+    let v = scaled(s, "bandwidth", &units, "bit/s", "100Gbps")?;
     if v == 0 {
         return Err(format!("invalid bandwidth '{s}': must be positive, e.g. \"100Gbps\""));
     }
@@ -224,22 +249,22 @@ pub fn parse_bandwidth(s: &str) -> Result<Bandwidth, String> {
 }
 
 pub fn parse_time(s: &str) -> Result<SimTime, String> {
-    let units = [("ps", 1.0), ("ns", 1e3), ("us", 1e6), ("ms", 1e9), ("s", 1e12)];
-    scaled(s, "time", &units, "1us").map(SimTime)
+    let units = [("ps", 1), ("ns", 1_000), ("us", 1_000_000), ("ms", 1_000_000_000), ("s", 1_000_000_000_000)];
+    scaled(s, "time", &units, "ps", "1us").map(SimTime)
 }
 
 pub fn parse_bytes(s: &str) -> Result<ByteSize, String> {
     let units = [
-        ("B", 1.0),
-        ("KB", 1e3),
-        ("MB", 1e6),
-        ("GB", 1e9),
-        ("TB", 1e12),
-        ("KiB", 1024.0),
-        ("MiB", 1048576.0),
-        ("GiB", 1073741824.0),
+        ("B", 1),
+        ("KB", 1_000),
+        ("MB", 1_000_000),
+        ("GB", 1_000_000_000),
+        ("TB", 1_000_000_000_000),
+        ("KiB", 1 << 10),
+        ("MiB", 1 << 20),
+        ("GiB", 1 << 30),
     ];
-    scaled(s, "size", &units, "32MB").map(ByteSize)
+    scaled(s, "size", &units, "bytes", "32MB").map(ByteSize)
 }
 
 struct UnitVisitor<T> {
@@ -354,5 +379,25 @@ mod tests {
         assert!(parse_bandwidth("100Gbs").unwrap_err().contains("unknown unit"));
         assert!(parse_time("fast").is_err());
         assert!(parse_bytes("99999999999TB").unwrap_err().contains("too large"));
+        assert!(parse_bytes("18446744073709551616B").unwrap_err().contains("too large"));
+        assert!(parse_time("0.5ps").unwrap_err().contains("whole number of ps"));
+        assert!(parse_bytes("1.0001KB").unwrap_err().contains("whole number of bytes"));
+        assert!(parse_time("1.2.3us").is_err());
+        assert!(parse_time("us").is_err());
+        assert!(parse_time("1e3us").unwrap_err().contains("unknown unit 'e3us'"));
+    }
+
+    /// Every 64-bit value is reachable and read exactly: no detour through a float, which
+    /// rounds above 2^53.
+    #[test]
+    fn large_quantities_are_exact() {
+        assert_eq!(parse_bytes("9007199254740993B").unwrap(), ByteSize(9_007_199_254_740_993));
+        assert_eq!(parse_time("18446744073709551615ps").unwrap(), SimTime(u64::MAX));
+        assert_eq!(parse_time("18446744.073709551615s").unwrap(), SimTime(u64::MAX));
+        assert_eq!(parse_bandwidth("1_000_000_000_000_000_001bps").unwrap(), Bandwidth(1_000_000_000_000_000_001));
+        assert_eq!(parse_time("0.000001us").unwrap(), SimTime(1));
+        assert_eq!(parse_bytes("-0B").unwrap(), ByteSize(0), "zero may carry a sign");
+        assert_eq!(parse_bytes("+1.5KB").unwrap(), ByteSize(1500));
+        assert_eq!(parse_bytes(".5KB").unwrap(), ByteSize(500));
     }
 }

@@ -69,18 +69,26 @@ flows = [{{ src = 0, dst = 1, size = "1MB", start = "80ms" }}]
     assert_eq!(r.summary.flows_finished, 1);
 }
 
+/// Byte totals are 64-bit: flows that together fit are counted exactly, flows that do not are
+/// refused (the total used to saturate silently at 2^64 - 1).
 #[test]
-fn exabyte_flows_are_totalled_without_overflow() {
-    let r = aiccsim::run(&common::scenario(&format!(
-        r#"{STAR}
+fn exabyte_flows_are_totalled_exactly_or_refused() {
+    let flows = |a: &str, b: &str| {
+        format!(
+            r#"{STAR}
 [simulation]
 stop_time = "10us"
 [workload]
 kind = "flows"
-flows = [{{ src = 0, dst = 1, size = "10000000TB" }}, {{ src = 1, dst = 0, size = "10000000TB" }}]
+flows = [{{ src = 0, dst = 1, size = "{a}" }}, {{ src = 1, dst = 0, size = "{b}" }}]
 "#
-    )))
-    .unwrap();
-    assert_eq!(r.summary.bytes, u64::MAX, "the total saturates");
+        )
+    };
+    let r = aiccsim::run(&common::scenario(&flows("10000000TB", "8446744073709551615B"))).unwrap();
+    assert_eq!(r.summary.bytes, u64::MAX, "exactly 2^64 - 1");
     assert!(r.summary.partial);
+    let Err(e) = aiccsim::run(&common::scenario(&flows("10000000TB", "10000000TB"))) else {
+        panic!("20 EB of flows must be refused")
+    };
+    assert_eq!(e.key, "workload");
 }

@@ -39,8 +39,8 @@ const MAX_COMPUTE_STEPS: u64 = 1 << 22;
 /// A scenario's fabric, built and checked against the scenario: what a run of it starts from.
 pub struct Fabric {
     topo: Topology,
-    /// The scenario's jobs, their ranks placed on the topology's hosts.
-    jobs: Vec<workload::jobs::JobPlan>,
+    /// The scenario's flows and compute steps, laid out on the topology's hosts.
+    work: workload::Workload,
 }
 
 impl Fabric {
@@ -53,7 +53,19 @@ impl Fabric {
         let jobs = workload::jobs::plan(scenario, topo.fabric_hosts, scenario.topology.per_server())
             .map_err(|e| scenario.error(e))?;
         check(scenario, &topo, &jobs).map_err(|e| scenario.error(e))?;
-        Ok(Fabric { topo, jobs })
+        let work = workload::jobs::lay_out(&jobs, scenario.simulation.seed);
+        // Byte totals (summary.bytes, the ledger) are 64-bit: a workload beyond that is refused
+        // rather than summed into a saturated, wrong number.
+        let total = work.flows.iter().try_fold(0u64, |sum, f| sum.checked_add(f.size));
+        if total.is_none() {
+            let key = if scenario.jobs.is_empty() { "workload" } else { "jobs" };
+            let message = format!(
+                "its flows carry more than {} bytes together (2^64 - 1, the most aiccsim counts); lower the sizes",
+                u64::MAX
+            );
+            return Err(scenario.error((key.into(), message)));
+        }
+        Ok(Fabric { topo, work })
     }
 }
 
@@ -386,7 +398,7 @@ impl Simulation {
         let spray_rng = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch.spray", s as u64)).collect();
         let hosts = (0..topo.num_hosts).map(|_| HostState::default()).collect();
 
-        let mut work = workload::jobs::lay_out(&fabric.jobs, params.seed);
+        let mut work = fabric.work;
         // Transfers between GPUs of one server go over NVLink: between their NVLink ports.
         if topo.has_nvlink() {
             for d in work.flows.iter_mut() {

@@ -212,7 +212,7 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
     match result {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("error: {}", e.message);
+            eprintln!("error: {}", aiccsim::config::elide(&e.message));
             e.code
         }
     }
@@ -394,13 +394,38 @@ fn cmd_run(
         scenario.simulation.seed = s;
     }
     let label = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    let marker = start_writing(out)?;
     let results = run_with_progress(&scenario, &label, quiet, max_wall)?;
     results.write_dir(out).map_err(|e| CliError::io(&format!("writing results to {}", out.display()), e))?;
+    std::fs::remove_file(&marker).map_err(|e| CliError::io(&marker.display().to_string(), e))?;
     if !quiet {
         print_summary(&results);
         println!("results written to {}", out.display());
     }
     check_ending(&results, out)
+}
+
+/// The file that stands in a run's output folder while the run is under way.
+pub const IN_PROGRESS: &str = "RUN-IN-PROGRESS";
+
+/// Readies `out` for a run before it starts: creates it, removes the result files of an
+/// earlier run (a killed run must not leave another's complete-looking results behind), and
+/// marks it in progress until the results are written. Returns the marker's path.
+fn start_writing(out: &Path) -> Result<PathBuf, CliError> {
+    if out.exists() && !out.is_dir() {
+        return Err(CliError::input(format!(
+            "--out {}: a file is there, not a folder; give a folder (it is created if missing)",
+            out.display()
+        )));
+    }
+    aiccsim::results::clear_results(out).map_err(|e| CliError::io(&out.display().to_string(), e))?;
+    let marker = out.join(IN_PROGRESS);
+    let note = format!(
+        "An aiccsim run (process {}) is writing its results here. If this file is still here when no run is, that run was killed: this folder holds no complete results.\n",
+        std::process::id()
+    );
+    std::fs::write(&marker, note).map_err(|e| CliError::io(&marker.display().to_string(), e))?;
+    Ok(marker)
 }
 
 fn print_summary(r: &Results) {

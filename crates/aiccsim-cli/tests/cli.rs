@@ -88,11 +88,81 @@ fn every_bad_input_exits_2_with_one_line() {
     assert!(n >= 30);
 }
 
+/// A run into a folder that holds an older run replaces it: the older run's timelines do not
+/// stay beside the new tables; other files are left alone; `--out` naming a file is refused.
+#[test]
+fn a_run_replaces_the_older_run_in_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let run = |text: &str| {
+        let scenario = write(dir.path(), "s.toml", text);
+        aiccsim(&["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"])
+    };
+    assert!(run(SMALL).status.success());
+    assert!(out.join("queues.csv").is_file());
+    write(&out, "notes.txt", "mine");
+    let without_timelines = SMALL.replace("[output]\nsample_interval = \"5us\"\n", "");
+    assert!(run(&without_timelines).status.success());
+    assert!(!out.join("queues.csv").exists() && !out.join("rates.csv").exists(), "the older run's timelines");
+    assert!(out.join("flows.csv").is_file() && out.join("notes.txt").is_file());
+    assert!(!out.join("RUN-IN-PROGRESS").exists());
+
+    let file = write(dir.path(), "a-file", "");
+    let scenario = dir.path().join("s.toml");
+    let o = aiccsim(&["run", scenario.to_str().unwrap(), "--out", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("a file is there, not a folder"));
+}
+
+/// Killed mid-run (SIGKILL: nothing can clean up), a run leaves its folder marked in progress
+/// and without the complete-looking results of the run before it.
+#[cfg(unix)]
+#[test]
+fn a_killed_run_leaves_no_older_complete_run_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let small = write(dir.path(), "small.toml", SMALL);
+    assert!(aiccsim(&["run", small.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"]).status.success());
+    assert!(out.join("summary.json").is_file());
+    // Long enough to be killed while it runs: the same 4-to-1 incast with 10 GB each.
+    let long = write(dir.path(), "long.toml", &SMALL.replace("200KB", "10GB"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_aiccsim"))
+        .args(["run", long.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"])
+        .spawn()
+        .unwrap();
+    let marker = out.join("RUN-IN-PROGRESS");
+    for _ in 0..200 {
+        if marker.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    assert!(marker.exists(), "the run marks its folder");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(marker.exists());
+    assert!(!out.join("summary.json").exists() && !out.join("flows.csv").exists(), "the older run's results");
+}
+
 #[test]
 fn missing_file_is_a_clear_error() {
     let o = aiccsim(&["validate", "/no/such/scenario.toml"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read the scenario file"));
+}
+
+/// A 2 MB value in a scenario gets an error line of a few hundred characters, with the key and
+/// both ends of the value, not a 2 MB echo.
+#[test]
+fn an_error_does_not_echo_megabytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = SMALL.replacen("[workload]", &format!("[nic]\nrto = \"{}zz\"\n[workload]", "9".repeat(2_000_000)), 1);
+    write(dir.path(), "huge.toml", &huge);
+    let o = aiccsim(&["validate", dir.path().join("huge.toml").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.len() < 1000, "{} bytes of error", err.len());
+    assert!(err.contains("nic.rto") && err.contains("characters left out") && err.contains("zz"), "{err}");
 }
 
 #[test]

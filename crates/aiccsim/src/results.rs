@@ -45,6 +45,33 @@ fn csv_err(e: csv::Error) -> io::Error {
     io::Error::other(e)
 }
 
+/// Names of the files a run writes into its folder (the tables, also as `aiccsim parquet`
+/// writes them, `summary.json`, `run.json`).
+pub fn result_file_names() -> impl Iterator<Item = String> {
+    (TABLES.iter())
+        .flat_map(|t| [format!("{}.csv", t.name), format!("{}.parquet", t.name)])
+        .chain(["summary.json".to_string(), "run.json".to_string()])
+}
+
+/// Creates `dir` if needed and removes from it the result files of an earlier run; no other
+/// file is touched. An error if `dir` is a file.
+pub fn clear_results(dir: &Path) -> io::Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(io::Error::other(format!(
+            "{} is a file, not a folder; give a folder (it is created if missing)",
+            dir.display()
+        )));
+    }
+    fs::create_dir_all(dir)?;
+    for name in result_file_names() {
+        match fs::remove_file(dir.join(&name)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 impl Results {
     /// `summary.json` without the wall-clock `performance` block: identical across repeated runs.
     pub fn deterministic_summary(&self) -> serde_json::Value {
@@ -91,9 +118,10 @@ impl Results {
         text
     }
 
-    /// Writes every result file into `dir` (created if needed).
+    /// Writes every result file into `dir` (created if needed), after removing the result files
+    /// an earlier run left there, so that no table of another run stands beside these.
     pub fn write_dir(&self, dir: &Path) -> io::Result<()> {
-        fs::create_dir_all(dir)?;
+        clear_results(dir)?;
         for table in TABLES.iter().filter(|t| self.has_table(t)) {
             atomic_write(dir, &format!("{}.csv", table.name), |w| self.write_table(table, w))?;
         }

@@ -115,15 +115,34 @@ pub struct ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.key.is_empty() {
-            write!(f, "{}: {}", self.file, self.message)
+        let (file, key, message) = (elide(&self.file), elide(&self.key), elide(&self.message));
+        if key.is_empty() {
+            write!(f, "{file}: {message}")
         } else {
-            write!(f, "{}: {}: {}", self.file, self.key, self.message)
+            write!(f, "{file}: {key}: {message}")
         }
     }
 }
 
+/// An error echoes what it was given; given megabytes (a pasted file in a string) it would
+/// print megabytes. Text longer than this many characters keeps its start and end.
+pub const MAX_ECHO_CHARS: usize = 480;
+
+/// `text` if it is at most [`MAX_ECHO_CHARS`] long, else its first 360 and last 100
+/// characters around a note of how many were left out.
+pub fn elide(text: &str) -> std::borrow::Cow<'_, str> {
+    let chars = text.chars().count();
+    if chars <= MAX_ECHO_CHARS {
+        return text.into();
+    }
+    let (head, tail) = (360, 100);
+    let start: String = text.chars().take(head).collect();
+    let end: String = text.chars().skip(chars - tail).collect();
+    format!("{start} ... [{} characters left out] ... {end}", chars - head - tail).into()
+}
+
 impl std::error::Error for ConfigError {}
+
 
 impl Scenario {
     /// Parses a scenario from TOML text; `origin` names it in errors (usually the file path).
@@ -188,5 +207,22 @@ fn one_line(msg: &str) -> String {
                 _ => first.to_string(),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod elide_tests {
+    use super::*;
+
+    #[test]
+    fn a_long_echo_keeps_its_ends_and_says_what_it_left_out() {
+        assert_eq!(elide("short"), "short");
+        let long = format!("invalid time '{}us'", "7".repeat(2_000_000));
+        let e = ConfigError { file: "f.toml".into(), key: "nic.rto".into(), message: long };
+        let shown = e.to_string();
+        assert!(shown.chars().count() < 600, "{} characters", shown.len());
+        assert!(shown.starts_with("f.toml: nic.rto: invalid time '777"));
+        assert!(shown.ends_with("777us'"));
+        assert!(shown.contains("[1999557 characters left out]"), "2 000 017 less 360 + 100");
     }
 }

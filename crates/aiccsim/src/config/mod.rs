@@ -143,7 +143,6 @@ pub fn elide(text: &str) -> std::borrow::Cow<'_, str> {
 
 impl std::error::Error for ConfigError {}
 
-
 impl Scenario {
     /// Parses a scenario from TOML text; `origin` names it in errors (usually the file path).
     pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, ConfigError> {

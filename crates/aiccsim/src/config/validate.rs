@@ -85,6 +85,15 @@ pub fn validate(s: &Scenario) -> Check {
             return fail("switch.pfc.xon_delta", format!("must be below xoff ({xoff}), got {}", sw.pfc.xon_delta));
         }
     }
+    if sw.pfc.xon_delta >= sw.buffer {
+        return fail(
+            "switch.pfc.xon_delta",
+            format!(
+                "{} is not below the buffer ({}): RESUME would wait for XOFF - xon_delta, which is then never above zero; the default is \"3KB\"",
+                sw.pfc.xon_delta, sw.buffer
+            ),
+        );
+    }
     if !(sw.pfc.dynamic_alpha > 0.0 && sw.pfc.dynamic_alpha <= 64.0) {
         return fail("switch.pfc.dynamic_alpha", format!("must be in (0, 64], got {}", sw.pfc.dynamic_alpha));
     }

@@ -87,6 +87,42 @@ fn check(s: &Scenario, topo: &Topology, plans: &[workload::jobs::JobPlan]) -> Ch
 
     let sw = &s.switch;
     let max_packet = nic.mtu.0 + nic.header.0 + algorithm.extra_header_bytes().0;
+    // The fastest round trip any data packet can make: out over the quickest host link to a
+    // switch and back, and its ACK the same way. A timeout shorter than that fires on every
+    // packet, which no one means.
+    let quickest = (0..topo.fabric_hosts).map(|h| &topo.ports[topo.host_port(h) as usize]).min_by_key(|p| p.delay);
+    if let Some(p) = quickest {
+        let ack = nic.ack_size.0;
+        let fastest = (p.delay + p.bandwidth.tx_time(max_packet)) + (p.delay + p.bandwidth.tx_time(ack));
+        let round_trip = fastest + fastest;
+        if nic.rto <= round_trip {
+            return fail(
+                "nic.rto",
+                format!(
+                    "{} expires before any ACK can come back (the quickest round trip through one switch is {round_trip}), so every packet would time out; RDMA NICs wait milliseconds, e.g. \"1ms\"",
+                    nic.rto
+                ),
+            );
+        }
+    }
+    // ECN thresholds scale with each port's speed: a reference speed that puts Kmin above the
+    // buffer on every switch port turns marking off without a word. (A Kmin above a small
+    // buffer as given is the scenario's own choice.)
+    if sw.ecn.enabled && sw.ecn.kmin <= sw.buffer {
+        let fastest_port = (topo.ports.iter().filter(|p| !topo.is_host(p.node))).map(|p| p.bandwidth).max();
+        if let Some(bw) = fastest_port {
+            let kmin = sw.ecn.kmin.0 as u128 * bw.0 as u128 / sw.ecn.reference_bandwidth.0 as u128;
+            if kmin > sw.buffer.0 as u128 {
+                return fail(
+                    "switch.ecn.reference_bandwidth",
+                    format!(
+                        "scales kmin ({}) to {kmin} B on the fastest switch port ({bw}), above the {} buffer, so no packet could ever be marked; give the port speed kmin and kmax are meant for (\"100Gbps\" for the HPCC study's 400KB / 1600KB), or ecn = {{ enabled = false }}",
+                        sw.ecn.kmin, sw.buffer
+                    ),
+                );
+            }
+        }
+    }
     if sw.pfc.enabled {
         for s in 0..topo.fabric_switches {
             let node = topo.num_hosts + s;

@@ -62,10 +62,30 @@ pub fn lines(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[S
     root.present().map_err(|e| e.to_string())
 }
 
-/// Horizontal bars, one per (name, value), top to bottom in the given order.
+/// Horizontal bars, one per (name, value), top to bottom in the given order. Runs named as one
+/// series of a sweep ("PC4 n=2", "PC4 n=3", ...: the same words before the last one) share a
+/// colour, so that each scheme reads as one colour down a long chart.
 pub fn bars(path: &Path, title: &str, x_label: &str, bars: &[(String, f64)]) -> Result<(), String> {
     let rows: Vec<(String, Vec<f64>)> = bars.iter().map(|(name, v)| (name.clone(), vec![*v])).collect();
-    horizontal(path, title, x_label, &rows, None, |row, _| PALETTE[row % PALETTE.len()])
+    let colours = series_colours(bars.iter().map(|(name, _)| name.as_str()));
+    horizontal(path, title, x_label, &rows, None, |row, _| colours[row])
+}
+
+/// A colour per name: by series (the name without its last word) where some series has more
+/// than one member, else one colour per name.
+fn series_colours<'a>(names: impl Iterator<Item = &'a str>) -> Vec<RGBColor> {
+    let names: Vec<&str> = names.collect();
+    let series: Vec<&str> = names.iter().map(|n| n.rsplit_once(' ').map_or(*n, |(head, _)| head)).collect();
+    let mut order: Vec<&str> = Vec::new();
+    for s in &series {
+        if !order.contains(s) {
+            order.push(s);
+        }
+    }
+    if order.len() == names.len() {
+        return (0..names.len()).map(|i| PALETTE[i % PALETTE.len()]).collect();
+    }
+    series.iter().map(|s| PALETTE[order.iter().position(|o| o == s).unwrap_or(0) % PALETTE.len()]).collect()
 }
 
 /// One horizontal bar per row, made of segments (`parts` names them, in the legend) laid end to
@@ -147,4 +167,18 @@ fn horizontal(
             .map_err(|e| e.to_string())?;
     }
     root.present().map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_runs_of_one_series_share_a_colour() {
+        let c = series_colours(["PC4 n=2", "DCQCN n=2", "PC4 n=3", "DCQCN n=3"].into_iter());
+        assert_eq!((c[0], c[1]), (c[2], c[3]));
+        assert_ne!(c[0], c[1]);
+        let c = series_colours(["PFC only", "DCQCN", "HPCC"].into_iter());
+        assert!(c[0] != c[1] && c[1] != c[2], "no series: a colour each");
+    }
 }

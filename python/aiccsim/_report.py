@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -99,8 +100,9 @@ def _index_page(folder: Path, runs: dict[str, Result], links: dict[str, str]) ->
         return f'<a href="{_e(links[value])}">{_e(value)}</a>' if i == scheme else _e(value)
 
     linked = [[cell(i, c) for i, c in enumerate(row)] for row in rows]
+    title = _experiment_title(folder)
     body = [
-        f"<h1>Experiment {_e(folder.resolve().name)}</h1>",
+        f"<h1>{_e(title)}</h1>",
         f"<p>{len(runs)} runs; each name leads to the run's own page.</p>",
         "<h2>Table</h2>",
         _table(header, linked, escaped=True),
@@ -115,7 +117,17 @@ def _index_page(folder: Path, runs: dict[str, Result], links: dict[str, str]) ->
         svg = base64.b64encode((folder / "plot.svg").read_bytes()).decode("ascii")
         body.append(_figure("The experiment's plot (plot.svg)", f"data:image/svg+xml;base64,{svg}"))
     body += _plots(COMPARISON_PLOTS, runs)
-    return _html(f"Experiment {folder.resolve().name}", body)
+    return _html(title, body)
+
+
+def _experiment_title(folder: Path) -> str:
+    """The experiment's own title, as `reproduce` wrote it, else the folder's name."""
+    about = folder / "experiment.json"
+    if about.is_file():
+        title = json.loads(about.read_text(encoding="utf-8")).get("title")
+        if title:
+            return str(title)
+    return f"Experiment {folder.resolve().name}"
 
 
 def _plots(plots: list[tuple[str, Callable[[Any], Any]]], results: Any) -> list[str]:

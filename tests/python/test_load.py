@@ -138,9 +138,12 @@ def test_the_format_can_be_chosen_and_the_newer_file_wins(tmp_path: Path) -> Non
 
 def test_tables_the_scenario_did_not_record_are_none_even_if_a_file_is_left(tmp_path: Path) -> None:
     aiccsim.run(SMALL).write(tmp_path)
-    # A run without [output] into the same folder leaves the timelines and the trace behind.
+    queues = (tmp_path / "queues.csv").read_text()
+    # A run without [output] into the same folder removes the older run's timelines ...
     aiccsim.run(SMALL_UNSAMPLED).write(tmp_path)
-    assert (tmp_path / "queues.csv").is_file()
+    assert not (tmp_path / "queues.csv").exists()
+    # ... and one left there anyway (by hand, or by an older aiccsim) is not read as this run's.
+    (tmp_path / "queues.csv").write_text(queues)
     loaded = aiccsim.load(tmp_path)
     assert loaded.queues is None and loaded.rates is None and loaded.trace is None and loaded.pauses is None
 

@@ -193,3 +193,6 @@ def test_reproduce_report_writes_the_pages(
     assert done.returncode == (0 if claim_holds else 3), done.stderr
     for page in [out / "report.html", out / "pfc_only" / "report.html", out / "dcqcn__defaults" / "report.html"]:
         assert "FCT CDF" in plots(page.read_text()), page
+    # The index is titled by the experiment's title, not its folder's name.
+    title = re.search(r'^title = "(.*)"$', experiment, re.MULTILINE).group(1)
+    assert f"<h1>{html.escape(title)}</h1>" in (out / "report.html").read_text()

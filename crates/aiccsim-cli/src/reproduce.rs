@@ -169,6 +169,11 @@ pub fn run(
     std::fs::write(&table_path, to_csv(&table).map_err(|e| CliError::io(&shown, e))?)
         .map_err(|e| CliError::io(&shown, e))?;
     print_table(&table);
+    // What the experiment is, for the report's index page (its title, not its folder's name).
+    let about = serde_json::json!({ "id": id, "title": spec.title });
+    let about_path = out.join("experiment.json");
+    std::fs::write(&about_path, format!("{about:#}\n"))
+        .map_err(|e| CliError::io(&about_path.display().to_string(), e))?;
 
     let plot_path = out.join("plot.svg");
     let (series, x, y) = match spec.plot {

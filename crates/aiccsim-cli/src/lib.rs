@@ -412,13 +412,10 @@ pub const IN_PROGRESS: &str = "RUN-IN-PROGRESS";
 /// earlier run (a killed run must not leave another's complete-looking results behind), and
 /// marks it in progress until the results are written. Returns the marker's path.
 fn start_writing(out: &Path) -> Result<PathBuf, CliError> {
-    if out.exists() && !out.is_dir() {
-        return Err(CliError::input(format!(
-            "--out {}: a file is there, not a folder; give a folder (it is created if missing)",
-            out.display()
-        )));
-    }
-    aiccsim::results::clear_results(out).map_err(|e| CliError::io(&out.display().to_string(), e))?;
+    aiccsim::results::clear_results(out).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotADirectory => CliError::input(format!("--out {}: {e}", out.display())),
+        _ => CliError::io(&out.display().to_string(), e),
+    })?;
     let marker = out.join(IN_PROGRESS);
     let note = format!(
         "An aiccsim run (process {}) is writing its results here. If this file is still here when no run is, that run was killed: this folder holds no complete results.\n",

@@ -54,13 +54,13 @@ pub fn result_file_names() -> impl Iterator<Item = String> {
 }
 
 /// Creates `dir` if needed and removes from it the result files of an earlier run; no other
-/// file is touched. An error if `dir` is a file.
+/// file is touched. An error of kind `NotADirectory` if `dir` is a file.
 pub fn clear_results(dir: &Path) -> io::Result<()> {
     if dir.exists() && !dir.is_dir() {
-        return Err(io::Error::other(format!(
-            "{} is a file, not a folder; give a folder (it is created if missing)",
-            dir.display()
-        )));
+        return Err(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            "a file is there, not a folder; give a folder (it is created if missing)",
+        ));
     }
     fs::create_dir_all(dir)?;
     for name in result_file_names() {

@@ -192,13 +192,12 @@ fn split_number(s: &str) -> Option<(Decimal, &str)> {
     {
         return None;
     }
-    let (mut digits, mut decimals) = (0u128, 0u32);
-    for (i, part) in [whole, fraction].into_iter().enumerate() {
-        for c in part.chars().filter(|c| *c != '_') {
-            digits = digits.checked_mul(10)?.checked_add(u128::from(c.to_digit(10)?))?;
-            decimals += i as u32;
-        }
+    // "12.5" is 125 / 10^1: every digit, the fraction's too, then as many decimals as it has.
+    let mut digits = 0u128;
+    for c in whole.chars().chain(fraction.chars()).filter(|c| *c != '_') {
+        digits = digits.checked_mul(10)?.checked_add(u128::from(c.to_digit(10)?))?;
     }
+    let decimals = fraction.chars().filter(char::is_ascii_digit).count() as u32;
     Some((Decimal { negative, digits, decimals }, unit.trim()))
 }
 

@@ -115,6 +115,14 @@ pub struct EcnConfig {
     pub mark_at: MarkPoint,
 }
 
+impl EcnConfig {
+    /// A threshold given for `reference_bandwidth` (`kmin`, `kmax`), scaled to a port of `port`
+    /// speed: linearly, as the HPCC study scales them.
+    pub fn scaled(&self, threshold: ByteSize, port: Bandwidth) -> u128 {
+        threshold.0 as u128 * port.0 as u128 / self.reference_bandwidth.0 as u128
+    }
+}
+
 fn default_kmin() -> ByteSize {
     ByteSize(400_000)
 }

@@ -111,7 +111,7 @@ fn check(s: &Scenario, topo: &Topology, plans: &[workload::jobs::JobPlan]) -> Ch
     if sw.ecn.enabled && sw.ecn.kmin <= sw.buffer {
         let fastest_port = (topo.ports.iter().filter(|p| !topo.is_host(p.node))).map(|p| p.bandwidth).max();
         if let Some(bw) = fastest_port {
-            let kmin = sw.ecn.kmin.0 as u128 * bw.0 as u128 / sw.ecn.reference_bandwidth.0 as u128;
+            let kmin = sw.ecn.scaled(sw.ecn.kmin, bw);
             if kmin > sw.buffer.0 as u128 {
                 return fail(
                     "switch.ecn.reference_bandwidth",
@@ -425,7 +425,7 @@ impl Simulation {
             .map(|s| {
                 let node = topo.num_hosts + s;
                 match topo.is_nvswitch(s) {
-                    false => SwitchState::new(&topo, node, sw, max_packet, params.pause_size as u64),
+                    false => SwitchState::new(&topo, node, sw, &ports),
                     true => SwitchState::nvswitch(),
                 }
             })

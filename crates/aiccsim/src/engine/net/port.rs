@@ -18,7 +18,7 @@ use crate::engine::net::pool::{PacketId, PacketPool};
 use crate::engine::{Event, Simulation};
 use crate::metrics::trace::TraceEvent;
 use crate::metrics::PortStats;
-use crate::time::{Bandwidth, SimTime};
+use crate::time::{Bandwidth, ByteSize, SimTime};
 use crate::topology::PortInfo;
 use crate::wire::packet::{Packet, PacketKind, CONTROL_PRIORITY, NUM_PRIORITIES};
 use std::collections::VecDeque;
@@ -87,11 +87,8 @@ pub struct PrioQueue {
 impl Port {
     /// A port on a link; `ecn` is `None` on a switch that never marks (an NVSwitch).
     pub fn new(info: &PortInfo, local: u32, is_host: bool, ecn: Option<&EcnConfig>) -> Port {
-        let scale = |k: fn(&EcnConfig) -> u64| match ecn {
-            Some(ecn) => {
-                let bytes = k(ecn) as u128 * info.bandwidth.0 as u128 / ecn.reference_bandwidth.0 as u128;
-                bytes.min(u32::MAX as u128) as u32
-            }
+        let scale = |k: fn(&EcnConfig) -> ByteSize| match ecn {
+            Some(ecn) => ecn.scaled(k(ecn), info.bandwidth).min(u32::MAX as u128) as u32,
             None => u32::MAX,
         };
         Port {
@@ -110,8 +107,8 @@ impl Port {
             max_queued: 0,
             bandwidth: info.bandwidth,
             delay: info.delay,
-            kmin: scale(|e| e.kmin.0),
-            kmax: scale(|e| e.kmax.0),
+            kmin: scale(|e| e.kmin),
+            kmax: scale(|e| e.kmax),
             tx_packets: 0,
             tx_bytes: 0,
             prio: Default::default(),

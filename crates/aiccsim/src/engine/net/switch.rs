@@ -9,7 +9,7 @@
 //! leaves (`telemetry.rs`).
 
 use super::buffer::Pools;
-use super::pfc::total_headroom;
+use super::port::Port;
 use crate::cc::Telemetry;
 use crate::config::SwitchConfig;
 use crate::engine::net::pool::PacketId;
@@ -33,12 +33,12 @@ pub struct SwitchState {
 }
 
 impl SwitchState {
-    /// A fabric switch, as `[switch]` describes it.
-    pub fn new(topo: &Topology, node: u32, sw: &SwitchConfig, max_packet: u64, pause_size: u64) -> Self {
-        let ports = topo.node_ports[node as usize].len() as u64;
+    /// A fabric switch, as `[switch]` describes it, with its `ports` (their headrooms set).
+    pub fn new(topo: &Topology, node: u32, sw: &SwitchConfig, ports: &[Port]) -> Self {
+        let own = &topo.node_ports[node as usize];
         let reserve = if sw.pfc.enabled { sw.pfc.reserve.0 } else { 0 };
-        let headroom = total_headroom(topo, node, &sw.pfc, max_packet, pause_size);
-        let pools = Pools::new(sw.buffer.0, reserve.saturating_mul(ports), headroom);
+        let headroom = own.iter().map(|&p| ports[p as usize].headroom).sum();
+        let pools = Pools::new(sw.buffer.0, reserve.saturating_mul(own.len() as u64), headroom);
         SwitchState { pools, max_used: 0, max_headroom: 0, reserve, pfc: sw.pfc.enabled, ecn: sw.ecn.enabled }
     }
 

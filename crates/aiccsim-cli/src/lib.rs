@@ -440,16 +440,16 @@ fn print_summary(r: &Results) {
         s.flows_finished,
         s.flows,
         if s.partial { format!(" (stopped early: {})", s.stop_reason.as_str()) } else { String::new() },
-        s.simulated_time_ns / 1e6,
+        s.simulated_time_ns.as_ns_f64() / 1e6,
         s.performance.wall_seconds,
         s.performance.packet_hops_per_second / 1e6
     );
     println!(
         "  FCT us: mean {:.1}  p50 {:.1}  p99 {:.1}  max {:.1};  slowdown mean {:.2}  p99 {:.2}",
-        s.fct_ns.mean / 1e3,
-        s.fct_ns.p50 / 1e3,
-        s.fct_ns.p99 / 1e3,
-        s.fct_ns.max / 1e3,
+        s.fct_ns.mean.as_us_f64(),
+        s.fct_ns.p50.as_us_f64(),
+        s.fct_ns.p99.as_us_f64(),
+        s.fct_ns.max.as_us_f64(),
         s.slowdown.mean,
         s.slowdown.p99
     );

@@ -19,7 +19,8 @@ use crate::checks::{self, Check, Measured};
 use crate::overrides;
 use crate::plot::{self, Series};
 use crate::{check_ending, load, run_built, CliError};
-use aiccsim::metrics::{jain_index, Distribution};
+use aiccsim::metrics::{jain_index, TimeDistribution};
+use aiccsim::time::SimTime;
 use aiccsim::Results;
 use aiccsim::StopReason;
 use serde::Deserialize;
@@ -296,7 +297,7 @@ fn scenario_of(dir: &Path, spec: &Experiment, r: &RunSpec) -> Result<aiccsim::Sc
 /// samples where the queue stayed empty, so those are put back as zeros.
 fn queue_series(r: &Results, switch: u32, port: u32) -> Vec<(f64, f64)> {
     let Some(iv) = r.scenario.output.sample_interval else { return Vec::new() };
-    let end = (r.summary.simulated_time_ns * 1e3) as u64;
+    let end = r.summary.simulated_time_ns.0;
     let recorded: std::collections::BTreeMap<u64, u64> =
         r.queues.iter().filter(|q| q.switch == switch && q.port == port).map(|q| (q.time.0, q.bytes)).collect();
     (0..=end / iv.0)
@@ -444,14 +445,14 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
                 name.clone(),
                 s.flows.to_string(),
                 s.flows_finished.to_string(),
-                s.completion_time_ns.map(|t| format!("{:.1}", t / 1e3)).unwrap_or_default(),
+                s.completion_time_ns.map(|t| format!("{:.1}", t.as_us_f64())).unwrap_or_default(),
                 s.completion_time_ns
-                    .filter(|&t| t > 0.0)
-                    .map(|t| format!("{:.2}", s.bytes as f64 * 8.0 / t))
+                    .filter(|&t| t > SimTime::ZERO)
+                    .map(|t| format!("{:.2}", s.bytes as f64 * 8.0 / t.as_ns_f64()))
                     .unwrap_or_default(),
-                format!("{:.1}", s.fct_ns.max / 1e3),
-                format!("{:.1}", s.fct_ns.mean / 1e3),
-                format!("{:.1}", s.fct_ns.p99 / 1e3),
+                format!("{:.1}", s.fct_ns.max.as_us_f64()),
+                format!("{:.1}", s.fct_ns.mean.as_us_f64()),
+                format!("{:.1}", s.fct_ns.p99.as_us_f64()),
                 format!("{:.3}", s.slowdown.max),
                 format!("{:.3}", s.slowdown.p99),
                 s.pause_frames.to_string(),
@@ -481,17 +482,17 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
 
 /// A statistic of a delay distribution in us with two decimals; empty when it has no samples
 /// (a warm-up past the end of the run), rather than a misleading 0.
-fn sampled_us(d: &Distribution, ns: f64) -> String {
+fn sampled_us(d: &TimeDistribution, t: SimTime) -> String {
     if d.count == 0 {
         String::new()
     } else {
-        format!("{:.2}", ns / 1e3)
+        format!("{:.2}", t.as_us_f64())
     }
 }
 
 /// A training workload's mean per finished iteration, in us with one decimal; empty otherwise.
-fn iteration_us(ns: Option<f64>) -> String {
-    ns.map(|t| format!("{:.1}", t / 1e3)).unwrap_or_default()
+fn iteration_us(t: Option<SimTime>) -> String {
+    t.map(|t| format!("{:.1}", t.as_us_f64())).unwrap_or_default()
 }
 
 /// The table as CSV; a run name with a comma or a quote in it is quoted.

@@ -20,7 +20,7 @@ fn steady_queue(r: &Results, skip: f64) -> f64 {
 /// Bits per second the switch port towards host 0 sent, over the whole run.
 fn receiver_link_rate(r: &Results) -> f64 {
     let p = r.ports.iter().find(|p| p.node == "s0" && p.port == 0).expect("switch 0 port 0");
-    p.stats.tx_bytes as f64 * 8.0 / (r.summary.completion_time_ns.unwrap() * 1e-9)
+    p.stats.tx_bytes as f64 * 8.0 / r.summary.completion_time_ns.unwrap().as_secs_f64()
 }
 
 const TIMELINES: &str = r#"
@@ -150,7 +150,7 @@ size = "4MB"
     assert_eq!(c.len(), 1);
     assert_eq!((c[0].name.as_str(), c[0].ranks, c[0].flows), ("all_reduce:0", 4, 24));
     let step = r.flows[0].ideal_fct.as_ns_f64() + 1000.0 * 4.8;
-    let got = c[0].duration_ns.unwrap();
+    let got = c[0].duration_ns.unwrap().as_ns_f64();
     assert!((got / (6.0 * step) - 1.0).abs() < 0.01, "all-reduce {got:.0} ns vs 6 x {step:.0} ns");
     // Each step's flows start exactly when the previous step's chunk has arrived.
     for step in 1..6 {

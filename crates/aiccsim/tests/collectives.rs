@@ -27,7 +27,7 @@ fn scenario(workload: &str) -> Scenario {
 fn cct_us(workload: &str) -> f64 {
     let r = common::run(&text(workload));
     assert_eq!(r.summary.flows_finished, r.summary.flows);
-    r.summary.completion_time_ns.expect("finished") / 1e3
+    r.summary.completion_time_ns.expect("finished").as_us_f64()
 }
 
 /// Microseconds to put `bytes` of payload on a link, headers and the ACKs of data coming the

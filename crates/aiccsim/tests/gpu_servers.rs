@@ -182,7 +182,7 @@ fn assert_close(what: &str, measured: f64, formula: f64) {
 fn a_2d_all_reduce_takes_the_time_of_its_four_phases() {
     let r = all_reduce_on_servers("hierarchical");
     let (inside, across) = two_d_phases();
-    assert_close("2D all-reduce", r.summary.completion_time_ns.unwrap(), 2.0 * inside + 2.0 * across);
+    assert_close("2D all-reduce", r.summary.completion_time_ns.unwrap().as_ns_f64(), 2.0 * inside + 2.0 * across);
 }
 
 #[test]
@@ -196,13 +196,13 @@ fn pipelined_chunks_hide_the_nvlink_phases_behind_the_nic_ones() {
         let row = &r.collectives[0];
         assert_eq!((row.info.chunks, row.flows), (chunks, 192 * chunks as usize));
         let formula = 2.0 * inside / f64::from(chunks) + 2.0 * across;
-        assert_close(&format!("{chunks} chunks"), r.summary.completion_time_ns.unwrap(), formula);
+        assert_close(&format!("{chunks} chunks"), r.summary.completion_time_ns.unwrap().as_ns_f64(), formula);
     }
     // A fresh queue pair per transfer runs the chunks side by side: no pipeline, the time of
     // the unchunked collective.
-    let unchunked = all_reduce_on_servers("hierarchical").summary.completion_time_ns.unwrap();
+    let unchunked = all_reduce_on_servers("hierarchical").summary.completion_time_ns.unwrap().as_ns_f64();
     let fresh = all_reduce_on_servers_with("hierarchical", "chunks = 4", "connections = \"per_transfer\"");
-    let t = fresh.summary.completion_time_ns.unwrap();
+    let t = fresh.summary.completion_time_ns.unwrap().as_ns_f64();
     assert!((t - unchunked).abs() / unchunked < 0.02, "per transfer, 4 chunks: {t:.0} ns against {unchunked:.0}");
 }
 
@@ -213,7 +213,8 @@ fn a_2d_all_reduce_sends_a_gth_of_the_nic_bytes_of_a_1d_one_and_finishes_first()
     let (nic1, nic2) = (sent_by(&one, "h") as f64, sent_by(&two, "h") as f64);
     let ratio = nic2 / nic1;
     assert!((ratio - 0.25).abs() < 0.01, "2D sends {ratio:.3} of 1D's NIC bytes, 1/G = 0.25");
-    let (t1, t2) = (one.summary.completion_time_ns.unwrap(), two.summary.completion_time_ns.unwrap());
+    let (t1, t2) =
+        (one.summary.completion_time_ns.unwrap().as_ns_f64(), two.summary.completion_time_ns.unwrap().as_ns_f64());
     assert!(t2 < 0.5 * t1, "2D {t2:.0} ns against 1D {t1:.0} ns");
 }
 

@@ -15,13 +15,13 @@ fn algo(name: &str) -> String {
 }
 
 fn completion_us(r: &Results) -> f64 {
-    r.summary.completion_time_ns.unwrap() / 1e3
+    r.summary.completion_time_ns.unwrap().as_us_f64()
 }
 
 /// Mean one-way queuing delay of the data packets, in us: on a star, the time they waited in the
 /// bottleneck queue, so the packet-weighted mean of that queue over the line rate.
 fn mean_queuing_us(r: &Results) -> f64 {
-    r.summary.queuing_delay_ns.mean / 1e3
+    r.summary.queuing_delay_ns.mean.as_us_f64()
 }
 
 /// Time the senders' links spent paused by the switch, summed over the senders, in us.

@@ -95,5 +95,5 @@ flows = [ { src = 0, dst = 1, size = "10MB" }, { src = 1, dst = 0, size = "1KB" 
     assert!(r.summary.partial);
     assert_eq!(r.summary.flows_finished, 1, "the 1 KB flow finishes, the 10 MB one cannot in 100 us");
     assert!(r.flows[0].finish.is_none());
-    assert_eq!(r.summary.simulated_time_ns, 100_000.0);
+    assert_eq!(r.summary.simulated_time_ns, SimTime::from_ns(100_000));
 }

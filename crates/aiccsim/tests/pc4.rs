@@ -163,7 +163,7 @@ flows = [{ src = 0, dst = 1, size = "100KB" }]
     }
     // The run's queuing-delay distribution sees the same delays.
     let max_ns = 99.0 * (838_400.0 - 83_840.0) / 1e3;
-    assert!((r.summary.queuing_delay_ns.max - max_ns).abs() < 1e-6);
+    assert!((r.summary.queuing_delay_ns.max.as_ns_f64() - max_ns).abs() < 1e-6);
 }
 
 #[test]
@@ -204,7 +204,7 @@ flows = [{{ src = 1, dst = 0, size = "1MB" }}]
         } else {
             assert!(spread > 500_000 && spread <= 1_000_000, "spread {spread} ps with +-500 ns noise");
         }
-        assert_eq!(r.summary.queuing_delay_ns.max, 0.0, "the true queuing delay is zero either way");
+        assert_eq!(r.summary.queuing_delay_ns.max, SimTime::ZERO, "the true queuing delay is zero either way");
     }
 }
 
@@ -281,7 +281,7 @@ fn clock_noise_hurts_algorithm_2_as_written_and_not_the_default_reading() {
             }
             s.clocks.noise = SimTime::from_ns(noise_ns);
         });
-        (r.summary.completion_time_ns.expect("finished"), r.summary.rtt_ns.mean)
+        (r.summary.completion_time_ns.expect("finished").as_ns_f64(), r.summary.rtt_ns.mean.as_ns_f64())
     };
     let (quiet, quiet_rtt) = run(true, 0);
     let (low, _) = run(true, 400);
@@ -307,7 +307,10 @@ fn the_queue_settles_at_the_target_queuing_time() {
             pc4.target_qtime = SimTime::from_us(target_us.into());
         });
         let s = &r.summary;
-        (s.bytes as f64 * 8.0 / s.completion_time_ns.expect("finished"), s.queuing_delay_ns.mean / 1e3)
+        (
+            s.bytes as f64 * 8.0 / s.completion_time_ns.expect("finished").as_ns_f64(),
+            s.queuing_delay_ns.mean.as_us_f64(),
+        )
     };
     let (idle_gbps, _) = run(0);
     for target in [10, 40] {
@@ -328,7 +331,7 @@ fn five_thousand_flows_need_a_larger_target() {
         let toml = include_str!("../../../experiments/pc4-incast5000/incast.toml");
         let r = incast_with(toml, 100_000, |pc4| pc4.scale_target_by_window = by_window);
         assert_eq!(r.summary.packets_dropped, 0);
-        r.summary.completion_time_ns.expect("finished") / 1e6
+        r.summary.completion_time_ns.expect("finished").as_ns_f64() / 1e6
     };
     // 500 MB of payload in 1000-byte packets with 60 bytes of headers (PC4's 12 included), at
     // 100 Gb/s: 42.4 ms.

@@ -53,8 +53,8 @@ fn a_deadlock_with_timelines_on_ends_after_the_stall_timeout() {
     let stall = s.stall.as_ref().unwrap();
     let ended = s.simulated_time_ns;
     assert!(
-        (ended - stall.last_progress_ns - 100e6).abs() < 1.0,
-        "ended at {ended} ns, progress stopped at {} ns, timeout 100 ms",
+        ((ended - stall.last_progress_ns).as_ns_f64() - 100e6).abs() < 1.0,
+        "ended at {ended:?}, progress stopped at {:?}, timeout 100 ms",
         stall.last_progress_ns
     );
     assert_eq!(stall.pause_cycle.len(), 5);

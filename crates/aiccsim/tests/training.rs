@@ -30,7 +30,7 @@ fn alone(ranks: u32, workload: &str) -> SimTime {
     let toml = format!(
         "[topology]\nkind = \"star\"\nhosts = {ranks}\nlink = {{ bandwidth = \"100Gbps\", delay = \"1us\" }}\n[workload]\n{workload}\n"
     );
-    SimTime::from_ps((common::run(&toml).summary.completion_time_ns.unwrap() * 1000.0).round() as u64)
+    common::run(&toml).summary.completion_time_ns.unwrap()
 }
 
 fn rows(r: &Results) -> &[IterationRecord] {
@@ -75,8 +75,8 @@ fn without_communication_an_iteration_is_its_compute_exactly() {
         assert_eq!((row.compute, row.exposed_comm(), row.flows, row.bytes), (compute, Some(SimTime::ZERO), 0, 0));
     }
     let summary = none.summary.iterations.as_ref().unwrap();
-    assert_eq!((summary.count, summary.finished, summary.mean_exposed_comm_ns), (3, 3, Some(0.0)));
-    assert_eq!(none.summary.simulated_time_ns, 3.0 * 22_500.0);
+    assert_eq!((summary.count, summary.finished, summary.mean_exposed_comm_ns), (3, 3, Some(SimTime::ZERO)));
+    assert_eq!(none.summary.simulated_time_ns, SimTime::from_ns(3 * 22_500));
 
     // Collectives of zero bytes are not issued: the same iterations.
     let zero = "all_reduce = { size = \"0B\" }\nforward_all_to_all = { size = \"0B\" }\nbackward_all_to_all = { size = \"0B\" }";
@@ -154,7 +154,7 @@ fn an_all_reduce_hidden_behind_the_backward_pass_costs_nothing() {
         assert!(span(&r, &layout, k, 1, Op::AllReduce) < SimTime::from_us(300));
         assert_eq!(exposed(&r, k as usize), SimTime::ZERO, "iteration {k}");
     }
-    assert_eq!(r.summary.iterations.as_ref().unwrap().mean_duration_ns, Some(330_000.0));
+    assert_eq!(r.summary.iterations.as_ref().unwrap().mean_duration_ns, Some(SimTime::from_ns(330_000)));
 }
 
 #[test]
@@ -269,7 +269,7 @@ fn a_stopped_run_leaves_its_unfinished_iterations_without_an_end() {
     assert_eq!((rows[1].start, rows[1].end, rows[1].exposed_comm()), (Some(SimTime::from_us(40)), None, None));
     assert_eq!((rows[2].start, rows[2].end), (None, None));
     let summary = r.summary.iterations.as_ref().unwrap();
-    assert_eq!((summary.count, summary.finished, summary.mean_duration_ns), (3, 1, Some(40_000.0)));
+    assert_eq!((summary.count, summary.finished, summary.mean_duration_ns), (3, 1, Some(SimTime::from_ns(40_000))));
     assert!(r.summary.partial);
     let dir = tempfile::tempdir().unwrap();
     r.write_dir(dir.path()).unwrap();

@@ -96,7 +96,7 @@ flows_per_sender = 4
 "#,
     );
     // Each sender's NIC never exceeds line rate: its bytes fit in the run time.
-    let end = r.summary.simulated_time_ns * 1e-9;
+    let end = r.summary.simulated_time_ns.as_secs_f64();
     for p in r.ports.iter().filter(|p| p.node.starts_with('h') && p.node != "h0") {
         let busy = p.stats.tx_bytes as f64 * 8.0 / 100e9;
         assert!(busy <= end, "{} sent {} B in {end} s", p.node, p.stats.tx_bytes);

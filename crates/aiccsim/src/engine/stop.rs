@@ -61,7 +61,7 @@ impl Simulation {
                     peer: self.topo.node_name(self.ports[port.peer as usize].node),
                     priorities: (0..8).filter(|c| classes & (1 << c) != 0).collect(),
                     queued_bytes: port.queued,
-                    paused_since_ns: port.stats.paused_since.map(|t| t.as_ns_f64()).unwrap_or(0.0),
+                    paused_since_ns: port.stats.paused_since.unwrap_or_default(),
                 }
             })
             .collect();
@@ -83,7 +83,7 @@ impl Simulation {
                 .collect()
         };
         StallReport {
-            last_progress_ns: last_progress.as_ns_f64(),
+            last_progress_ns: last_progress,
             unfinished_flows: unfinished,
             paused_ports,
             pause_cycle: find_cycle(&paused, waits_on).into_iter().map(|p| self.port_name(p as u32)).collect(),

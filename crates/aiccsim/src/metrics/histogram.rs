@@ -5,7 +5,8 @@
 //! to within 1/64 (1.6%) of its value; the mean and the maximum are exact. Recording is a few
 //! integer operations and allocates nothing after construction.
 
-use super::Distribution;
+use super::TimeDistribution;
+use crate::time::SimTime;
 
 const SUB_BITS: u32 = 6;
 const SUB: u64 = 1 << SUB_BITS;
@@ -81,19 +82,19 @@ impl DurationHistogram {
         self.max as f64
     }
 
-    /// The distribution in nanoseconds.
-    pub fn summary_ns(&self) -> Distribution {
+    /// The distribution (percentiles rounded to the picosecond).
+    pub fn distribution(&self) -> TimeDistribution {
         if self.n == 0 {
-            return Distribution::default();
+            return TimeDistribution::default();
         }
-        let ns = |ps: f64| ps / 1e3;
-        Distribution {
+        let ps = |v: f64| SimTime(v.round() as u64);
+        TimeDistribution {
             count: self.n as usize,
-            mean: ns(self.sum as f64 / self.n as f64),
-            p50: ns(self.percentile(50.0)),
-            p90: ns(self.percentile(90.0)),
-            p99: ns(self.percentile(99.0)),
-            max: ns(self.max as f64),
+            mean: SimTime(((self.sum + self.n as u128 / 2) / self.n as u128) as u64),
+            p50: ps(self.percentile(50.0)),
+            p90: ps(self.percentile(90.0)),
+            p99: ps(self.percentile(99.0)),
+            max: SimTime(self.max),
         }
     }
 }
@@ -120,11 +121,12 @@ mod tests {
         for v in 1..=10_000u64 {
             h.record(v * 1000);
         }
-        let d = h.summary_ns();
+        let d = h.distribution();
         assert_eq!(d.count, 10_000);
-        assert_eq!(d.max, 10_000.0);
-        assert!((d.mean - 5000.5).abs() < 1e-9);
+        assert_eq!(d.max, SimTime(10_000_000));
+        assert_eq!(d.mean, SimTime(5_000_500));
         for (got, want) in [(d.p50, 5000.0), (d.p90, 9000.0), (d.p99, 9900.0)] {
+            let got = got.as_ns_f64();
             assert!((got - want).abs() <= want / 64.0, "{got} vs {want}");
         }
     }

@@ -9,6 +9,7 @@
 //! a duration is never shorter than the compute: the difference is time spent waiting for flows
 //! that compute did not hide.
 
+use super::json_time::{mean, opt_ns};
 use super::ComputeStep;
 use super::FlowRecord;
 use crate::time::SimTime;
@@ -49,18 +50,18 @@ impl IterationRecord {
 pub struct IterationSummary {
     pub count: u32,
     pub finished: u32,
-    pub mean_duration_ns: Option<f64>,
-    pub mean_compute_ns: Option<f64>,
-    pub mean_exposed_comm_ns: Option<f64>,
+    #[serde(serialize_with = "opt_ns")]
+    pub mean_duration_ns: Option<SimTime>,
+    #[serde(serialize_with = "opt_ns")]
+    pub mean_compute_ns: Option<SimTime>,
+    #[serde(serialize_with = "opt_ns")]
+    pub mean_exposed_comm_ns: Option<SimTime>,
 }
 
 impl IterationSummary {
     pub fn of(rows: &[IterationRecord]) -> IterationSummary {
         let finished: Vec<&IterationRecord> = rows.iter().filter(|r| r.end.is_some()).collect();
-        let mean = |f: &dyn Fn(&IterationRecord) -> SimTime| {
-            let n = finished.len() as f64;
-            (!finished.is_empty()).then(|| finished.iter().map(|r| f(r).as_ns_f64()).sum::<f64>() / n)
-        };
+        let mean = |f: &dyn Fn(&IterationRecord) -> SimTime| mean(finished.iter().map(|r| f(r)));
         IterationSummary {
             count: rows.len() as u32,
             finished: finished.len() as u32,

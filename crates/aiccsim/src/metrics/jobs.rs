@@ -2,6 +2,7 @@
 //! and finished, what it moved, and its training iterations (`jobs.csv` and `summary.json`).
 
 use super::iterations::{IterationRecord, IterationSummary};
+use super::json_time::{ns, opt_ns};
 use super::{ComputeStep, FlowRecord};
 use crate::time::SimTime;
 use crate::workload::jobs::JobInfo;
@@ -87,9 +88,9 @@ impl JobRow {
             name: self.name.clone(),
             placement: self.placement,
             hosts: self.hosts.clone(),
-            start_ns: self.start.as_ns_f64(),
-            finish_ns: self.finish.map(SimTime::as_ns_f64),
-            duration_ns: self.duration().map(SimTime::as_ns_f64),
+            start_ns: self.start,
+            finish_ns: self.finish,
+            duration_ns: self.duration(),
             flows: self.flows,
             bytes: self.bytes,
             collectives: self.collectives,
@@ -104,9 +105,12 @@ pub struct JobSummary {
     pub name: String,
     pub placement: &'static str,
     pub hosts: Vec<u32>,
-    pub start_ns: f64,
-    pub finish_ns: Option<f64>,
-    pub duration_ns: Option<f64>,
+    #[serde(serialize_with = "ns")]
+    pub start_ns: SimTime,
+    #[serde(serialize_with = "opt_ns")]
+    pub finish_ns: Option<SimTime>,
+    #[serde(serialize_with = "opt_ns")]
+    pub duration_ns: Option<SimTime>,
     pub flows: u32,
     pub bytes: u64,
     pub collectives: u32,

@@ -8,6 +8,7 @@ mod histogram;
 mod ideal;
 pub mod iterations;
 pub mod jobs;
+pub mod json_time;
 mod recorder;
 mod records;
 mod summary;
@@ -16,6 +17,7 @@ pub mod trace;
 
 pub use histogram::DurationHistogram;
 pub use ideal::ideal_fct;
+pub use json_time::TimeDistribution;
 pub use recorder::Recorder;
 pub use records::{
     ComputeStep, Counters, FlowRecord, PauseRow, PauseSample, PausedPort, PortRecord, PortStats, QueueSample,

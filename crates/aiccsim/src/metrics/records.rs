@@ -2,6 +2,7 @@
 //! how the run ended. The engine fills them (`engine/finish.rs`); nothing here reads the
 //! engine's state.
 
+use super::json_time::ns;
 use crate::time::SimTime;
 use serde::Serialize;
 
@@ -189,14 +190,16 @@ pub struct PausedPort {
     pub peer: String,
     pub priorities: Vec<u8>,
     pub queued_bytes: u64,
-    pub paused_since_ns: f64,
+    #[serde(serialize_with = "ns")]
+    pub paused_since_ns: SimTime,
 }
 
 /// What a stalled run was stuck on (`stall` in `summary.json`).
 #[derive(Clone, Debug, Serialize)]
 pub struct StallReport {
     /// The last time a flow moved: a start, or a byte delivered or acknowledged in order.
-    pub last_progress_ns: f64,
+    #[serde(serialize_with = "ns")]
+    pub last_progress_ns: SimTime,
     pub unfinished_flows: usize,
     pub paused_ports: Vec<PausedPort>,
     /// Paused ports that wait on each other in a circle, each on the next (the last on the
@@ -209,7 +212,7 @@ impl StallReport {
     pub fn describe(&self) -> String {
         let mut s = format!(
             "no flow made progress after {:.3} us; {} flow(s) unfinished",
-            self.last_progress_ns / 1e3,
+            self.last_progress_ns.as_us_f64(),
             self.unfinished_flows
         );
         if !self.pause_cycle.is_empty() {

@@ -1,12 +1,13 @@
 //! `summary.json`: counts, distributions, collectives and iterations of one run.
 
+use super::json_time::{ns, opt_ns, TimeDistribution};
 use super::{iterations, Counters, DurationHistogram, FlowRecord, StallReport, StopReason};
 use crate::config::Scenario;
 use crate::time::SimTime;
 use crate::wire::telemetry::Telemetry;
 use serde::Serialize;
 
-/// Summary statistics of a sample: mean and nearest-rank percentiles.
+/// Summary statistics of a sample of ratios: mean and nearest-rank percentiles.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Distribution {
     pub count: usize,
@@ -52,9 +53,11 @@ pub struct Summary {
     pub flows_finished: usize,
     /// Bytes the workload asked to move.
     pub bytes: u64,
-    pub simulated_time_ns: f64,
+    #[serde(serialize_with = "ns")]
+    pub simulated_time_ns: SimTime,
     /// When the last flow was delivered (the workload's completion time); absent if one never was.
-    pub completion_time_ns: Option<f64>,
+    #[serde(serialize_with = "opt_ns")]
+    pub completion_time_ns: Option<SimTime>,
     /// Each collective's span: first flow start to last flow delivery.
     pub collectives: Vec<CollectiveRecord>,
     /// The training iterations (`training` workloads only).
@@ -95,13 +98,13 @@ pub struct Summary {
     pub max_headroom_bytes: u64,
     /// Most events pending at once in the event queue.
     pub max_pending_events: usize,
-    pub fct_ns: Distribution,
+    pub fct_ns: TimeDistribution,
     pub slowdown: Distribution,
     /// Round-trip time of every ACK (data sent to ACK received, on the sender's clock).
-    pub rtt_ns: Distribution,
+    pub rtt_ns: TimeDistribution,
     /// One-way queuing delay of every full-size data packet: its trip from the sending NIC to
     /// the receiver minus the same trip on the idle path (true time, whatever the clocks).
-    pub queuing_delay_ns: Distribution,
+    pub queuing_delay_ns: TimeDistribution,
     /// Rows of `trace.csv` kept and dropped past `output.trace.max_rows` (with a trace only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceSummary>,
@@ -137,10 +140,13 @@ pub struct CollectiveRecord {
     pub name: String,
     pub ranks: u32,
     pub flows: usize,
-    pub start_ns: f64,
+    #[serde(serialize_with = "ns")]
+    pub start_ns: SimTime,
     /// Last delivery; absent if a flow never finished.
-    pub finish_ns: Option<f64>,
-    pub duration_ns: Option<f64>,
+    #[serde(serialize_with = "opt_ns")]
+    pub finish_ns: Option<SimTime>,
+    #[serde(serialize_with = "opt_ns")]
+    pub duration_ns: Option<SimTime>,
 }
 
 impl CollectiveRecord {
@@ -161,9 +167,9 @@ impl CollectiveRecord {
                     name: name.to_string(),
                     ranks: records[members[0]].collective_ranks,
                     flows: members.len(),
-                    start_ns: start.as_ns_f64(),
-                    finish_ns: finish.map(|f| f.as_ns_f64()),
-                    duration_ns: finish.map(|f| (f - start).as_ns_f64()),
+                    start_ns: start,
+                    finish_ns: finish,
+                    duration_ns: finish.map(|f| f - start),
                 }
             })
             .collect()
@@ -224,7 +230,7 @@ impl Summary {
             pause_log,
             wall_seconds,
         } = totals;
-        let fcts: Vec<f64> = records.iter().filter_map(|r| r.fct()).map(|t| t.as_ns_f64()).collect();
+        let fcts: Vec<SimTime> = records.iter().filter_map(|r| r.fct()).collect();
         let slowdowns: Vec<f64> = records.iter().filter_map(|r| r.slowdown()).collect();
         let in_flight = counters.data_bytes_sent - counters.data_bytes_received - counters.data_bytes_dropped;
         debug_assert!(live_packets > 0 || in_flight == 0);
@@ -235,13 +241,12 @@ impl Summary {
             flows_finished: records.iter().filter(|r| r.finish.is_some()).count(),
             // Saturating: each size fits in 64 bits, their sum need not.
             bytes: records.iter().fold(0u64, |sum, r| sum.saturating_add(r.size_bytes)),
-            simulated_time_ns: now.as_ns_f64(),
+            simulated_time_ns: now,
             completion_time_ns: records
                 .iter()
                 .map(|r| r.finish)
                 .collect::<Option<Vec<_>>>()
-                .and_then(|f| f.into_iter().max())
-                .map(|t| t.as_ns_f64()),
+                .and_then(|f| f.into_iter().max()),
             collectives: CollectiveRecord::of(records),
             iterations: iterations.map(iterations::IterationSummary::of),
             jobs: jobs.iter().map(super::jobs::JobRow::summary).collect(),
@@ -284,10 +289,10 @@ impl Summary {
             max_switch_buffer_bytes,
             max_headroom_bytes,
             max_pending_events,
-            fct_ns: Distribution::of(&fcts),
+            fct_ns: TimeDistribution::of(&fcts),
             slowdown: Distribution::of(&slowdowns),
-            rtt_ns: rtts.summary_ns(),
-            queuing_delay_ns: queuing.summary_ns(),
+            rtt_ns: rtts.distribution(),
+            queuing_delay_ns: queuing.distribution(),
             trace,
             pause_log,
             performance: Performance {

@@ -211,8 +211,8 @@ pub const JOBS: Table = Table {
         col("bytes", Int),
         col("collectives", Int),
         col("iterations", Int),
-        opt("mean_iteration_ns", Ratio),
-        opt("mean_exposed_comm_ns", Ratio),
+        opt("mean_iteration_ns", Time),
+        opt("mean_exposed_comm_ns", Time),
     ],
     recorded: with_jobs,
     rows: job_rows,
@@ -415,7 +415,7 @@ fn job_cell(name: &str) -> Value<'_> {
 }
 
 fn job_rows(r: &Results, row: Row<'_>) {
-    use Value::{Int as I, Missing, Ratio as R, Text as S, Time as T};
+    use Value::{Int as I, Text as S, Time as T};
     for j in &r.jobs {
         let it = j.iterations.as_ref();
         row(&[
@@ -430,8 +430,8 @@ fn job_rows(r: &Results, row: Row<'_>) {
             I(j.bytes.into()),
             I(j.collectives.into()),
             I(it.map_or(0, |i| i.count).into()),
-            it.and_then(|i| i.mean_duration_ns).map_or(Missing, R),
-            it.and_then(|i| i.mean_exposed_comm_ns).map_or(Missing, R),
+            Value::time(it.and_then(|i| i.mean_duration_ns)),
+            Value::time(it.and_then(|i| i.mean_exposed_comm_ns)),
         ]);
     }
 }

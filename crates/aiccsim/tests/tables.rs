@@ -133,3 +133,30 @@ fn docs_give_every_table_its_parquet_schema() {
         assert_eq!(listed, expected, "docs/results.md, the Parquet schema of {}", table.name);
     }
 }
+
+/// summary.json's times are the engine's picoseconds written exactly. A flow that starts at
+/// 2^53 + 1 ns (about 104 simulated days) has times no f64 holds to the picosecond; they used to be
+/// written as 9.007199254740994e15.
+#[test]
+fn summary_json_writes_late_times_exactly() {
+    let r = common::run(
+        r#"
+[topology]
+kind = "star"
+hosts = 2
+link = { bandwidth = "100Gbps", delay = "1us" }
+[cc]
+algorithm = "none"
+[workload]
+kind = "flows"
+flows = [ { src = 0, dst = 1, size = "1000B", start = "9007199254740993ns" } ]
+"#,
+    );
+    let f = &r.flows[0];
+    let json = r.summary_json();
+    assert!(!json.contains("e15") && !json.contains("e+"), "{json}");
+    let want = format!("\"completion_time_ns\": {},", aiccsim::metrics::json_time::ns_text(f.finish.unwrap()));
+    assert!(json.contains(&want), "{want} not in {json}");
+    // 2^53 + 1 ns plus the flow's 2.16768 us, to the picosecond.
+    assert_eq!(want, "\"completion_time_ns\": 9007199254743160.68,");
+}

@@ -18,7 +18,7 @@ from aiccsim._load import load
 from aiccsim._native import ScenarioError, __version__
 from aiccsim._ns3 import import_ns3
 from aiccsim._result import ArrowTables, PolarsTables, Result
-from aiccsim._run import run
+from aiccsim._run import ScenarioWarning, run
 from aiccsim._sweep import sweep
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "PolarsTables",
     "Result",
     "ScenarioError",
+    "ScenarioWarning",
     "__version__",
     "import_ns3",
     "load",

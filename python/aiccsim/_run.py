@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import warnings
 from collections.abc import Mapping
 from typing import Any, Union
 
@@ -35,11 +36,22 @@ def run(
 
     Raises ``ScenarioError`` (a ``ValueError``) for a bad scenario, naming its ``file``,
     ``key`` and ``message``, and ``OSError`` when the file cannot be read.
+
+    A setting that is legal but almost certainly a mistake (an ECN-driven algorithm with ECN
+    off, a timeout within two round trips, ...) is reported once as a ``ScenarioWarning``
+    naming its key, as ``aiccsim run`` prints it; ``summary["warnings"]`` keeps them.
     """
     source, origin = _source(scenario)
     if isinstance(wall_limit, datetime.timedelta):
         wall_limit = wall_limit.total_seconds()
-    return from_native(_native.run(source, origin, seed, wall_limit))
+    result = from_native(_native.run(source, origin, seed, wall_limit))
+    for w in result.summary["warnings"]:
+        warnings.warn(f"{origin}: {w['key']}: {w['message']}", ScenarioWarning, stacklevel=2)
+    return result
+
+
+class ScenarioWarning(UserWarning):
+    """A scenario setting that is legal but almost certainly a mistake."""
 
 
 def _source(scenario: ScenarioSource) -> tuple[str | dict[str, Any], str]:

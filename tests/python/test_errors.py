@@ -57,3 +57,11 @@ def test_broken_toml_text_is_an_error_of_the_whole_text() -> None:
         aiccsim.run("[topology\nkind = 1\n")
     assert (caught.value.file, caught.value.key) == ("<string>", "")
     assert "TOML parse error" in caught.value.message
+
+
+def test_a_likely_mistake_is_a_warning_naming_its_key() -> None:
+    text = SMALL.replace('algorithm = "none"', 'algorithm = "dcqcn"').replace("[cc]", "ecn = { enabled = false }\n[cc]")
+    with pytest.warns(aiccsim.ScenarioWarning, match=r"<string>: switch\.ecn\.enabled: dcqcn slows down") as caught:
+        r = aiccsim.run(text)
+    assert len(caught) == 1
+    assert [w["key"] for w in r.summary["warnings"]] == ["switch.ecn.enabled"]

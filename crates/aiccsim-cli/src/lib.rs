@@ -166,11 +166,14 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
     };
     let result = match cli.command {
         Command::Run { scenario, out, seed, quiet, max_wall } => cmd_run(&scenario, &out, seed, quiet, max_wall),
-        Command::Validate { scenario } => load(&scenario).map(|s| {
+        Command::Validate { scenario: path } => Scenario::load(&path).map_err(CliError::from).and_then(|s| {
+            let sim = Simulation::with_fabric(&s, admit::check(&s)?);
+            print_warnings(&sim, &path.file_stem().unwrap_or_default().to_string_lossy());
             print!("{}", s.to_toml());
             let e = aiccsim::estimate::estimate(&s);
             println!("# estimated memory: {}", aiccsim::estimate::Estimate::describe(&e.memory));
             println!("# estimated result files: {}", aiccsim::estimate::Estimate::describe(&e.output));
+            Ok(())
         }),
         Command::Reproduce { id, out, experiments, max_wall, report } => {
             let out = out.unwrap_or_else(|| PathBuf::from("out").join(&id));
@@ -322,6 +325,14 @@ pub fn check_ending(r: &Results, out: &Path) -> Result<(), CliError> {
     }
 }
 
+/// The scenario's settings that are legal but almost certainly a mistake, on stderr, each once,
+/// before the run (`summary.json` keeps them too).
+fn print_warnings(sim: &Simulation, label: &str) {
+    for w in sim.warnings() {
+        eprintln!("warning: {label}: {}", aiccsim::config::elide(&w.to_string()));
+    }
+}
+
 /// Warns (before the run) when the result files are expected to exceed `output.warn_above`.
 fn warn_about_output(scenario: &Scenario, label: &str) {
     let e = aiccsim::estimate::estimate(scenario);
@@ -355,6 +366,7 @@ pub fn run_built(
     quiet: bool,
     wall_limit: Option<Duration>,
 ) -> Result<Results, CliError> {
+    print_warnings(&sim, label);
     warn_about_output(scenario, label);
     sim.set_control(RunControl { interrupt: Some(interrupt_flag()), wall_limit });
     // Only decides when the progress bar appears (after a second); the run does not see it.

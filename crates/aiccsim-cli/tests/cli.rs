@@ -408,3 +408,28 @@ fn a_closed_stdout_pipe_ends_the_command_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.signal(), Some(13), "{:?} {stderr}", out.status); // SIGPIPE
 }
+
+/// A setting that is legal but almost certainly a mistake is warned about once, before the
+/// run, by `run` and by `validate` alike, and the run goes on; `summary.json` keeps it.
+#[test]
+fn likely_mistakes_are_warned_about_once_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = SMALL.replace("[cc]", "[switch]\necn = { enabled = false }\n[cc]");
+    let scenario = write(dir.path(), "noecn.toml", &text);
+    let out = dir.path().join("out");
+    let o = aiccsim(&["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let line = "warning: noecn: switch.ecn.enabled: dcqcn slows down only on ECN marks";
+    assert_eq!(stderr.matches(line).count(), 1, "{stderr}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["warnings"][0]["key"], "switch.ecn.enabled");
+    let o = aiccsim(&["validate", scenario.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert_eq!(String::from_utf8_lossy(&o.stderr).matches(line).count(), 1);
+    // Without the mistake, no warning.
+    let plain = write(dir.path(), "plain.toml", SMALL);
+    let o = aiccsim(&["run", plain.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"), "{}", String::from_utf8_lossy(&o.stderr));
+}

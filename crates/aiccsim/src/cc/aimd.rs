@@ -36,6 +36,9 @@ impl Default for AimdConfig {
 }
 
 impl Algorithm for AimdConfig {
+    fn reacts_to_ecn(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "aimd"
     }

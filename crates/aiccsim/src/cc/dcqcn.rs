@@ -156,6 +156,9 @@ impl DcqcnConfig {
 }
 
 impl Algorithm for DcqcnConfig {
+    fn reacts_to_ecn(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "dcqcn"
     }

@@ -46,6 +46,9 @@ impl Default for DctcpConfig {
 }
 
 impl Algorithm for DctcpConfig {
+    fn reacts_to_ecn(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "dctcp"
     }

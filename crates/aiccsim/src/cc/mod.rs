@@ -225,6 +225,10 @@ pub trait Algorithm {
     fn rate_floor(&self, _facts: &FlowFacts) -> f64 {
         self.min_rate().map_or(0.0, |r| r.as_f64())
     }
+    /// Whether ECN marks are its congestion signal (a run with ECN off is then warned about).
+    fn reacts_to_ecn(&self) -> bool {
+        false
+    }
     /// What the fabric must stamp on this algorithm's packets.
     fn telemetry(&self) -> Telemetry {
         Telemetry::None

@@ -567,6 +567,7 @@ impl Simulation {
             tracer,
             control: RunControl::default(),
             event_limit: u64::MAX,
+            warnings: Vec::new(),
             scenario: scenario.clone(),
         };
         // About 600 B per port: past ~1000 ports the port array alone overflows a 512 KiB L2.
@@ -585,6 +586,7 @@ impl Simulation {
         if sim.params.sample_interval.is_some() {
             sim.events.push(SimTime::ZERO, Event::Sample);
         }
+        sim.warnings = sim.find_warnings();
         sim
     }
 }

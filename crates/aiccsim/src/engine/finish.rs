@@ -93,6 +93,7 @@ impl Simulation {
             })
             .collect();
         let totals = RunTotals {
+            warnings: self.warnings.clone(),
             now,
             stop_reason,
             stall,

@@ -17,12 +17,14 @@ pub mod nic;
 mod queue;
 mod stop;
 mod timers;
+mod warnings;
 
 pub use build::Fabric;
 pub(crate) use dependencies::Dependencies;
 pub use queue::EventQueue;
 pub use stop::RunControl;
 pub use timers::TimerSlot;
+pub use warnings::Warning;
 
 use crate::cc::{CcConfig, FlowFacts, Receiver, Telemetry, MAX_TIMERS};
 use crate::config::{Routing, Scenario};
@@ -169,6 +171,8 @@ pub struct Simulation {
     control: RunControl,
     /// The run stops after this many events (see [`Simulation::set_event_limit`]).
     event_limit: u64,
+    /// Settings that are legal but almost certainly a mistake (`warnings.rs`).
+    warnings: Vec<Warning>,
     scenario: Scenario,
 }
 
@@ -211,6 +215,12 @@ impl Simulation {
         let c = self.flows[f as usize].conn as usize;
         self.ccs[c] = sender;
         self.receivers[c] = receiver;
+    }
+
+    /// Settings of the scenario that are legal but almost certainly a mistake; `summary.json`
+    /// keeps them too.
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
     }
 
     /// Lets the run be ended from outside (an interrupt flag, a wall-clock budget).

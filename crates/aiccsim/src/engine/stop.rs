@@ -7,8 +7,9 @@
 //! paused, with how much waiting behind them, and, when the pauses wait on each other in a
 //! circle, that circle (a PFC deadlock).
 
+use crate::cc::CongestionControl;
 use crate::engine::Simulation;
-use crate::metrics::{PausedPort, StallReport, StopReason};
+use crate::metrics::{PausedPort, StallReport, StopReason, StuckFlow};
 use crate::time::SimTime;
 use crate::wire::packet::CONTROL_PRIORITY;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -85,8 +86,74 @@ impl Simulation {
         StallReport {
             last_progress_ns: last_progress,
             unfinished_flows: unfinished,
+            stuck_flows: self.stuck_flows(),
             paused_ports,
             pause_cycle: find_cycle(&paused, waits_on).into_iter().map(|p| self.port_name(p as u32)).collect(),
+        }
+    }
+}
+
+/// Unfinished flows a stall report lists at most (with their count): enough to see the pattern.
+const STUCK_FLOWS_LISTED: usize = 16;
+
+impl Simulation {
+    /// The first unfinished flows, started ones first, each with what holds it.
+    fn stuck_flows(&self) -> Vec<StuckFlow> {
+        let unfinished = |started: bool| self.flows.iter().filter(move |f| f.finish.is_none() && f.started == started);
+        (unfinished(true).chain(unfinished(false)))
+            .take(STUCK_FLOWS_LISTED)
+            .map(|flow| StuckFlow {
+                flow: flow.id,
+                src: self.topo.node_name(flow.src),
+                dst: self.topo.node_name(flow.dst),
+                delivered_bytes: flow.rcv_nxt,
+                size_bytes: flow.size,
+                held_by: self.what_holds(flow.id),
+            })
+            .collect()
+    }
+
+    /// Why flow `f` sends nothing, in words: the first of its gates that is shut.
+    fn what_holds(&self, f: u32) -> String {
+        let flow = &self.flows[f as usize];
+        if !flow.started {
+            return match self.deps.flow_ready(f) {
+                true => format!("not started (starts at {})", flow.start),
+                false => "not started: waits for the flows or compute steps before it".into(),
+            };
+        }
+        if flow.sender_done.is_some() {
+            return "stopped by its stop time".into();
+        }
+        let cc = &self.ccs[flow.conn as usize];
+        let ack_every = self.params.ack_every;
+        let receiver = match flow.acks_pending {
+            0 => String::new(),
+            n => format!("; the receiver holds {n} packet(s) unacknowledged and ACKs every {ack_every}"),
+        };
+        let nic = &self.ports[self.topo.host_port(flow.src) as usize];
+        if nic.paused & (1 << flow.priority) != 0 {
+            let peer = self.topo.node_name(self.ports[nic.peer as usize].node);
+            return format!("its NIC is paused by PFC from {peer}");
+        }
+        if let Some(w) = cc.window() {
+            let in_flight = self.window_in_flight(f);
+            if in_flight >= w && flow.has_data_to_send() {
+                return format!(
+                    "window closed: {in_flight} B in flight fill its {w} B window; waits for an ACK{receiver}"
+                );
+            }
+        }
+        if !flow.has_data_to_send() {
+            return format!("all {} B sent; waits for the ACK of {} B{receiver}", flow.size, flow.size - flow.snd_una);
+        }
+        let floor = self.scenario.cc.as_algorithm().rate_floor(&self.facts[f as usize]);
+        if floor > 0.0 && cc.rate() <= floor * (1.0 + 1e-9) {
+            return format!("sending at its algorithm's rate floor, {:.3} Gbps", floor / 1e9);
+        }
+        match flow.rto_backoff {
+            1 => format!("has {} B to send at {:.3} Gbps", flow.size - flow.snd_nxt, cc.rate() / 1e9),
+            b => format!("retransmission timeout backed off x{b}; {} B to send", flow.size - flow.snd_nxt),
         }
     }
 }

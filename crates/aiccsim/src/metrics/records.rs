@@ -194,6 +194,18 @@ pub struct PausedPort {
     pub paused_since_ns: SimTime,
 }
 
+/// An unfinished flow of a stalled run and what holds it: its window closed, its NIC paused,
+/// its rate at the algorithm's floor, waiting for ACKs, or not started.
+#[derive(Clone, Debug, Serialize)]
+pub struct StuckFlow {
+    pub flow: u32,
+    pub src: String,
+    pub dst: String,
+    pub delivered_bytes: u64,
+    pub size_bytes: u64,
+    pub held_by: String,
+}
+
 /// What a stalled run was stuck on (`stall` in `summary.json`).
 #[derive(Clone, Debug, Serialize)]
 pub struct StallReport {
@@ -201,6 +213,8 @@ pub struct StallReport {
     #[serde(serialize_with = "ns")]
     pub last_progress_ns: SimTime,
     pub unfinished_flows: usize,
+    /// The first unfinished flows (started ones first, at most 16), each with what holds it.
+    pub stuck_flows: Vec<StuckFlow>,
     pub paused_ports: Vec<PausedPort>,
     /// Paused ports that wait on each other in a circle, each on the next (the last on the
     /// first): a PFC deadlock. Empty when the pauses form no circle.
@@ -219,6 +233,19 @@ impl StallReport {
             let mut circle = self.pause_cycle.clone();
             circle.push(self.pause_cycle[0].clone());
             s += &format!("; PFC deadlock: paused ports wait on each other in a circle {}", circle.join(" -> "));
+        }
+        if let Some(first) = self.stuck_flows.first() {
+            s += &format!(
+                "; flow {} ({} -> {}, {} of {} B delivered): {}",
+                first.flow, first.src, first.dst, first.delivered_bytes, first.size_bytes, first.held_by
+            );
+            let (same, other) = self.stuck_flows[1..].iter().partition::<Vec<_>, _>(|f| f.held_by == first.held_by);
+            if !same.is_empty() {
+                s += &format!(" (and {} more listed flow(s) likewise)", same.len());
+            }
+            for f in other.iter().take(2) {
+                s += &format!("; flow {} ({} -> {}): {}", f.flow, f.src, f.dst, f.held_by);
+            }
         }
         if self.paused_ports.is_empty() {
             s += "; no port is paused";

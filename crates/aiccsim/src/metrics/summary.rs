@@ -3,6 +3,7 @@
 use super::json_time::{ns, opt_ns, TimeDistribution};
 use super::{iterations, Counters, DurationHistogram, FlowRecord, StallReport, StopReason};
 use crate::config::Scenario;
+use crate::engine::Warning;
 use crate::time::SimTime;
 use crate::wire::telemetry::Telemetry;
 use serde::Serialize;
@@ -74,6 +75,8 @@ pub struct Summary {
     /// What a stalled run was stuck on: paused ports and any circle of pauses (PFC deadlock).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stall: Option<StallReport>,
+    /// Settings that are legal but almost certainly a mistake, each with its key.
+    pub warnings: Vec<Warning>,
     pub events: u64,
     pub packet_hops: u64,
     pub pause_frames: u64,
@@ -185,6 +188,8 @@ pub struct Performance {
 
 /// What the engine reports about a finished run besides its records.
 pub struct RunTotals {
+    /// The scenario's settings that are legal but almost certainly a mistake.
+    pub warnings: Vec<Warning>,
     /// Simulated time when the run ended.
     pub now: SimTime,
     pub stop_reason: StopReason,
@@ -215,6 +220,7 @@ impl Summary {
         totals: RunTotals,
     ) -> Summary {
         let RunTotals {
+            warnings,
             now,
             stop_reason,
             stall,
@@ -253,6 +259,7 @@ impl Summary {
             partial: stop_reason != StopReason::Completed,
             stop_reason,
             stall,
+            warnings,
             events: counters.events,
             packet_hops: counters.packet_hops,
             pause_frames: counters.pause_frames,

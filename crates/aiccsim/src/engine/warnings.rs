@@ -1,0 +1,127 @@
+//! Settings that are legal but almost certainly a mistake.
+//!
+//! What cannot be meant is refused (`config/validate.rs`, `engine/build.rs`). What follows can
+//! be meant (a study of DCQCN without ECN marks, a run stopped before its flows start) but
+//! rarely is, and a run of it gives numbers that look fine and answer another question. Each
+//! is found once, when the run is laid out, from the settings and the flows' paths; the CLI
+//! prints them on stderr before the run, and `summary.json` keeps them (`warnings`).
+
+use super::Simulation;
+use crate::cc::CongestionControl;
+use crate::time::SimTime;
+use serde::Serialize;
+
+/// One warning: the setting at fault and what it will do to the run.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Warning {
+    /// The dotted key of the setting (`switch.ecn.enabled`).
+    pub key: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.key, self.message)
+    }
+}
+
+/// A retransmission timeout below this many times a flow's base RTT fires on an ordinary
+/// queue: a BDP of queuing doubles the RTT.
+const RTO_RTTS: u64 = 2;
+
+impl Simulation {
+    /// The warnings about this run's settings, in a fixed order.
+    pub(crate) fn find_warnings(&self) -> Vec<Warning> {
+        let s = &self.scenario;
+        let mut found = Vec::new();
+        let mut warn = |key: &str, message: String| found.push(Warning { key: key.into(), message });
+        let algorithm = s.cc.as_algorithm();
+        let name = algorithm.name();
+        let ecn = &s.switch.ecn;
+
+        // Congestion signals the algorithm will never get.
+        let fabric_ports = || self.ports.iter().filter(|p| !p.is_host);
+        if algorithm.reacts_to_ecn() && fabric_ports().next().is_some() {
+            if !ecn.enabled {
+                warn(
+                    "switch.ecn.enabled",
+                    format!("{name} slows down only on ECN marks, and with ECN off no packet is marked: it will send at line rate throughout; enable switch.ecn, or run algorithm = \"pfc_only\" if that is the point"),
+                );
+            } else {
+                let buffer = s.switch.buffer.0 as u128;
+                let never = fabric_ports().all(|p| ecn.scaled(ecn.kmin, p.bandwidth) > buffer);
+                if never {
+                    warn(
+                        "switch.ecn.kmin",
+                        format!("{} (scaled to each port's speed) is above the {} buffer on every switch port, so no packet is ever marked and {name} never slows down; lower kmin and kmax below the buffer", ecn.kmin, s.switch.buffer),
+                    );
+                }
+            }
+        }
+
+        // Windows the receiver's ACKs can never open.
+        let ack_every = s.nic.ack_every as u64;
+        if ack_every > 1 {
+            // A flow longer than its window whose window holds fewer packets than an ACK needs:
+            // the receiver waits for packets the window will not let out.
+            let mtu = self.params.mtu;
+            let per_window = |f: usize| self.ccs[self.flows[f].conn as usize].window().map(|w| w.div_ceil(mtu));
+            let closed = (0..self.flows.len())
+                .filter(|&f| !self.flows[f].nvlink)
+                .filter_map(|f| per_window(f).map(|w| (f, w)))
+                .filter(|&(f, w)| w < ack_every && self.flows[f].size.div_ceil(mtu) > w)
+                .collect::<Vec<_>>();
+            if let Some(&(f, w)) = closed.first() {
+                warn(
+                    "nic.ack_every",
+                    format!("{ack_every} packets per ACK is more than the {w} packets {name}'s window lets {} have in flight ({} of {} flows): the sender waits for an ACK the receiver sends only after {ack_every} packets, so the flow moves only by retransmission timeouts or stalls; lower nic.ack_every", self.flow_name(f), closed.len(), self.flows.len()),
+                );
+            }
+        }
+
+        // A timeout that fires on an ordinary queue.
+        let longest = (0..self.flows.len()).filter(|&f| !self.flows[f].nvlink).max_by_key(|&f| self.facts[f].base_rtt);
+        if let Some(f) = longest {
+            let rtt = self.facts[f].base_rtt;
+            if s.nic.rto.0 < rtt.0.saturating_mul(RTO_RTTS) {
+                warn(
+                    "nic.rto",
+                    format!("{} is less than {RTO_RTTS} x the {:.2} us base RTT of {}: any queue of a bandwidth-delay product makes it time out and resend what was not lost; RDMA NICs wait milliseconds, e.g. \"1ms\"", s.nic.rto, rtt.as_us_f64(), self.flow_name(f)),
+                );
+            }
+        }
+
+        // A run that ends before what it measures begins.
+        if let Some(stop) = s.simulation.stop_time {
+            let first = self.flows.iter().filter(|f| self.deps.flow_ready(f.id)).map(|f| f.start).min();
+            if first.is_some_and(|t| t >= stop) {
+                let first = first.unwrap_or(SimTime::ZERO);
+                warn(
+                    "simulation.stop_time",
+                    format!("{stop} comes before the first flow starts ({first}): the run ends with no flow started; move stop_time later or the flows earlier"),
+                );
+            }
+            if let Some(iv) = s.output.sample_interval.filter(|&iv| iv >= stop) {
+                warn(
+                    "output.sample_interval",
+                    format!("{iv} is not shorter than the run ({stop}, simulation.stop_time): the timelines get one sample, at time 0; sample more often"),
+                );
+            }
+            if let Some(warmup) = s.output.warmup.filter(|&w| w >= stop) {
+                warn(
+                    "output.warmup",
+                    format!("{warmup} is not shorter than the run ({stop}, simulation.stop_time): no RTT or queuing delay is measured; shorten the warm-up"),
+                );
+            }
+        }
+        found
+    }
+}
+
+impl Simulation {
+    /// "flow 3 (h1 -> h0)".
+    pub(crate) fn flow_name(&self, f: usize) -> String {
+        let flow = &self.flows[f];
+        format!("flow {f} ({} -> {})", self.topo.node_name(flow.src), self.topo.node_name(flow.dst))
+    }
+}

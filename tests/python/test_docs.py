@@ -311,7 +311,22 @@ def check_sh(block: Block, skipped: list[str], session: Session, env: dict[str, 
             help_check(line, env)
             continue
         output.append(run_ok(line, session, env))
+        assert_files_listed(line, session)
     session.last_output = "".join(output)
+
+
+def assert_files_listed(line: str, session: Session) -> None:
+    """A command writing to `--out DIR` whose comment names result files names the files it wrote
+    (some of them, when the list ends in `...`)."""
+    out = re.search(r"--out (\S+)|\.write\(\"([^\"]+)\"\)", line.split(" #")[0])
+    named = set(re.findall(r"\b\w+\.(?:csv|json|parquet|svg)\b", line.split(" #", 1)[-1])) if " #" in line else set()
+    if not out or not named:
+        return
+    written = {path.name for path in (session.folder / (out[1] or out[2])).iterdir() if path.is_file()}
+    if "..." in line.split(" #", 1)[1]:
+        assert named <= written, f"`{line}`: it wrote {sorted(written)}"
+    else:
+        assert named == written, f"`{line}`: it wrote {sorted(written)}"
 
 
 def check_console(block: Block, session: Session, env: dict[str, str]) -> None:
@@ -338,6 +353,8 @@ def check_python(block: Block, skipped: list[str], session: Session) -> None:
     with contextlib.redirect_stdout(out):
         exec(compile(source, block.id, "exec"), session.namespace)
     session.last_output = out.getvalue()
+    for line in source.splitlines():
+        assert_files_listed(line, session)
 
 
 def check_interactive(block: Block, session: Session) -> None:
@@ -403,11 +420,11 @@ def check_pip(block: Block) -> None:
 RULE = re.compile(
     r"^(?P<verb>file (?P<file>\S+)|output|(?P<stream>stdout|stderr|output) of `(?P<cmd>[^`]+)`(?:, exit (?P<exit>\d+))?"
     r"|(?P<compare>lines of|same as) (?P<path>\S+) after `(?P<after>[^`]+)`|excerpt of (?P<excerpt>\S+)"
-    r"|files under (?P<under>\S+)|make -n|pip extras|not run: .+)"
+    r"|files under (?P<under>\S+)|make -n|pip extras|not run: .+)?"
     r"(?P<modifiers>.*)$"
 )
 MODIFIER = re.compile(
-    r"\s*[,;]?\s*(?:with (?P<name>\S+) = (?P<source>\S+)|after `(?P<first>[^`]+)`|except `(?P<skip>[^`]+)`)"
+    r"\s*[,;]?\s*(?:with (?P<name>\S+) = (?P<source>[^\s,;]+)|after `(?P<first>[^`]+)`|except `(?P<skip>[^`]+)`)"
 )
 
 
@@ -436,7 +453,7 @@ def test_block(block: Block, sessions: dict[Path, Session], env: dict[str, str],
         if modifier["skip"]:
             skipped.append(modifier["skip"])
         position = modifier.end()
-    verb = rule["verb"] if rule else ""
+    verb = (rule["verb"] if rule else "") or ""
 
     if verb == "output":
         assert session.last_output is not None, "no runnable block before this one"

@@ -27,7 +27,8 @@ Defaults, by language:
 
 Rules (the comment above the fence):
 
-- `file PATH`: the block is also written to PATH in the session folder (for later blocks).
+- `file PATH`: the block is also written to PATH in the session folder, when the page's
+  session starts (a command may come before the file it uses).
 - `output`: the block is what the page's previous runnable block printed.
 - `stdout of `CMD``, `stderr of `CMD``, `output of `CMD`` (stdout then stderr), optionally
   followed by `, exit N`: CMD runs in the session folder; the block is what it printed.
@@ -168,6 +169,13 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> dict[Path, Session]:
             folder = tmp_path_factory.mktemp(doc.stem)
             for name in LINKED:
                 (folder / name).symlink_to(REPO / name)
+            # A page's files are there from the start, as for a reader who has them: a command
+            # may come before the file it uses.
+            for block in BLOCKS:
+                rule = RULE.match(block.rule)
+                if block.doc == doc and rule and rule["file"]:
+                    (folder / rule["file"]).parent.mkdir(parents=True, exist_ok=True)
+                    (folder / rule["file"]).write_text(block.text)
             made[doc] = Session(folder, {"__name__": "__main__"})
             self[doc] = made[doc]
             return made[doc]

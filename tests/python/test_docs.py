@@ -426,7 +426,7 @@ def check_pip(block: Block) -> None:
 
 
 RULE = re.compile(
-    r"^(?P<verb>file (?P<file>\S+)|output|(?P<stream>stdout|stderr|output) of `(?P<cmd>[^`]+)`(?:, exit (?P<exit>\d+))?"
+    r"^(?P<verb>file (?P<file>\S+)|(?P<stream>stdout|stderr|output) of `(?P<cmd>[^`]+)`(?:, exit (?P<exit>\d+))?|output"
     r"|(?P<compare>lines of|same as) (?P<path>\S+) after `(?P<after>[^`]+)`|excerpt of (?P<excerpt>\S+)"
     r"|files under (?P<under>\S+)|make -n|pip extras|not run: .+)?"
     r"(?P<modifiers>.*)$"
@@ -455,6 +455,7 @@ def test_block(block: Block, sessions: dict[Path, Session], env: dict[str, str],
             )
             break
         if modifier["name"]:
+            (session.folder / modifier["name"]).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(REPO / modifier["source"], session.folder / modifier["name"])
         if modifier["first"]:
             run_once(modifier["first"], session, env)

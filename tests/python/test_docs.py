@@ -52,9 +52,10 @@ folder first), `after `CMD`` (run CMD first, once per page), and for `sh` and `p
 
 Comparing printed text: trailing spaces and blank lines at the end are ignored; a line `...`
 stands for any number of lines, and a line ending in `...` for any line that starts with what
-comes before it. Wall-clock figures (`0.02 s wall, 11.5 M packet-hops/s`, the `performance`
-block of summary.json) are the one thing masked: everything else, figures included, must match
-exactly, so a doc that quotes a number quotes the real one.
+comes before it. Figures of the wall clock (`0.02 s wall, 11.5 M packet-hops/s`, the
+`performance` block of summary.json) and of this machine (its available memory) are the one
+thing masked: everything else, figures included, must match exactly, so a doc that quotes a
+number quotes the real one.
 """
 
 from __future__ import annotations
@@ -92,7 +93,11 @@ FRAGMENT_BASE = {
 
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+)(?P<info>.*)$")
 ANNOTATION = re.compile(r"^\s*<!-- doc-test: (?P<rule>.*) -->\s*$")
-WALL_CLOCK = [
+VARYING = [
+    (
+        re.compile(r"more than the [0-9.]+ [KMGT]?B this machine has available"),
+        "more than the MEMORY this machine has available",
+    ),
     (re.compile(r"\([0-9.]+ s wall, [0-9.]+ M packet-hops/s\)"), "(WALL s wall, WALL M packet-hops/s)"),
     (re.compile(r'("(?:wall_seconds|events_per_second|packet_hops_per_second)": )[0-9.e+-]+'), r"\1WALL"),
 ]
@@ -219,7 +224,7 @@ def run_once(command: str, session: Session, env: dict[str, str]) -> None:
 
 
 def masked(text: str) -> list[str]:
-    for pattern, replacement in WALL_CLOCK:
+    for pattern, replacement in VARYING:
         text = pattern.sub(replacement, text)
     lines = [line.rstrip() for line in text.split("\n")]
     while lines and not lines[-1]:

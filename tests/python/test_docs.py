@@ -396,13 +396,19 @@ def check_files(block: Block, folder: str) -> None:
     root = REPO / folder
     named = 0
     for line in block.text.splitlines():
-        if not line.strip() or line.startswith(" ") or line.rstrip().endswith("(lowest layer first)"):
+        # Indented lines continue a description (or list a subfolder's files in prose).
+        if not line.strip() or line.startswith(" "):
             continue
         # A row of names (`time.rs rng.rs tags.rs   what they are`) or one name and its description.
         names = line.split("  ")[0].split()
+        if not all(re.fullmatch(r"[\w-]+(\.\w+|/)", name) for name in names):
+            names = names[:1]
+        if len(names) == 1 and "/" in names[0].rstrip("/") and (REPO / names[0]).is_dir():
+            # A heading: the files below are in this folder of the repository.
+            root = REPO / names[0]
+            continue
         for name in names:
-            path = name.rstrip("/")
-            assert (root / path).exists(), f"{block.id}: {folder}/{path} does not exist"
+            assert (root / name).exists(), f"{block.id}: {(root / name).relative_to(REPO)} does not exist"
             named += 1
     assert named, f"{block.id}: no file named"
 

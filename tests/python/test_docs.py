@@ -46,7 +46,7 @@ Rules (the comment above the fence):
 - `not run: REASON`: a drawing or a grammar, not code. Keep these few.
 
 Modifiers, appended to any rule: `with NAME = REPO_PATH` (copy a repository file into the session
-folder first), `after `CMD`` (run CMD first, once per page), and for `sh` and `python`
+folder first; `PAGE#PATH` copies the block that PAGE writes to PATH), `after `CMD`` (run CMD first, once per page), and for `sh` and `python`
 `except `TEXT`: REASON` (lines containing TEXT are not run: a shell line is checked against
 `aiccsim SUB --help` instead, every option it uses must be listed there).
 
@@ -267,19 +267,24 @@ def assert_lines_in(expected: str, actual: str, what: str) -> None:
 
 
 def assert_excerpt(expected: str, actual: str, what: str) -> None:
-    """The block, indentation aside, is runs of consecutive lines of `actual`, in order; a line
-    `...` (or `# ...`, which keeps TOML valid) marks where lines are left out."""
-    lines = [line.strip() for line in actual.splitlines()]
+    """The block is runs of consecutive lines of `actual`, in order; a line `...` (or `# ...`,
+    which keeps TOML valid) marks where lines are left out. Indentation, blank lines and TOML
+    comments (`# ` to the end of a line), which an excerpt may add to explain, are left aside."""
+
+    def code(line: str) -> str:
+        return re.sub(r"(^|\s+)#( .*)?$", "", line.strip())
+
+    lines = [code(line) for line in actual.splitlines() if code(line)]
     runs: list[list[str]] = [[]]
-    for line in expected.strip("\n").splitlines():
+    for line in expected.splitlines():
         if line.strip() in ["...", "# ..."]:
             runs.append([])
-        else:
-            runs[-1].append(line.strip())
+        elif code(line):
+            runs[-1].append(code(line))
     at = 0
     for run in filter(None, runs):
         found = next((i for i in range(at, len(lines) - len(run) + 1) if lines[i : i + len(run)] == run), None)
-        assert found is not None, f"{what} has no lines (after line {at}):\n" + "\n".join(run)
+        assert found is not None, f"{what} has no lines (after its line {at} of code):\n" + "\n".join(run)
         at = found + len(run)
 
 
@@ -453,6 +458,20 @@ def check_pip(block: Block) -> None:
                 assert name in extras, f"{line}: pyproject.toml has no extra {name!r} (it has {sorted(extras)})"
 
 
+def copy_in(name: str, source: str, session: Session) -> None:
+    """A repository file, or with `PAGE#PATH` the block another page writes to PATH, copied into
+    the session folder as `name`."""
+    target = session.folder / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    page, _, path = source.partition("#")
+    if not path:
+        shutil.copyfile(REPO / source, target)
+        return
+    written = [b for b in BLOCKS if b.doc == REPO / page and RULE.match(b.rule)["file"] == path]
+    assert len(written) == 1, f"{page} has no `file {path}` block"
+    target.write_text(written[0].text)
+
+
 RULE = re.compile(
     r"^(?P<verb>file (?P<file>\S+)|(?P<stream>stdout|stderr|output) of `(?P<cmd>[^`]+)`(?:, exit (?P<exit>\d+))?|output"
     r"|(?P<compare>lines of|same as) (?P<path>\S+) after `(?P<after>[^`]+)`|excerpt of (?P<excerpt>\S+)"
@@ -483,8 +502,7 @@ def test_block(block: Block, sessions: dict[Path, Session], env: dict[str, str],
             )
             break
         if modifier["name"]:
-            (session.folder / modifier["name"]).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(REPO / modifier["source"], session.folder / modifier["name"])
+            copy_in(modifier["name"], modifier["source"], session)
         if modifier["first"]:
             run_once(modifier["first"], session, env)
         if modifier["skip"]:

@@ -45,10 +45,15 @@ Rules (the comment above the fence):
   wheel takes minutes; the tests use `make python`'s build).
 - `not run: REASON`: a drawing or a grammar, not code. Keep these few.
 
-Modifiers, appended to any rule: `with NAME = REPO_PATH` (copy a repository file into the session
-folder first; `PAGE#PATH` copies the block that PAGE writes to PATH), `after `CMD`` (run CMD first, once per page), and for `sh` and `python`
-`except `TEXT`: REASON` (lines containing TEXT are not run: a shell line is checked against
-`aiccsim SUB --help` instead, every option it uses must be listed there).
+Modifiers, after a rule or alone: `with NAME = REPO_PATH` (copy a repository file into the
+session folder first; `PAGE#PATH` copies the block that PAGE writes to PATH), `after `CMD`` (run
+CMD first, once per page), and for `sh` and `python` `except `TEXT`: REASON` (lines containing
+TEXT are not run: a shell line is checked against `aiccsim SUB --help` instead, and every option
+it uses must be listed there). Keep these few too.
+
+A command line whose comment names result files (`--out DIR  # flows.csv, summary.json, ...`,
+or Python's `r.write("DIR")`) must name exactly the files written there (some of them when the
+list has `...`).
 
 Comparing printed text: trailing spaces and blank lines at the end are ignored; a line `...`
 stands for any number of lines, and a line ending in `...` for any line that starts with what

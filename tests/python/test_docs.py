@@ -4,8 +4,9 @@ Each Markdown file is a session: its blocks run top to bottom in one temporary f
 `examples/`, `experiments/`, `benches/` and `tests/` of the repository linked in, so paths
 relative to the repository root work), `aiccsim` (the binary cargo built) and the venv's
 `python` first on PATH, and one Python namespace shared by its Python blocks, as a reader
-following the page would have. A block's rule is its language's default, or the HTML comment on
-the line just above its fence:
+following the page would have. Blocks build on the earlier blocks of their page, so select
+whole pages (`-k docs/results.md`), not single blocks. A block's rule is its language's default,
+or the HTML comment on the line just above its fence:
 
     <!-- doc-test: RULE -->
 
@@ -382,7 +383,6 @@ def check_console(block: Block, session: Session, env: dict[str, str]) -> None:
 
 
 def check_python(block: Block, skipped: list[str], session: Session) -> None:
-    os.chdir(session.folder)
     if any(line.startswith(">>> ") for line in block.text.splitlines()):
         check_interactive(block, session)
         return
@@ -546,8 +546,6 @@ def test_block(block: Block, sessions: dict[Path, Session], env: dict[str, str],
     elif block.lang == "toml":
         check_toml(block, rule["file"] if rule else None, session, env)
     elif block.lang == "sh":
-        if rule and rule["file"]:
-            (session.folder / rule["file"]).write_text(block.text)
         check_sh(block, skipped, session, env)
     elif block.lang == "console":
         check_console(block, session, env)

@@ -11,6 +11,7 @@ mod plot;
 mod python;
 mod reproduce;
 mod sweep;
+mod table_print;
 
 use aiccsim::cc::CcConfig;
 use aiccsim::{Results, RunControl, Scenario, Simulation, StopReason};

@@ -18,6 +18,7 @@
 use crate::checks::{self, Check, Measured};
 use crate::overrides;
 use crate::plot::{self, Series};
+use crate::table_print;
 use crate::{check_ending, load, run_built, CliError};
 use aiccsim::metrics::{jain_index, TimeDistribution};
 use aiccsim::time::SimTime;
@@ -35,6 +36,33 @@ struct Experiment {
     plot: PlotSpec,
     #[serde(default)]
     check: Vec<Check>,
+    /// The table columns printed after the run (`table.csv` has them all); by default the
+    /// columns the checks and the plot use.
+    columns: Option<Vec<String>>,
+}
+
+impl Experiment {
+    /// The columns to print, besides the run's name.
+    fn printed_columns(&self) -> Vec<&str> {
+        if let Some(c) = &self.columns {
+            return c.iter().map(String::as_str).collect();
+        }
+        let mut wanted: Vec<&str> = self.check.iter().map(|c| c.metric.as_str()).collect();
+        match &self.plot {
+            PlotSpec::Bars { metric } => wanted.push(metric),
+            PlotSpec::Iterations {} => wanted.extend(["mean_iteration_us", "mean_exposed_comm_us"]),
+            PlotSpec::Queue { .. } => wanted.extend(["max_queue_kb", "mean_queue_kb"]),
+            PlotSpec::Throughput { recovery_of, segments, .. } => {
+                wanted.extend(recovery_of.map(|_| "recovery_us"));
+                wanted.extend(segments.map(|_| "min_jain"));
+            }
+            PlotSpec::FctCdf {} => wanted.extend(["p99_fct_us", "max_fct_us"]),
+        }
+        if wanted.is_empty() {
+            wanted.extend(table_print::DEFAULT_COLUMNS);
+        }
+        wanted
+    }
 }
 
 #[derive(Deserialize)]
@@ -123,6 +151,15 @@ pub fn run(
     for c in &spec.check {
         checks::validate(c, &names, &HEADER).map_err(|e| CliError::input(format!("{}: {e}", spec_path.display())))?;
     }
+    for c in spec.columns.iter().flatten() {
+        if !HEADER.contains(&c.as_str()) {
+            return Err(CliError::input(format!(
+                "{}: columns: no table column '{c}' (columns: {})",
+                spec_path.display(),
+                HEADER.join(", ")
+            )));
+        }
+    }
     if let PlotSpec::Bars { metric } = &spec.plot {
         if !HEADER.contains(&metric.as_str()) {
             return Err(CliError::input(format!(
@@ -169,7 +206,9 @@ pub fn run(
     let shown = table_path.display().to_string();
     std::fs::write(&table_path, to_csv(&table).map_err(|e| CliError::io(&shown, e))?)
         .map_err(|e| CliError::io(&shown, e))?;
-    print_table(&table);
+    let shown = table_print::shown_columns(&table.header, &table.rows, &spec.printed_columns());
+    print!("{}", table_print::render(&table.header, &table.rows, &shown, table_print::WIDTH));
+    println!("({} of the table's {} columns; all are in {})", shown.len(), HEADER.len(), table_path.display());
     // What the experiment is, for the report's index page (its title, not its folder's name).
     let about = serde_json::json!({ "id": id, "title": spec.title });
     let about_path = out.join("experiment.json");
@@ -503,18 +542,4 @@ fn to_csv(t: &Table) -> Result<Vec<u8>, csv::Error> {
         w.write_record(r)?;
     }
     w.into_inner().map_err(|e| e.into_error().into())
-}
-
-fn print_table(t: &Table) {
-    let widths: Vec<usize> = (0..t.header.len())
-        .map(|i| t.rows.iter().map(|r| r[i].len()).chain([t.header[i].len()]).max().unwrap_or(0))
-        .collect();
-    let line = |cells: Vec<&str>| {
-        let parts: Vec<String> = cells.iter().zip(&widths).map(|(c, w)| format!("{c:>w$}")).collect();
-        println!("{}", parts.join("  "));
-    };
-    line(t.header.clone());
-    for r in &t.rows {
-        line(r.iter().map(String::as_str).collect());
-    }
 }

@@ -39,6 +39,34 @@ fn rocecc_incast_meets_its_must_show() {
     for scheme in ["PFC only", "DCQCN", "DCTCP", "TIMELY", "TIMELY T_high=100us", "HPCC", "HPCC-PINT", "Swift"] {
         assert!(table.lines().any(|l| l.starts_with(&format!("{scheme},"))), "no row for {scheme}");
     }
+    // The terminal gets the columns the claims use, within 100 characters a line (it was 330
+    // wide with 26 columns, five of them empty); table.csv keeps all 26.
+    assert_eq!(table.lines().next().unwrap().split(',').count(), 26);
+    let printed: Vec<&str> = stdout.lines().skip_while(|l| !l.trim_start().starts_with("scheme")).collect();
+    let header: Vec<&str> = printed[0].split_whitespace().collect();
+    assert_eq!(header, ["scheme", "pause_frames", "max_queue_kb", "mean_queue_kb", "completion_us", "drops"]);
+    for line in printed.iter().take_while(|l| !l.starts_with('(')) {
+        assert!(line.chars().count() <= 100, "{line:?}");
+    }
+}
+
+#[test]
+fn an_unknown_printed_column_is_an_input_error() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("x");
+    std::fs::create_dir(&dir).unwrap();
+    let src = experiments().join("incast");
+    for f in ["pfc_only.toml", "dcqcn.toml"] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    let spec = std::fs::read_to_string(src.join("experiment.toml")).unwrap().replace("\"cnps\"", "\"cnp\"");
+    std::fs::write(dir.join("experiment.toml"), spec).unwrap();
+    let out = root.path().join("out");
+    let o =
+        aiccsim(&["reproduce", "x", "--experiments", root.path().to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("columns: no table column 'cnp'"), "{err}");
 }
 
 #[test]

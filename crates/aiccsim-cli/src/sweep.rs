@@ -140,6 +140,16 @@ fn points(path: &Path) -> Result<(Vec<String>, Vec<Point>), CliError> {
         }
         grid_sets = next;
     }
+    // A point's setting that the grid also varies would be replaced in every run of the point,
+    // without a word: the point would not be what its name says.
+    for p in &spec.point {
+        if let Some(key) = grid_sets.first().and_then(|(_, g)| shared_key(&p.set, g, "")) {
+            return Err(CliError::input(format!(
+                "{shown}: point '{}' sets {key}, which the grid varies too: the grid's values would replace the point's in every run; remove it from the point or from the grid",
+                p.name
+            )));
+        }
+    }
     let nothing = toml::Table::new();
     let named: Vec<(Option<&str>, &toml::Table)> = if spec.point.is_empty() {
         vec![(None, &nothing)]
@@ -187,6 +197,18 @@ fn points(path: &Path) -> Result<(Vec<String>, Vec<Point>), CliError> {
         }
     }
     Ok((header, out))
+}
+
+/// The first dotted key both tables set (a value in one where the other has a value or a table),
+/// or `None` when they set different keys.
+fn shared_key(a: &toml::Table, b: &toml::Table, prefix: &str) -> Option<String> {
+    a.iter().find_map(|(k, va)| {
+        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        match (va, b.get(k)?) {
+            (toml::Value::Table(ta), toml::Value::Table(tb)) => shared_key(ta, tb, &key),
+            _ => Some(key),
+        }
+    })
 }
 
 /// Written into a point's folder, atomically, once its results are all there: a folder without

@@ -159,6 +159,11 @@ fn bad_sweep_files_fail_before_running_anything() {
         "base = \"base.toml\"\n[[point]]\nname = \"a\"\nset = { nic = { mtu = \"x\" } }\n",
         &["point 'a'", "nic.mtu"],
     );
+    // A point setting that the grid varies too would be silently replaced in every run.
+    fails_naming(
+        "base = \"base.toml\"\n[grid]\n\"switch.buffer\" = [\"4MB\", \"8MB\"]\n[[point]]\nname = \"shallow\"\nset = { switch = { buffer = \"1MB\", pfc = { enabled = false } } }\n",
+        &["point 'shallow' sets switch.buffer, which the grid varies too"],
+    );
 }
 
 #[test]

@@ -24,7 +24,6 @@ pub(crate) use dependencies::Dependencies;
 pub use queue::EventQueue;
 pub use stop::RunControl;
 pub use timers::TimerSlot;
-pub use warnings::Warning;
 
 use crate::cc::{CcConfig, FlowFacts, Receiver, Telemetry, MAX_TIMERS};
 use crate::config::{Routing, Scenario};
@@ -36,7 +35,7 @@ use crate::engine::nic::clock::HostClocks;
 use crate::engine::nic::host::HostState;
 use crate::engine::nic::qp::Flow;
 use crate::metrics::trace::Tracer;
-use crate::metrics::{Counters, DurationHistogram, Recorder, Results, StopReason};
+use crate::metrics::{Counters, DurationHistogram, Recorder, Results, StopReason, Warning};
 use crate::rng::SimRng;
 use crate::time::SimTime;
 use crate::topology::Topology;

@@ -8,22 +8,8 @@
 
 use super::Simulation;
 use crate::cc::CongestionControl;
+use crate::metrics::Warning;
 use crate::time::SimTime;
-use serde::Serialize;
-
-/// One warning: the setting at fault and what it will do to the run.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
-pub struct Warning {
-    /// The dotted key of the setting (`switch.ecn.enabled`).
-    pub key: String,
-    pub message: String,
-}
-
-impl std::fmt::Display for Warning {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.key, self.message)
-    }
-}
 
 /// A retransmission timeout below this many times a flow's base RTT fires on an ordinary
 /// queue: a BDP of queuing doubles the RTT.

@@ -21,7 +21,7 @@ pub use json_time::TimeDistribution;
 pub use recorder::Recorder;
 pub use records::{
     ComputeStep, Counters, FlowRecord, PauseRow, PauseSample, PausedPort, PortRecord, PortStats, QueueSample,
-    RateSample, StallReport, StopReason, StuckFlow, MAX_PAUSE_ROWS,
+    RateSample, StallReport, StopReason, StuckFlow, Warning, MAX_PAUSE_ROWS,
 };
 pub use summary::{
     ByteLedger, CollectiveRecord, Distribution, Performance, RunTotals, Summary, TelemetrySummary, TraceSummary,

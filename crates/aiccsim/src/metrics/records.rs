@@ -194,6 +194,21 @@ pub struct PausedPort {
     pub paused_since_ns: SimTime,
 }
 
+/// A setting of the scenario that is legal but almost certainly a mistake (found when the run
+/// is laid out, `engine/warnings.rs`): its dotted key and what it will do to the run.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Warning {
+    /// The dotted key of the setting (`switch.ecn.enabled`).
+    pub key: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.key, self.message)
+    }
+}
+
 /// An unfinished flow of a stalled run and what holds it: its window closed, its NIC paused,
 /// its rate at the algorithm's floor, waiting for ACKs, or not started.
 #[derive(Clone, Debug, Serialize)]

@@ -1,9 +1,8 @@
 //! `summary.json`: counts, distributions, collectives and iterations of one run.
 
 use super::json_time::{ns, opt_ns, TimeDistribution};
-use super::{iterations, Counters, DurationHistogram, FlowRecord, StallReport, StopReason};
+use super::{iterations, Counters, DurationHistogram, FlowRecord, StallReport, StopReason, Warning};
 use crate::config::Scenario;
-use crate::engine::Warning;
 use crate::time::SimTime;
 use crate::wire::telemetry::Telemetry;
 use serde::Serialize;

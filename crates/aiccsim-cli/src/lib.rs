@@ -403,7 +403,10 @@ fn cmd_run(
         Ok(sim) => sim,
         Err(e) => {
             // No run is writing here after all: the folder is left empty, without the marker.
-            remove_marker()?;
+            // (Should that fail, the reason the run never started is still the error to report.)
+            if let Err(not_removed) = remove_marker() {
+                eprintln!("warning: {}", not_removed.message);
+            }
             return Err(e);
         }
     };

@@ -437,21 +437,18 @@ impl Simulation {
                 local_of[p as usize] = local as u32;
             }
         }
-        let ports: Vec<Port> = topo
-            .ports
-            .iter()
-            .enumerate()
-            .map(|(i, info)| {
-                watch.tick(Phase::Setup, i as u64, setup_steps)?;
-                let local = local_of[i];
-                let nvswitch = !topo.is_host(info.node) && topo.is_nvswitch(info.node - topo.num_hosts);
-                let mut port = Port::new(info, local, topo.is_host(info.node), (!nvswitch).then_some(&sw.ecn));
-                if !topo.is_host(info.node) && !nvswitch {
-                    port.headroom = port_headroom(info, &sw.pfc, max_packet, params.pause_size as u64);
-                }
-                Ok(port)
-            })
-            .collect::<Result<_, Stop>>()?;
+        // Filled in place: collecting through a `Result` would grow the vector by doubling, and
+        // a million-host fabric's ports are over a gigabyte.
+        let mut ports: Vec<Port> = Vec::with_capacity(topo.ports.len());
+        for (i, info) in topo.ports.iter().enumerate() {
+            watch.tick(Phase::Setup, i as u64, setup_steps)?;
+            let nvswitch = !topo.is_host(info.node) && topo.is_nvswitch(info.node - topo.num_hosts);
+            let mut port = Port::new(info, local_of[i], topo.is_host(info.node), (!nvswitch).then_some(&sw.ecn));
+            if !topo.is_host(info.node) && !nvswitch {
+                port.headroom = port_headroom(info, &sw.pfc, max_packet, params.pause_size as u64);
+            }
+            ports.push(port);
+        }
         let switches: Vec<SwitchState> = (0..topo.num_switches)
             .map(|s| {
                 let node = topo.num_hosts + s;

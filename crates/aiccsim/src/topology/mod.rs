@@ -259,16 +259,16 @@ impl Builder {
                     let (start, len) = route_sets[last as usize];
                     route_ports[start as usize..(start + len) as usize] == candidates[..]
                 };
-                let id = match (same_as_last, interned.get(&candidates)) {
-                    (true, _) => last,
-                    (false, Some(&id)) => id,
-                    (false, None) => {
-                        let id = route_sets.len() as u32;
-                        route_sets.push((route_ports.len() as u32, candidates.len() as u32));
-                        route_ports.extend_from_slice(&candidates);
-                        interned.insert(candidates.clone(), id);
-                        id
-                    }
+                let id = if same_as_last {
+                    last
+                } else if let Some(&id) = interned.get(&candidates) {
+                    id
+                } else {
+                    let id = route_sets.len() as u32;
+                    route_sets.push((route_ports.len() as u32, candidates.len() as u32));
+                    route_ports.extend_from_slice(&candidates);
+                    interned.insert(candidates.clone(), id);
+                    id
                 };
                 last_set[s] = id;
                 route_index[s * num_tors + t] = id;

@@ -354,18 +354,26 @@ fn stopped_early(stop: Stop) -> CliError {
 }
 
 /// Runs a simulation built from `scenario` with a progress bar that appears once the run has
-/// taken a second. `control` can end it early with partial results.
+/// taken a second. `control` can end it early with partial results. With `ended`, Ctrl-C ends
+/// the command at once from the end of the event loop on, saying that (gathering the results
+/// checks nothing).
 pub fn run_built(
     mut sim: Simulation,
     scenario: &Scenario,
     label: &str,
     quiet: bool,
     control: &RunControl,
+    ended: Option<&str>,
 ) -> Result<Results, CliError> {
     let ideal = warn_about_output(scenario, label);
     sim.set_control(control.clone());
     let mut bar = progress::RunBar::new(label, quiet, ideal);
-    let results = sim.run(&mut |p| bar.observe(&p));
+    let results = sim.run(&mut |p| {
+        if let (true, Some(note)) = (p.ended, ended) {
+            interrupt::enter(Stage::Writing, note);
+        }
+        bar.observe(&p)
+    });
     bar.finish();
     Ok(results)
 }
@@ -410,13 +418,12 @@ fn cmd_run(
             return Err(e);
         }
     };
-    let results = run_built(sim, &scenario, &label, quiet, &control)?;
-    // Ctrl-C from here on ends the command at once; the marker then says the folder is not
-    // complete. (The interrupt that stopped the run is spent: it asked for these results.)
-    interrupt::enter(
-        Stage::Writing,
-        format!("interrupted while writing the results; {} holds no complete results", out.display()),
-    );
+    // From the end of the event loop on, Ctrl-C ends the command at once; the marker then says
+    // the folder is not complete. (The interrupt that stopped the run is spent: it asked for
+    // these results.)
+    let incomplete = format!("interrupted while writing the results; {} holds no complete results", out.display());
+    let results = run_built(sim, &scenario, &label, quiet, &control, Some(&incomplete))?;
+    interrupt::enter(Stage::Writing, incomplete);
     let pressed = interrupt::flag().swap(false, Ordering::SeqCst);
     let pressed = pressed && results.summary.stop_reason != StopReason::Interrupted;
     if pressed {

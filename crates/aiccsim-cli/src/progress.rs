@@ -185,6 +185,7 @@ mod tests {
             events: 3_000_000,
             bytes_delivered: delivered,
             bytes_total: total,
+            ended: false,
         }
     }
 

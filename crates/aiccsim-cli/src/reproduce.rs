@@ -153,7 +153,7 @@ pub fn run(
                 )));
             }
         }
-        let results = run_built(sim, &scenario, &r.name, false, &control)?;
+        let results = run_built(sim, &scenario, &r.name, false, &control, None)?;
         let run_dir = out.join(slug(&r.name));
         results.write_dir(&run_dir).map_err(|e| CliError::io(&run_dir.display().to_string(), e))?;
         match (results.summary.stop_reason, check_ending(&results, &run_dir)) {

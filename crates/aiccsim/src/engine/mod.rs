@@ -109,6 +109,8 @@ pub struct Progress {
     /// together).
     pub bytes_delivered: u64,
     pub bytes_total: u64,
+    /// The event loop has ended (the last report): the results are being gathered.
+    pub ended: bool,
 }
 
 pub struct Simulation {
@@ -280,14 +282,14 @@ impl Simulation {
                 break;
             }
             if self.counters.events & 0xFFFF == 0 {
-                observe(self.progress());
+                observe(self.progress(false));
                 if let Some(halt) = self.control.should_stop(wall) {
                     reason = stop::reason(halt);
                     break;
                 }
             }
         }
-        observe(self.progress());
+        observe(self.progress(true));
         let wall_seconds = wall.elapsed().as_secs_f64();
         let stall =
             (reason == StopReason::Stalled).then(|| self.diagnose_stall(self.progress_at, total - self.flows_done));
@@ -299,7 +301,7 @@ impl Simulation {
         self.finish(reason, stall, wall_seconds)
     }
 
-    fn progress(&self) -> Progress {
+    fn progress(&self, ended: bool) -> Progress {
         Progress {
             now: self.now,
             flows_done: self.flows_done,
@@ -307,6 +309,7 @@ impl Simulation {
             events: self.counters.events,
             bytes_delivered: self.bytes_delivered,
             bytes_total: self.bytes_total,
+            ended,
         }
     }
 

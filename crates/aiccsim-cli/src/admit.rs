@@ -9,6 +9,7 @@
 
 use aiccsim::engine::Fabric;
 use aiccsim::estimate::{available_memory, estimate, human, Estimate};
+use aiccsim::watch::{BuildError, Watch};
 use aiccsim::{ConfigError, Scenario};
 
 /// The scenario checked against the fabric it builds and against this machine's memory; the
@@ -16,6 +17,13 @@ use aiccsim::{ConfigError, Scenario};
 pub fn check(scenario: &Scenario) -> Result<Fabric, ConfigError> {
     let fabric = Fabric::build(scenario)?;
     admit_memory(scenario)?;
+    Ok(fabric)
+}
+
+/// [`check`], reporting the build's progress to `watch` and stopping when it says so.
+pub fn check_watched(scenario: &Scenario, watch: &mut Watch) -> Result<Fabric, BuildError<ConfigError>> {
+    let fabric = Fabric::build_watched(scenario, watch)?;
+    admit_memory(scenario).map_err(BuildError::Invalid)?;
     Ok(fabric)
 }
 

@@ -1,5 +1,7 @@
 //! `aiccsim bench`: the fixed benchmark scenarios, each run in a child process so its peak
-//! memory is its own.
+//! memory is its own. Besides the run's figures it reports how long building the run took
+//! (`build_ms`: the fabric, its checks and the layout of the flows), which is what the large
+//! fabrics of `benches/build/` measure.
 
 use crate::{load, CliError};
 use std::ffi::OsString;
@@ -31,11 +33,17 @@ pub fn run(mut scenarios: Vec<PathBuf>, repeat: u32, child: bool, relaunch: &[Os
     if child {
         let path = scenarios.first().ok_or_else(|| CliError::input("--child needs a scenario"))?;
         let scenario = aiccsim::Scenario::load(path)?;
+        // Timed apart from the run: on large fabrics building them was the slow part.
+        #[allow(clippy::disallowed_methods)]
+        let building = std::time::Instant::now();
         // The fabric the check built is the one the run uses: built once.
         let fabric = crate::admit::check(&scenario)?;
-        let r = aiccsim::Simulation::with_fabric(&scenario, fabric).run(&mut |_| {});
+        let sim = aiccsim::Simulation::with_fabric(&scenario, fabric);
+        let build_seconds = building.elapsed().as_secs_f64();
+        let r = sim.run(&mut |_| {});
         let s = &r.summary;
         let out = serde_json::json!({
+            "build_seconds": build_seconds,
             "wall_seconds": s.performance.wall_seconds,
             "events": s.events,
             "packet_hops": s.packet_hops,
@@ -63,8 +71,8 @@ pub fn run(mut scenarios: Vec<PathBuf>, repeat: u32, child: bool, relaunch: &[Os
     let (exe, exe_args) =
         relaunch.split_first().ok_or_else(|| CliError::io("locating aiccsim", "cannot find the running program"))?;
     println!(
-        "{:<28} {:>9} {:>11} {:>12} {:>10} {:>10} {:>9}",
-        "scenario", "wall_ms", "events", "packet_hops", "Mhops/s", "Mevents/s", "peak_MB"
+        "{:<28} {:>9} {:>11} {:>12} {:>10} {:>10} {:>9} {:>9}",
+        "scenario", "wall_ms", "events", "packet_hops", "Mhops/s", "Mevents/s", "peak_MB", "build_ms"
     );
     for path in &scenarios {
         let mut best: Option<serde_json::Value> = None;
@@ -94,14 +102,15 @@ pub fn run(mut scenarios: Vec<PathBuf>, repeat: u32, child: bool, relaunch: &[Os
         let hops = v["packet_hops"].as_u64().unwrap_or(0);
         let name = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
         println!(
-            "{:<28} {:>9.1} {:>11} {:>12} {:>10.2} {:>10.2} {:>9.1}",
+            "{:<28} {:>9.1} {:>11} {:>12} {:>10.2} {:>10.2} {:>9.1} {:>9.1}",
             name,
             wall * 1e3,
             events,
             hops,
             hops as f64 / wall / 1e6,
             events as f64 / wall / 1e6,
-            v["peak_rss_kb"].as_u64().unwrap_or(0) as f64 / 1024.0
+            v["peak_rss_kb"].as_u64().unwrap_or(0) as f64 / 1024.0,
+            v["build_seconds"].as_f64().unwrap_or(0.0) * 1e3
         );
         if v["flows_finished"] != v["flows"] {
             println!("  warning: {} of {} flows finished", v["flows_finished"], v["flows"]);

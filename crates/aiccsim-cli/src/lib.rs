@@ -6,21 +6,24 @@
 pub mod admit;
 mod bench;
 mod checks;
+mod interrupt;
 mod overrides;
 mod plot;
+mod progress;
 mod python;
 mod reproduce;
 mod sweep;
 mod table_print;
 
 use aiccsim::cc::CcConfig;
+use aiccsim::time::SimTime;
+use aiccsim::watch::{BuildError, Halt, Stop, Watch};
 use aiccsim::{Results, RunControl, Scenario, Simulation, StopReason};
 use clap::{Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
+use interrupt::Stage;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 #[derive(Parser)]
@@ -168,8 +171,14 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
     let result = match cli.command {
         Command::Run { scenario, out, seed, quiet, max_wall } => cmd_run(&scenario, &out, seed, quiet, max_wall),
         Command::Validate { scenario: path } => Scenario::load(&path).map_err(CliError::from).and_then(|s| {
-            let sim = Simulation::with_fabric(&s, admit::check(&s)?);
-            print_warnings(&sim, &path.file_stem().unwrap_or_default().to_string_lossy());
+            // Built as a run would be (a million hosts take seconds): with its progress, and
+            // stopped by Ctrl-C at the next check.
+            #[allow(clippy::disallowed_methods)]
+            let control = run_control(None, Instant::now());
+            interrupt::enter(Stage::Checking, "");
+            let label = path.file_stem().unwrap_or_default().to_string_lossy().to_string();
+            let sim = build_run(&s, &label, false, &control)?;
+            print_warnings(&sim, &label);
             print!("{}", s.to_toml());
             let e = aiccsim::estimate::estimate(&s);
             println!("# estimated memory: {}", aiccsim::estimate::Estimate::describe(&e.memory));
@@ -290,24 +299,6 @@ fn parse_wall(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_nanos(t.0 / 1000))
 }
 
-/// The flag Ctrl-C sets: a run in progress stops at its next check (within milliseconds) and its
-/// results so far are written, marked partial. A second Ctrl-C ends the process at once.
-fn interrupt_flag() -> Arc<AtomicBool> {
-    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    FLAG.get_or_init(|| {
-        let flag = Arc::new(AtomicBool::new(false));
-        let seen = flag.clone();
-        // Without a handler (another one already installed) Ctrl-C keeps its default action.
-        let _ = ctrlc::set_handler(move || {
-            if seen.swap(true, Ordering::SeqCst) {
-                std::process::exit(130);
-            }
-        });
-        flag
-    })
-    .clone()
-}
-
 /// What a run that did not complete means for the command: a stall is an error (exit 4), an
 /// interrupt exits 130 as shells expect, a spent wall-clock budget exits 5. The results have
 /// been written either way.
@@ -334,8 +325,9 @@ fn print_warnings(sim: &Simulation, label: &str) {
     }
 }
 
-/// Warns (before the run) when the result files are expected to exceed `output.warn_above`.
-fn warn_about_output(scenario: &Scenario, label: &str) {
+/// Warns (before the run) when the result files are expected to exceed `output.warn_above`;
+/// returns the run's ideal duration.
+fn warn_about_output(scenario: &Scenario, label: &str) -> SimTime {
     let e = aiccsim::estimate::estimate(scenario);
     if e.output_bytes() > scenario.output.warn_above.0 as u128 {
         eprintln!(
@@ -344,55 +336,71 @@ fn warn_about_output(scenario: &Scenario, label: &str) {
             e.ideal_duration.as_secs_f64() * 1e3
         );
     }
+    e.ideal_duration
 }
 
-/// Runs a scenario with a progress bar that appears once the run has taken a second. Ctrl-C
-/// and `wall_limit` end it early with partial results.
-pub fn run_with_progress(
-    scenario: &Scenario,
-    label: &str,
-    quiet: bool,
-    wall_limit: Option<Duration>,
-) -> Result<Results, CliError> {
-    let sim = Simulation::with_fabric(scenario, admit::check(scenario)?);
-    run_built(sim, scenario, label, quiet, wall_limit)
+/// Builds the run of `scenario`, showing the progress of each long phase (unless `quiet`), and
+/// stops when `control` says so: an error that says in which phase, with exit code 130
+/// (interrupted) or 5 (wall-clock limit). A stop before the simulation starts leaves no results.
+pub fn build_run(scenario: &Scenario, label: &str, quiet: bool, control: &RunControl) -> Result<Simulation, CliError> {
+    let mut phases = progress::Phases::new(label, quiet);
+    let mut observe = |phase, done, total| phases.observe(phase, done, total);
+    let mut watch = Watch::new(control.clone(), &mut observe);
+    let built = match admit::check_watched(scenario, &mut watch) {
+        Ok(fabric) => Simulation::with_fabric_watched(scenario, fabric, &mut watch).map_err(BuildError::from),
+        Err(e) => Err(e),
+    };
+    drop(watch);
+    phases.finish();
+    match built {
+        Ok(sim) => Ok(sim),
+        Err(BuildError::Invalid(e)) => Err(e.into()),
+        Err(BuildError::Stopped(stop)) => Err(stopped_early(stop)),
+    }
 }
 
-/// `run_with_progress` for a simulation already built from `scenario` (a caller that needed
-/// to look at it first, e.g. at its flows, need not build it twice).
+/// A run stopped from outside before its simulation started: nothing to write.
+fn stopped_early(stop: Stop) -> CliError {
+    let (what, code) = match stop.halt {
+        Halt::Interrupted => ("interrupted", 130),
+        Halt::WallLimit => ("wall-clock limit reached", 5),
+    };
+    CliError {
+        message: format!("{what} while {} (before the simulation started): no results to write", stop.phase.describe()),
+        code,
+    }
+}
+
+/// Runs a simulation built from `scenario` with a progress bar that appears once the run has
+/// taken a second. `control` can end it early with partial results. With `ended`, Ctrl-C ends
+/// the command at once from the end of the event loop on, saying that (gathering the results
+/// checks nothing).
 pub fn run_built(
     mut sim: Simulation,
     scenario: &Scenario,
     label: &str,
     quiet: bool,
-    wall_limit: Option<Duration>,
+    control: &RunControl,
+    ended: Option<&str>,
 ) -> Result<Results, CliError> {
     print_warnings(&sim, label);
-    warn_about_output(scenario, label);
-    sim.set_control(RunControl { interrupt: Some(interrupt_flag()), wall_limit });
-    // Only decides when the progress bar appears (after a second); the run does not see it.
-    #[allow(clippy::disallowed_methods)]
-    let started = Instant::now();
-    let mut bar: Option<ProgressBar> = None;
+    let ideal = warn_about_output(scenario, label);
+    sim.set_control(control.clone());
+    let mut bar = progress::RunBar::new(label, quiet, ideal);
     let results = sim.run(&mut |p| {
-        if quiet || started.elapsed() < Duration::from_secs(1) {
-            return;
+        if let (true, Some(note)) = (p.ended, ended) {
+            interrupt::enter(Stage::Writing, note);
         }
-        let b = bar.get_or_insert_with(|| {
-            let b = ProgressBar::new(p.flows_total as u64);
-            b.set_style(
-                ProgressStyle::with_template("{prefix} {bar:24} {pos}/{len} flows {msg}").expect("valid template"),
-            );
-            b.set_prefix(label.to_string());
-            b
-        });
-        b.set_position(p.flows_done as u64);
-        b.set_message(format!("t={:.3}ms", p.now.as_secs_f64() * 1e3));
+        bar.observe(&p)
     });
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    bar.finish();
     Ok(results)
+}
+
+/// How the command stops a run from outside: Ctrl-C, and `max_wall` counted from `since` (the
+/// command's start, so that reading and building count against it).
+pub fn run_control(max_wall: Option<Duration>, since: Instant) -> RunControl {
+    RunControl { interrupt: Some(interrupt::flag()), wall_limit: max_wall, since: Some(since) }
 }
 
 fn cmd_run(
@@ -402,15 +410,53 @@ fn cmd_run(
     quiet: bool,
     max_wall: Option<Duration>,
 ) -> Result<(), CliError> {
+    // The wall-clock budget counts from here; it never steers what the run computes.
+    #[allow(clippy::disallowed_methods)]
+    let since = Instant::now();
+    let control = run_control(max_wall, since);
+    interrupt::enter(Stage::Reading, "interrupted while reading the scenario; nothing written");
+    if let Some(limit) = max_wall {
+        interrupt::limit_reading(limit, since);
+    }
     let mut scenario = Scenario::load(path)?;
     if let Some(s) = seed {
         scenario.simulation.seed = s;
     }
     let label = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    interrupt::enter(Stage::Checking, "");
     let marker = start_writing(out)?;
-    let results = run_with_progress(&scenario, &label, quiet, max_wall)?;
+    let remove_marker = || std::fs::remove_file(&marker).map_err(|e| CliError::io(&marker.display().to_string(), e));
+    let sim = match build_run(&scenario, &label, quiet, &control) {
+        Ok(sim) => sim,
+        Err(e) => {
+            // No run is writing here after all: the folder is left empty, without the marker.
+            // (Should that fail, the reason the run never started is still the error to report.)
+            if let Err(not_removed) = remove_marker() {
+                eprintln!("warning: {}", not_removed.message);
+            }
+            return Err(e);
+        }
+    };
+    // From the end of the event loop on, Ctrl-C ends the command at once; the marker then says
+    // the folder is not complete. (The interrupt that stopped the run is spent: it asked for
+    // these results.)
+    let incomplete = format!("interrupted while writing the results; {} holds no complete results", out.display());
+    let results = run_built(sim, &scenario, &label, quiet, &control, Some(&incomplete))?;
+    interrupt::enter(Stage::Writing, incomplete);
+    let pressed = interrupt::flag().swap(false, Ordering::SeqCst);
+    let pressed = pressed && results.summary.stop_reason != StopReason::Interrupted;
+    if pressed {
+        // Pressed after the simulation ended, while its results were being gathered.
+        return Err(CliError {
+            message: format!(
+                "interrupted before the results were written; {} holds no complete results",
+                out.display()
+            ),
+            code: 130,
+        });
+    }
     results.write_dir(out).map_err(|e| CliError::io(&format!("writing results to {}", out.display()), e))?;
-    std::fs::remove_file(&marker).map_err(|e| CliError::io(&marker.display().to_string(), e))?;
+    remove_marker()?;
     if !quiet {
         print_summary(&results);
         println!("results written to {}", out.display());

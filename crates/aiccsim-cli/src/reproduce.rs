@@ -19,7 +19,7 @@ use crate::checks::{self, Check, Measured};
 use crate::overrides;
 use crate::plot::{self, Series};
 use crate::table_print;
-use crate::{check_ending, load, run_built, CliError};
+use crate::{build_run, check_ending, load, run_built, run_control, CliError};
 use aiccsim::metrics::{jain_index, TimeDistribution};
 use aiccsim::time::SimTime;
 use aiccsim::Results;
@@ -176,7 +176,10 @@ pub fn run(
     println!("{}", spec.title);
     let mut rows: Vec<(String, Results)> = Vec::new();
     for (r, scenario) in spec.run.iter().zip(scenarios) {
-        let sim = aiccsim::Simulation::new(&scenario)?;
+        // The wall-clock budget is each run's, its build included; it never steers a run.
+        #[allow(clippy::disallowed_methods)]
+        let control = run_control(max_wall, std::time::Instant::now());
+        let sim = build_run(&scenario, &r.name, false, &control)?;
         if let PlotSpec::Throughput { flows, recovery_of, .. } = &spec.plot {
             let count = sim.flow_count() as u32;
             if let Some(bad) = flows.iter().chain(recovery_of).find(|&&f| f >= count) {
@@ -188,7 +191,7 @@ pub fn run(
                 )));
             }
         }
-        let results = run_built(sim, &scenario, &r.name, false, max_wall)?;
+        let results = run_built(sim, &scenario, &r.name, false, &control, None)?;
         let run_dir = out.join(slug(&r.name));
         results.write_dir(&run_dir).map_err(|e| CliError::io(&run_dir.display().to_string(), e))?;
         match (results.summary.stop_reason, check_ending(&results, &run_dir)) {

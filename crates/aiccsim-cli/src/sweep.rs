@@ -15,7 +15,8 @@
 
 mod ray;
 
-use crate::{interrupt_flag, overrides, CliError};
+use crate::interrupt::flag as interrupt_flag;
+use crate::{overrides, CliError};
 use aiccsim::Scenario;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::de::{MapAccess, Visitor};

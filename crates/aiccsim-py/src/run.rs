@@ -43,7 +43,7 @@ pub fn run(
         py.detach(|| aiccsim_cli::admit::check(&scenario).map(|fabric| Simulation::with_fabric(&scenario, fabric)));
     let mut sim = built.map_err(|e| scenario_error(py, e))?;
     let interrupt = Arc::new(AtomicBool::new(false));
-    sim.set_control(RunControl { interrupt: Some(interrupt.clone()), wall_limit });
+    sim.set_control(RunControl { interrupt: Some(interrupt.clone()), wall_limit, since: None });
     let results = run_polling_signals(py, sim, &interrupt)?;
     Ok(NativeResult { results })
 }

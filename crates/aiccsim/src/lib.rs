@@ -4,8 +4,9 @@
 //! (`tests/layers.rs` reads every `use` line and `crate::` path and fails on one that points up):
 //!
 //! 0. Ground vocabulary: [`time`] (SimTime, Bandwidth, ByteSize and their units), [`rng`] (named
-//!    random streams and the crate's hashes), [`tags`] (collective tags), and the
-//!    `tagged_enum!` macro that reads `kind`/`algorithm` sections.
+//!    random streams and the crate's hashes), [`tags`] (collective tags), [`watch`] (stopping a
+//!    run from outside, and watching its build), and the `tagged_enum!` macro that reads
+//!    `kind`/`algorithm` sections.
 //! 1. [`wire`]: what travels in packets (the packet, INT records, the PINT byte).
 //! 2. [`cc`]: the congestion-control traits, the registry and one file per algorithm. An
 //!    algorithm sees only its flow's facts and its feedback, never the engine.
@@ -37,6 +38,7 @@ pub mod rng;
 pub mod tags;
 pub mod time;
 pub mod topology;
+pub mod watch;
 pub mod wire;
 pub mod workload;
 

@@ -1,12 +1,13 @@
 //! Runs that cannot finish end with a reason and a diagnosis instead of hanging: a PFC deadlock,
-//! an interrupt, a wall-clock budget.
+//! an interrupt, a wall-clock budget; and builds stopped from outside before their run starts.
 
 mod common;
 
-use aiccsim::{RunControl, Scenario, Simulation, StopReason};
+use aiccsim::watch::{BuildError, Halt, Phase, Stop, Watch};
+use aiccsim::{Fabric, RunControl, Scenario, Simulation, StopReason};
 use common::scenario;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -111,7 +112,7 @@ fn long_incast() -> Scenario {
 #[test]
 fn an_interrupt_ends_the_run_with_consistent_partial_results() {
     let flag = Arc::new(AtomicBool::new(true));
-    let r = run_with(&long_incast(), RunControl { interrupt: Some(flag), wall_limit: None });
+    let r = run_with(&long_incast(), RunControl { interrupt: Some(flag), ..RunControl::default() });
     let s = &r.summary;
     assert_eq!(s.stop_reason, StopReason::Interrupted);
     assert!(s.partial && s.stall.is_none());
@@ -126,9 +127,85 @@ fn an_interrupt_ends_the_run_with_consistent_partial_results() {
 
 #[test]
 fn a_wall_clock_budget_ends_the_run() {
-    let r = run_with(&long_incast(), RunControl { interrupt: None, wall_limit: Some(Duration::from_millis(50)) });
+    let r =
+        run_with(&long_incast(), RunControl { wall_limit: Some(Duration::from_millis(50)), ..RunControl::default() });
     let s = &r.summary;
     assert_eq!(s.stop_reason, StopReason::WallLimit);
     assert!(s.partial);
     assert!(s.performance.wall_seconds < 5.0, "took {} s", s.performance.wall_seconds);
+}
+
+/// A k = 4 fat tree with an all-to-all: every phase of the build has work to do.
+fn fat_tree_all_to_all() -> Scenario {
+    scenario(
+        r#"
+[topology]
+kind = "fat_tree"
+k = 4
+link = { bandwidth = "100Gbps", delay = "1us" }
+[workload]
+kind = "all_to_all"
+size = "20KB"
+"#,
+    )
+}
+
+/// Builds `s` watched by `control`, telling `observe` each phase it reports, then the run.
+fn build_watched(s: &Scenario, control: RunControl, observe: &mut dyn FnMut(Phase)) -> Result<Simulation, Stop> {
+    let mut seen = |phase, _, _| observe(phase);
+    let mut watch = Watch::new(control, &mut seen);
+    let fabric = match Fabric::build_watched(s, &mut watch) {
+        Ok(fabric) => fabric,
+        Err(BuildError::Stopped(stop)) => return Err(stop),
+        Err(BuildError::Invalid(e)) => panic!("{e}"),
+    };
+    Simulation::with_fabric_watched(s, fabric, &mut watch)
+}
+
+#[test]
+fn a_build_reports_its_phases_in_order_and_stops_in_the_one_it_is_asked_to() {
+    let s = fat_tree_all_to_all();
+    let mut phases = Vec::new();
+    let built = build_watched(&s, RunControl::default(), &mut |p| phases.push(p));
+    assert!(built.is_ok());
+    phases.dedup();
+    assert_eq!(phases, [Phase::Topology, Phase::Routing, Phase::Workload, Phase::Setup]);
+    for target in phases {
+        // Ctrl-C pressed as the phase reports itself: it goes no further.
+        let flag = Arc::new(AtomicBool::new(false));
+        let control = RunControl { interrupt: Some(flag.clone()), ..RunControl::default() };
+        let stopped = build_watched(&s, control, &mut |p| {
+            if p == target {
+                flag.store(true, Ordering::Relaxed);
+            }
+        });
+        assert_eq!(stopped.err(), Some(Stop { halt: Halt::Interrupted, phase: target }));
+    }
+}
+
+#[test]
+fn a_watched_build_runs_as_an_unwatched_one() {
+    let s = fat_tree_all_to_all();
+    let watched = build_watched(&s, RunControl::default(), &mut |_| {}).unwrap_or_else(|e| panic!("{e:?}"));
+    let r = watched.run(&mut |_| {});
+    let plain = aiccsim::run(&s).unwrap();
+    assert_eq!(r.summary.stop_reason, StopReason::Completed);
+    assert_eq!(format!("{:?}", r.flows), format!("{:?}", plain.flows));
+}
+
+/// The wall-clock budget counts from `since` when given (a command's start), so the time spent
+/// before the run counts against it.
+#[test]
+// The clock only places the budget's start in the past.
+#[allow(clippy::disallowed_methods)]
+fn a_budget_counts_from_its_start() {
+    let long_ago = std::time::Instant::now() - Duration::from_secs(10);
+    let control =
+        RunControl { wall_limit: Some(Duration::from_secs(5)), since: Some(long_ago), ..RunControl::default() };
+    let s = long_incast();
+    let stopped = build_watched(&s, control.clone(), &mut |_| {});
+    assert_eq!(stopped.err(), Some(Stop { halt: Halt::WallLimit, phase: Phase::Topology }));
+    let r = run_with(&s, control);
+    assert_eq!(r.summary.stop_reason, StopReason::WallLimit);
+    assert_eq!(r.summary.events, 1 << 16, "stopped at the first check");
 }

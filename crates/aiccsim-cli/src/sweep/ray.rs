@@ -13,7 +13,8 @@
 //! ```
 
 use super::{interrupted, label, prepare, Point, Tally, DONE};
-use crate::{interrupt_flag, CliError};
+use crate::interrupt::flag as interrupt_flag;
+use crate::CliError;
 use indicatif::ProgressBar;
 use serde::Serialize;
 use std::ffi::OsString;

@@ -24,6 +24,7 @@ use crate::metrics::{ideal_fct, Counters, DurationHistogram, Recorder};
 use crate::rng;
 use crate::time::{Bandwidth, ByteSize, SimTime};
 use crate::topology::{routing, Topology};
+use crate::watch::{BuildError, Phase, Stop, Watch};
 use crate::wire::telemetry::PintCodec;
 use crate::workload;
 
@@ -47,13 +48,24 @@ impl Fabric {
     /// Builds the scenario's topology and checks the scenario against it; errors name the
     /// scenario's origin and the key at fault.
     pub fn build(scenario: &Scenario) -> Result<Fabric, ConfigError> {
+        match Fabric::build_watched(scenario, &mut Watch::unwatched()) {
+            Ok(fabric) => Ok(fabric),
+            Err(BuildError::Invalid(e)) => Err(e),
+            Err(BuildError::Stopped(_)) => unreachable!("nothing stops an unwatched build"),
+        }
+    }
+
+    /// [`Fabric::build`], reporting its progress to `watch` and stopping when it says so.
+    pub fn build_watched(scenario: &Scenario, watch: &mut Watch) -> Result<Fabric, BuildError<ConfigError>> {
+        let invalid = |e: (String, String)| BuildError::Invalid(scenario.error(e));
         // Again, in case the scenario was changed since it was parsed (it takes microseconds).
-        crate::config::validate(scenario).map_err(|e| scenario.error(e))?;
-        let topo = Topology::build(&scenario.topology).map_err(|e| scenario.error(e))?;
-        let jobs = workload::jobs::plan(scenario, topo.fabric_hosts, scenario.topology.per_server())
-            .map_err(|e| scenario.error(e))?;
-        check(scenario, &topo, &jobs).map_err(|e| scenario.error(e))?;
-        let work = workload::jobs::lay_out(&jobs, scenario.simulation.seed);
+        crate::config::validate(scenario).map_err(invalid)?;
+        let topo =
+            Topology::build_watched(&scenario.topology, watch).map_err(|e| e.map_invalid(|e| scenario.error(e)))?;
+        let jobs =
+            workload::jobs::plan(scenario, topo.fabric_hosts, scenario.topology.per_server()).map_err(invalid)?;
+        check(scenario, &topo, &jobs).map_err(invalid)?;
+        let work = workload::jobs::lay_out(&jobs, scenario.simulation.seed, watch)?;
         // Byte totals (summary.bytes, the ledger) are 64-bit: a workload beyond that is refused
         // rather than summed into a saturated, wrong number.
         let total = work.flows.iter().try_fold(0u64, |sum, f| sum.checked_add(f.size));
@@ -63,7 +75,7 @@ impl Fabric {
                 "its flows carry more than {} bytes together (2^64 - 1, the most aiccsim counts); lower the sizes",
                 u64::MAX
             );
-            return Err(scenario.error((key.into(), message)));
+            return Err(invalid((key.into(), message)));
         }
         Ok(Fabric { topo, work })
     }
@@ -368,7 +380,17 @@ impl Simulation {
     /// Lays out the run on a fabric already built and checked for this scenario: ports,
     /// switches, hosts, the flows with both halves of their algorithm, and the first events.
     pub fn with_fabric(scenario: &Scenario, fabric: Fabric) -> Simulation {
+        match Simulation::with_fabric_watched(scenario, fabric, &mut Watch::unwatched()) {
+            Ok(sim) => sim,
+            Err(_) => unreachable!("nothing stops an unwatched build"),
+        }
+    }
+
+    /// [`Simulation::with_fabric`], reporting its progress to `watch` and stopping when it says
+    /// so.
+    pub fn with_fabric_watched(scenario: &Scenario, fabric: Fabric, watch: &mut Watch) -> Result<Simulation, Stop> {
         let topo = fabric.topo;
+        let setup_steps = (topo.ports.len() + fabric.work.flows.len()) as u64;
         let nic = &scenario.nic;
         let sw = &scenario.switch;
         let algorithm = scenario.cc.as_algorithm();
@@ -407,20 +429,26 @@ impl Simulation {
             _ => IntPool::default(),
         };
         let max_packet = params.mtu + params.header;
-        let ports: Vec<Port> = topo
-            .ports
-            .iter()
-            .enumerate()
-            .map(|(i, info)| {
-                let local = topo.node_ports[info.node as usize].iter().position(|&p| p as usize == i).unwrap_or(0);
-                let nvswitch = !topo.is_host(info.node) && topo.is_nvswitch(info.node - topo.num_hosts);
-                let mut port = Port::new(info, local as u32, topo.is_host(info.node), (!nvswitch).then_some(&sw.ecn));
-                if !topo.is_host(info.node) && !nvswitch {
-                    port.headroom = port_headroom(info, &sw.pfc, max_packet, params.pause_size as u64);
-                }
-                port
-            })
-            .collect();
+        // Each port's place among its node's ports, read off the lists in one pass: searching a
+        // star switch's million ports for each of them took minutes.
+        let mut local_of = vec![0u32; topo.ports.len()];
+        for own in &topo.node_ports {
+            for (local, &p) in own.iter().enumerate() {
+                local_of[p as usize] = local as u32;
+            }
+        }
+        // Filled in place: collecting through a `Result` would grow the vector by doubling, and
+        // a million-host fabric's ports are over a gigabyte.
+        let mut ports: Vec<Port> = Vec::with_capacity(topo.ports.len());
+        for (i, info) in topo.ports.iter().enumerate() {
+            watch.tick(Phase::Setup, i as u64, setup_steps)?;
+            let nvswitch = !topo.is_host(info.node) && topo.is_nvswitch(info.node - topo.num_hosts);
+            let mut port = Port::new(info, local_of[i], topo.is_host(info.node), (!nvswitch).then_some(&sw.ecn));
+            if !topo.is_host(info.node) && !nvswitch {
+                port.headroom = port_headroom(info, &sw.pfc, max_packet, params.pause_size as u64);
+            }
+            ports.push(port);
+        }
         let switches: Vec<SwitchState> = (0..topo.num_switches)
             .map(|s| {
                 let node = topo.num_hosts + s;
@@ -480,6 +508,7 @@ impl Simulation {
         }
         let mut largest_base_rtt = SimTime::ZERO;
         for (id, d) in defs.iter().enumerate() {
+            watch.tick(Phase::Setup, (ports.len() + id) as u64, setup_steps)?;
             let conn = conn_of[id];
             let key = routing::flow_key(params.seed, conn);
             let path = topo.path(d.src, d.dst, key);
@@ -545,6 +574,9 @@ impl Simulation {
             recorder,
             flows_done: 0,
             flows_started: 0,
+            bytes_delivered: 0,
+            // Fabric::build refused a workload whose sizes overflow this.
+            bytes_total: defs.iter().map(|d| d.size).sum(),
             progress_at: SimTime::ZERO,
             ecn_rng,
             spray_rng,
@@ -587,6 +619,7 @@ impl Simulation {
             sim.events.push(SimTime::ZERO, Event::Sample);
         }
         sim.warnings = sim.find_warnings();
-        sim
+        watch.at(Phase::Setup, setup_steps, setup_steps)?;
+        Ok(sim)
     }
 }

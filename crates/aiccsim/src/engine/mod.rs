@@ -99,12 +99,19 @@ pub(crate) struct Params {
 }
 
 /// Progress of a run, reported to an observer every so often.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Progress {
     pub now: SimTime,
     pub flows_done: usize,
     pub flows_total: usize,
     pub events: u64,
+    /// Payload delivered in order to the receivers so far, and the flows' sizes together: how
+    /// far the run is, where finished flows say little until the end (an incast's all finish
+    /// together).
+    pub bytes_delivered: u64,
+    pub bytes_total: u64,
+    /// The event loop has ended (the last report): the results are being gathered.
+    pub ended: bool,
 }
 
 pub struct Simulation {
@@ -128,6 +135,9 @@ pub struct Simulation {
     pub(crate) recorder: Recorder,
     pub(crate) flows_done: usize,
     pub(crate) flows_started: usize,
+    /// Payload delivered in order, over all flows (for [`Progress`]), and the flows' sizes.
+    pub(crate) bytes_delivered: u64,
+    bytes_total: u64,
     /// The last time a flow moved (started, or had a byte delivered or acknowledged in order):
     /// what stall detection measures from.
     pub(crate) progress_at: SimTime,
@@ -281,24 +291,14 @@ impl Simulation {
                 break;
             }
             if self.counters.events & 0xFFFF == 0 {
-                observe(Progress {
-                    now: self.now,
-                    flows_done: self.flows_done,
-                    flows_total: total,
-                    events: self.counters.events,
-                });
-                if let Some(outside) = self.control.should_stop(wall) {
-                    reason = outside;
+                observe(self.progress(false));
+                if let Some(halt) = self.control.should_stop(wall) {
+                    reason = stop::reason(halt);
                     break;
                 }
             }
         }
-        observe(Progress {
-            now: self.now,
-            flows_done: self.flows_done,
-            flows_total: total,
-            events: self.counters.events,
-        });
+        observe(self.progress(true));
         let wall_seconds = wall.elapsed().as_secs_f64();
         let stall =
             (reason == StopReason::Stalled).then(|| self.diagnose_stall(self.progress_at, total - self.flows_done));
@@ -308,6 +308,18 @@ impl Simulation {
             self.int_pool.in_use()
         );
         self.finish(reason, stall, wall_seconds)
+    }
+
+    fn progress(&self, ended: bool) -> Progress {
+        Progress {
+            now: self.now,
+            flows_done: self.flows_done,
+            flows_total: self.flows.len(),
+            events: self.counters.events,
+            bytes_delivered: self.bytes_delivered,
+            bytes_total: self.bytes_total,
+            ended,
+        }
     }
 
     /// Starts loading what the event after next will touch while this one is handled (its

@@ -3,7 +3,7 @@
 //! A run ends when every flow is done, at the scenario's stop time, when it stops making
 //! progress (no flow has moved a byte for `simulation.stall_timeout` of simulated time while
 //! flows remain, or nothing is left to happen at all), or from outside: an interrupt (Ctrl-C) or
-//! a wall-clock budget. A stall is diagnosed rather than simulated forever: which ports are
+//! a wall-clock budget (`RunControl`, in `watch.rs`). A stall is diagnosed rather than simulated forever: which ports are
 //! paused, with how much waiting behind them, and, when the pauses wait on each other in a
 //! circle, that circle (a PFC deadlock).
 
@@ -11,30 +11,16 @@ use crate::cc::CongestionControl;
 use crate::engine::Simulation;
 use crate::metrics::{PausedPort, StallReport, StopReason, StuckFlow};
 use crate::time::SimTime;
+use crate::watch::Halt;
 use crate::wire::packet::CONTROL_PRIORITY;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-/// Ways to end a run from outside the simulation. Both are checked every 2^16 events, so a run
-/// stops within milliseconds of being asked.
-#[derive(Clone, Debug, Default)]
-pub struct RunControl {
-    /// Set (by a signal handler, another thread) to stop the run; results so far are kept.
-    pub interrupt: Option<Arc<AtomicBool>>,
-    /// Stop after this much wall-clock time.
-    pub wall_limit: Option<Duration>,
-}
+pub use crate::watch::RunControl;
 
-impl RunControl {
-    pub(crate) fn should_stop(&self, started: Instant) -> Option<StopReason> {
-        if self.interrupt.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {
-            return Some(StopReason::Interrupted);
-        }
-        if self.wall_limit.is_some_and(|limit| started.elapsed() >= limit) {
-            return Some(StopReason::WallLimit);
-        }
-        None
+/// The stop reason a stop from outside is reported as.
+pub(crate) fn reason(halt: Halt) -> StopReason {
+    match halt {
+        Halt::Interrupted => StopReason::Interrupted,
+        Halt::WallLimit => StopReason::WallLimit,
     }
 }
 

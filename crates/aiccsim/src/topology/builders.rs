@@ -8,9 +8,13 @@ use crate::config::{
     parse_node, ClosTopology, CustomTopology, DumbbellTopology, FatTreeTopology, LeafSpineTopology, LinkConfig,
     RailTopology, StarTopology, TopologyConfig,
 };
+use crate::watch::{BuildError, Phase, Watch};
 
-pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> {
-    let err = |key: &str, msg: String| (format!("topology.{key}"), msg);
+/// Wiring is a few tens of nanoseconds a link, a fraction of a second for the most links a
+/// scenario may have, so `watch` is asked before and after it and then through the routing.
+pub(super) fn build(cfg: &TopologyConfig, watch: &mut Watch) -> Result<Topology, BuildError<(String, String)>> {
+    watch.at(Phase::Topology, 0, 0)?;
+    let err = |key: &str, msg: String| BuildError::Invalid((format!("topology.{key}"), msg));
     let b = match cfg {
         TopologyConfig::Star(StarTopology { hosts, link, nics_per_server, nvlink }) => {
             let mut b = Builder::new(*hosts, 1, Servers { per_server: *nics_per_server, nvlink: *nvlink });
@@ -99,7 +103,8 @@ pub(super) fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> 
             b
         }
     };
-    b.finish().map_err(|m| ("topology".to_string(), m))
+    watch.at(Phase::Topology, 0, 0)?;
+    b.finish(watch).map_err(|e| e.map_invalid(|m| ("topology".to_string(), m)))
 }
 
 /// Two tiers: `hosts_per_leaf` hosts on each leaf, every leaf linked to every spine by

@@ -18,6 +18,7 @@ pub mod routing;
 
 use crate::config::{LinkConfig, TopologyConfig};
 use crate::time::{Bandwidth, SimTime};
+use crate::watch::{BuildError, Phase, Watch};
 use std::collections::HashMap;
 
 /// One end of a link.
@@ -131,8 +132,9 @@ impl Builder {
     }
 
     /// Wires the NVSwitches, then computes shortest-path equal-cost routes; fails if some host
-    /// cannot reach another.
-    pub(crate) fn finish(mut self) -> Result<Topology, String> {
+    /// cannot reach another, or stops when `watch` says so.
+    pub(crate) fn finish(mut self, watch: &mut Watch) -> Result<Topology, BuildError<String>> {
+        let invalid = |m: String| Err(BuildError::Invalid(m));
         if let Some(nvlink) = self.servers.nvlink {
             let per = self.servers.per_server;
             for g in 0..self.fabric_hosts {
@@ -141,15 +143,19 @@ impl Builder {
             }
         }
         let h = self.hosts as usize;
-        let n = h + self.switches as usize;
         for host in 0..self.hosts {
             let ports = &self.node_ports[host as usize];
             if ports.len() != 1 {
-                return Err(format!("host {host} has {} links; every host needs exactly one (its NIC)", ports.len()));
+                return invalid(format!(
+                    "host {host} has {} links; every host needs exactly one (its NIC)",
+                    ports.len()
+                ));
             }
             let peer_node = self.ports[self.ports[ports[0] as usize].peer as usize].node;
             if peer_node < self.hosts {
-                return Err(format!("host {host} is linked directly to host {peer_node}; connect hosts to switches"));
+                return invalid(format!(
+                    "host {host} is linked directly to host {peer_node}; connect hosts to switches"
+                ));
             }
         }
         // ToRs in order of their first host.
@@ -179,20 +185,42 @@ impl Builder {
         let routed = self.fabric_switches;
         let entries = u64::from(routed) * num_tors as u64;
         if entries > MAX_ROUTE_ENTRIES {
-            return Err(format!(
+            return invalid(format!(
                 "the routing tables would need {entries} entries ({routed} switches x {num_tors} top-of-rack switches), more than the {MAX_ROUTE_ENTRIES} aiccsim supports; use fewer switches or put more hosts on each"
             ));
         }
         let mut route_index = vec![u32::MAX; routed as usize * num_tors];
         let mut route_sets: Vec<(u32, u32)> = Vec::new();
         let mut route_ports: Vec<u32> = Vec::new();
-        // Interning: most (switch, ToR) pairs share a handful of port sets (all up-links).
+        // The switch-to-switch links as (port, neighbouring switch) per switch, in the order of
+        // the switch's ports: the searches below read them thousands of times, and a packed list
+        // (without the host ports, and without looking up each port's peer) keeps that in cache.
+        let switches = self.switches as usize;
+        let mut links_from = Vec::with_capacity(switches + 1);
+        let mut links: Vec<(u32, u32)> = Vec::new();
+        links_from.push(0);
+        for s in 0..self.switches {
+            for &p in &self.node_ports[self.switch_node(s) as usize] {
+                let other = self.ports[self.ports[p as usize].peer as usize].node;
+                if other >= self.hosts {
+                    links.push((p, other - self.hosts));
+                }
+            }
+            links_from.push(links.len());
+        }
+        let links_of = |s: usize| &links[links_from[s]..links_from[s + 1]];
+        // Interning: most (switch, ToR) pairs share a handful of port sets (all up-links), and a
+        // switch mostly gives consecutive ToRs the set it gave the one before, so that is tried
+        // before the map.
         let mut interned: HashMap<Vec<u32>, u32> = HashMap::new();
-        let mut dist = vec![u32::MAX; n];
+        let mut last_set = vec![u32::MAX; routed as usize];
+        let mut dist = vec![u32::MAX; switches];
         let mut frontier: Vec<u32> = Vec::new();
         let mut next: Vec<u32> = Vec::new();
         let mut candidates: Vec<u32> = Vec::new();
         for (t, &tor) in tors.iter().enumerate() {
+            watch.at(Phase::Routing, t as u64, num_tors as u64)?;
+            let tor = tor - self.hosts;
             dist.fill(u32::MAX);
             dist[tor as usize] = 0;
             frontier.clear();
@@ -200,11 +228,10 @@ impl Builder {
             // Breadth-first search outwards from the ToR, over switches only: hosts never forward.
             while !frontier.is_empty() {
                 next.clear();
-                for &node in &frontier {
-                    for &p in &self.node_ports[node as usize] {
-                        let other = self.ports[self.ports[p as usize].peer as usize].node;
-                        if other >= self.hosts && dist[other as usize] == u32::MAX {
-                            dist[other as usize] = dist[node as usize] + 1;
+                for &s in &frontier {
+                    for &(_, other) in links_of(s as usize) {
+                        if dist[other as usize] == u32::MAX {
+                            dist[other as usize] = dist[s as usize] + 1;
                             next.push(other);
                         }
                     }
@@ -212,37 +239,39 @@ impl Builder {
                 std::mem::swap(&mut frontier, &mut next);
             }
             for (u, &other) in tors.iter().enumerate() {
-                if dist[other as usize] == u32::MAX {
+                if dist[(other - self.hosts) as usize] == u32::MAX {
                     let src = tor_index.iter().position(|&x| x as usize == u).unwrap_or(0);
                     let dst = tor_index.iter().position(|&x| x as usize == t).unwrap_or(0);
-                    return Err(format!(
+                    return Err(BuildError::Invalid(format!(
                         "the topology is disconnected: host {src} cannot reach host {dst}; link every switch into one fabric"
-                    ));
+                    )));
                 }
             }
-            for s in 0..routed {
-                let node = self.hosts + s;
-                if node == tor || dist[node as usize] == u32::MAX {
+            for s in 0..routed as usize {
+                let here = dist[s];
+                if s == tor as usize || here == u32::MAX {
                     continue; // the ToR delivers directly; a switch no host can reach carries nothing
                 }
                 candidates.clear();
-                for &p in &self.node_ports[node as usize] {
-                    let other = self.ports[self.ports[p as usize].peer as usize].node;
-                    if other >= self.hosts && dist[other as usize] + 1 == dist[node as usize] {
-                        candidates.push(p);
-                    }
-                }
-                let id = match interned.get(&candidates) {
-                    Some(&id) => id,
-                    None => {
-                        let id = route_sets.len() as u32;
-                        route_sets.push((route_ports.len() as u32, candidates.len() as u32));
-                        route_ports.extend_from_slice(&candidates);
-                        interned.insert(candidates.clone(), id);
-                        id
-                    }
+                candidates.extend(links_of(s).iter().filter(|&&(_, o)| dist[o as usize] + 1 == here).map(|&(p, _)| p));
+                let last = last_set[s];
+                let same_as_last = last != u32::MAX && {
+                    let (start, len) = route_sets[last as usize];
+                    route_ports[start as usize..(start + len) as usize] == candidates[..]
                 };
-                route_index[s as usize * num_tors + t] = id;
+                let id = if same_as_last {
+                    last
+                } else if let Some(&id) = interned.get(&candidates) {
+                    id
+                } else {
+                    let id = route_sets.len() as u32;
+                    route_sets.push((route_ports.len() as u32, candidates.len() as u32));
+                    route_ports.extend_from_slice(&candidates);
+                    interned.insert(candidates.clone(), id);
+                    id
+                };
+                last_set[s] = id;
+                route_index[s * num_tors + t] = id;
             }
         }
         Ok(Topology {
@@ -267,7 +296,16 @@ impl Builder {
 impl Topology {
     /// Builds the topology a scenario describes. Errors are (key, message).
     pub fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> {
-        builders::build(cfg)
+        match builders::build(cfg, &mut Watch::unwatched()) {
+            Ok(topo) => Ok(topo),
+            Err(BuildError::Invalid(e)) => Err(e),
+            Err(BuildError::Stopped(_)) => unreachable!("nothing stops an unwatched build"),
+        }
+    }
+
+    /// [`Topology::build`], reporting its progress to `watch` and stopping when it says so.
+    pub fn build_watched(cfg: &TopologyConfig, watch: &mut Watch) -> Result<Topology, BuildError<(String, String)>> {
+        builders::build(cfg, watch)
     }
 
     pub fn num_nodes(&self) -> u32 {

@@ -13,6 +13,7 @@ use super::{collectives, expand, CollectiveInfo, ComputeDef, Workload};
 use crate::config::{Scenario, WorkloadConfig};
 use crate::rng::mix64;
 use crate::time::SimTime;
+use crate::watch::{Phase, Stop, Watch};
 use std::ops::Range;
 
 /// One job to lay out.
@@ -79,8 +80,12 @@ fn workload_seed(seed: u64, j: usize, k: usize) -> u64 {
     }
 }
 
-/// Makes every job's flows and steps and moves them onto the fabric (checked plans only).
-pub fn lay_out(plans: &[JobPlan], seed: u64) -> Workload {
+/// Makes every job's flows and steps and moves them onto the fabric (checked plans only),
+/// reporting to `watch` by flows made and stopping when it says so.
+pub fn lay_out(plans: &[JobPlan], seed: u64, watch: &mut Watch) -> Result<Workload, Stop> {
+    let total: u64 = (plans.iter())
+        .flat_map(|p| p.workloads.iter().map(|(_, w)| super::count(w, p.hosts.len() as u32)))
+        .fold(0, u64::saturating_add);
     let mut all = Workload::default();
     for (j, plan) in plans.iter().enumerate() {
         let (first_flow, first_compute) = (all.flows.len() as u32, all.computes.len() as u32);
@@ -88,6 +93,7 @@ pub fn lay_out(plans: &[JobPlan], seed: u64) -> Workload {
         // Per rank: what the next workload of the sequence waits for.
         let mut done: Vec<Option<u32>> = vec![None; n as usize];
         for (k, (_, cfg)) in plan.workloads.iter().enumerate() {
+            watch.at(Phase::Workload, all.flows.len() as u64, total)?;
             let made = expand(cfg, n, workload_seed(seed, j, k));
             // Per rank, for the barrier before the next workload: its flows and steps here.
             let sequenced = k + 1 < plan.workloads.len();
@@ -97,6 +103,7 @@ pub fn lay_out(plans: &[JobPlan], seed: u64) -> Workload {
             let (flow_base, compute_base) = (all.flows.len() as u32, all.computes.len() as u32);
             let collective_base = all.collectives.len() as u32;
             for mut f in made.flows {
+                watch.tick(Phase::Workload, all.flows.len() as u64, total)?;
                 let fresh = f.after.is_empty() && f.after_compute.is_empty();
                 f.after.iter_mut().for_each(|a| *a += flow_base);
                 f.after_compute.iter_mut().for_each(|c| *c += compute_base);
@@ -118,6 +125,7 @@ pub fn lay_out(plans: &[JobPlan], seed: u64) -> Workload {
                 all.flows.push(f);
             }
             for mut c in made.computes {
+                watch.tick(Phase::Workload, all.flows.len() as u64, total)?;
                 let rank = c.host as usize;
                 let fresh = c.after_compute.is_empty();
                 c.after.iter_mut().for_each(|a| *a += flow_base);
@@ -161,7 +169,7 @@ pub fn lay_out(plans: &[JobPlan], seed: u64) -> Workload {
             computes: first_compute..all.computes.len() as u32,
         });
     }
-    all
+    Ok(all)
 }
 
 /// Adds, on each rank of `plan`, a step of no duration after everything the rank did in the

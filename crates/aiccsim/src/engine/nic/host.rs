@@ -193,6 +193,7 @@ impl Simulation {
         let mut newly_complete = false;
         if pkt.seq == flow.rcv_nxt {
             self.progress_at = now;
+            self.bytes_delivered += payload;
             flow.rcv_nxt += payload;
             flow.acks_pending += 1;
             flow.ecn_pending |= pkt.ecn;

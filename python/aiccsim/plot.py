@@ -9,6 +9,9 @@ so nothing is added to pyplot's global state and any backend can show or save it
 When none of the results has what a plot needs (no timelines sampled, no finished flow, no
 collective), the function raises `NoData`, a ValueError whose message says what is missing and
 which scenario setting records it.
+
+Legends sit right of the axes, clear of the data; a figure made here widens to hold them. A plot
+that draws some of the flows only says so in its title ("first 16 of 64 flows, by id").
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Union
 
 import numpy as np
+from matplotlib import colormaps
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 
@@ -42,6 +46,9 @@ __all__ = [
 
 SAMPLED = "set output.sample_interval in the scenario's [output] to sample timelines"
 
+# A legend column holds this many names; more take another column.
+LEGEND_ROWS = 20
+
 
 class NoData(ValueError):
     """None of the results has the data a plot needs; the message says what to change."""
@@ -65,8 +72,8 @@ def fct_cdf(results: Results, ax: Axes | None = None) -> Axes:
     if not drawn:
         raise NoData("fct_cdf: no flow finished, so there is no FCT to plot")
     _log_if_wide(ax, "x", np.concatenate(drawn))
-    ax.set(xlabel="flow completion time (µs)", ylabel="fraction of flows", ylim=(0, 1.02), title="FCT CDF")
-    ax.legend(fontsize="small", loc="lower right")
+    ax.set(xlabel="flow completion time (µs)", ylabel="fraction of flows (0 to 1)", ylim=(0, 1.02), title="FCT CDF")
+    _legend(ax)
     return ax
 
 
@@ -74,7 +81,11 @@ def slowdown_by_size(results: Results, ax: Axes | None = None, *, bins: int = 10
     """The median (solid) and 99th-percentile (dashed) slowdown of finished flows by flow size,
     two lines per run. Flows are grouped by size: each distinct size if there are at most
     ``bins`` of them, else ``bins`` groups of equal width on a log scale, each drawn at the
-    median size of its flows. Percentiles are by nearest rank, as in summary.json."""
+    median size of its flows. Percentiles are by nearest rank, as in summary.json.
+
+    Where every finished flow has the same size there is nothing to plot by size (the FCT CDF
+    and summary.json's slowdown percentiles say it all): it raises `NoData`, and the report
+    leaves the plot out."""
     runs = _runs(results)
     ax = _axes(ax)
     finished = [(i, label, r, r.flows[r.flows["slowdown"].notna()]) for i, label, r in runs]
@@ -82,6 +93,11 @@ def slowdown_by_size(results: Results, ax: Axes | None = None, *, bins: int = 10
     if len(sizes) == 0:
         raise NoData("slowdown_by_size: no flow finished, so there is no slowdown to plot")
     distinct = np.unique(sizes)
+    if len(distinct) == 1:
+        raise NoData(
+            f"slowdown_by_size: every finished flow is {int(distinct[0])} bytes, so there is no "
+            "size to compare (the FCT CDF shows their slowdowns' spread)"
+        )
     edges = None if len(distinct) <= bins else np.geomspace(distinct[0], distinct[-1] + 1, bins + 1)
     for i, label, r, done in finished:
         if done.empty:
@@ -94,8 +110,8 @@ def slowdown_by_size(results: Results, ax: Axes | None = None, *, bins: int = 10
     _log_if_wide(ax, "x", sizes, factor=10)
     _log_if_wide(ax, "y", np.concatenate([done["slowdown"].to_numpy() for *_, done in finished]))
     ax.xaxis.set_major_formatter(EngFormatter(unit="B"))  # 200 kB, 1 MB: sizes in the scenario's units
-    ax.set(xlabel="flow size", ylabel="slowdown (FCT / ideal FCT)", title="Slowdown by flow size")
-    ax.legend(fontsize="small")
+    ax.set(xlabel="flow size (bytes)", ylabel="slowdown (FCT / ideal FCT)", title="Slowdown by flow size")
+    _legend(ax)
     return ax
 
 
@@ -131,7 +147,7 @@ def queue_timeline(
             ax.step(t, kb, where="post", label=name, **_style(len(runs), i, j))
     ax.set(xlabel="time (µs)", ylabel="egress queue (KB)", title="Switch queues")
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize="small")
+    _legend(ax)
     return ax
 
 
@@ -141,14 +157,16 @@ def rate_timeline(
     *,
     flows: Sequence[int] | None = None,
     window: bool = False,
-    top: int = 8,
+    top: int = 16,
 ) -> Axes:
     """The rate the congestion-control algorithm sets for each flow over time (rates.csv), or
     with ``window=True`` its window, one line per flow and run. ``flows``: the flow ids; by
-    default the first ``top`` flows sampled."""
+    default every flow sampled, or where there are more than ``top``, the ``top`` of lowest id,
+    which the title says ("first 16 of 64 flows, by id")."""
     column, unit, scale = ("window_bytes", "window (KB)", 1e3) if window else ("rate_gbps", "rate (Gbit/s)", 1.0)
-    ax = _flow_lines("rate_timeline", results, ax, column, flows, top, "default", scale)
-    ax.set(xlabel="time (µs)", ylabel=unit, title="Window per flow" if window else "Rate per flow")
+    title = "Window per flow" if window else "Rate per flow"
+    ax = _flow_lines("rate_timeline", results, ax, column, flows, top, "default", scale, title)
+    ax.set(xlabel="time (µs)", ylabel=unit)
     ax.set_ylim(bottom=0)
     return ax
 
@@ -158,14 +176,16 @@ def throughput_timeline(
     ax: Axes | None = None,
     *,
     flows: Sequence[int] | None = None,
-    top: int = 8,
+    top: int = 16,
 ) -> Axes:
     """The throughput each flow delivered over time (rates.csv: payload bytes received in order
     during the interval before each sample), one line per flow and run, drawn as steps that
-    cover their interval. ``flows``: the flow ids; by default the first ``top`` flows
-    sampled."""
-    ax = _flow_lines("throughput_timeline", results, ax, "throughput_gbps", flows, top, "steps-pre", 1.0)
-    ax.set(xlabel="time (µs)", ylabel="throughput (Gbit/s)", title="Throughput per flow")
+    cover their interval. ``flows``: the flow ids; by default every flow sampled, or where
+    there are more than ``top``, the ``top`` of lowest id, which the title says ("first 16 of
+    64 flows, by id")."""
+    title = "Throughput per flow"
+    ax = _flow_lines("throughput_timeline", results, ax, "throughput_gbps", flows, top, "steps-pre", 1.0, title)
+    ax.set(xlabel="time (µs)", ylabel="throughput (Gbit/s)")
     ax.set_ylim(bottom=0)
     return ax
 
@@ -200,7 +220,7 @@ def pause_timeline(results: Results, ax: Axes | None = None) -> Axes:
         ax.barh(y, p.pause_sent, color=f"C{i}")
     ax.set_yticks(range(len(bars)), [_prefixed(label, _port_name(r, p.node, p.port)) for _, label, r, p in bars])
     ax.invert_yaxis()
-    ax.set(xlabel="PAUSE frames sent", title="PFC PAUSE frames per switch port (totals of ports.csv)")
+    ax.set(xlabel="PAUSE frames sent (count)", title="PFC PAUSE frames per switch port (totals of ports.csv)")
     _figure_height(ax, len(bars))
     return ax
 
@@ -229,7 +249,7 @@ def cct_bars(results: Results, ax: Axes | None = None) -> Axes:
     ax.invert_yaxis()
     ax.set(xlabel="collective completion time (µs)", title="Collective completion times")
     if len(runs) > 1:
-        ax.legend(fontsize="small")
+        _legend(ax)
     _figure_height(ax, len(names) * len(runs))
     return ax
 
@@ -275,7 +295,7 @@ def iteration_bars(results: Results, ax: Axes | None = None) -> Axes:
     ax.set_yticks(y, names)
     ax.invert_yaxis()
     ax.set(xlabel="time (µs)", title="Training iterations: compute and exposed communication")
-    ax.legend(fontsize="small")
+    _legend(ax)
     _figure_height(ax, len(names))
     return ax
 
@@ -289,8 +309,10 @@ def _flow_lines(
     top: int,
     drawstyle: str,
     scale: float,
+    title: str,
 ) -> Axes:
-    """One line per flow and run: a column of rates.csv (divided by ``scale``) against time."""
+    """One line per flow and run: a column of rates.csv (divided by ``scale``) against time,
+    titled ``title`` and what part of the flows it shows, if not all."""
     runs = _runs(results)
     ax = _axes(ax)
     sampled = [(i, label, r.rates) for i, label, r in runs if r.rates is not None]
@@ -302,15 +324,20 @@ def _flow_lines(
         why = f"{algorithms} keeps no window" if column == "window_bytes" else "no flow was sampled"
         raise NoData(f"{function}: nothing to plot: {why}")
     if flows is None:
-        flows = sorted(_concat([q for *_, q in rates])["flow"].unique())[:top]
+        sampled_flows = sorted(_concat([q for *_, q in rates])["flow"].unique())
+        flows = sampled_flows[:top]
+        if len(flows) < len(sampled_flows):
+            title += f" (first {len(flows)} of {len(sampled_flows)} flows, by id)"
     for i, label, q in rates:
         for j, flow in enumerate(flows):
             rows = q[q["flow"] == flow]
             if rows.empty:
                 continue
             x, y = rows["time_ns"].to_numpy() / 1e3, rows[column].to_numpy(dtype=float) / scale
-            ax.plot(x, y, drawstyle=drawstyle, label=_prefixed(label, f"flow {flow}"), **_style(len(runs), i, j))
-    ax.legend(fontsize="small", ncol=2 if len(ax.get_lines()) > 8 else 1)
+            style = _style(len(runs), i, j, len(flows))
+            ax.plot(x, y, drawstyle=drawstyle, label=_prefixed(label, f"flow {flow}"), **style)
+    ax.set_title(title)
+    _legend(ax)
     return ax
 
 
@@ -353,10 +380,13 @@ def _runs(results: Results) -> list[tuple[int, str | None, Result]]:
     raise TypeError("plot a Result, or a non-empty mapping of labels to Results")
 
 
-def _style(runs: int, run: int, line: int) -> dict[str, str]:
-    """One run: a colour per line. Several: a colour per run, a dash pattern per line."""
+def _style(runs: int, run: int, line: int, lines: int = 0) -> dict[str, object]:
+    """One run: a colour per line, from the 20 of tab20 where the 10 of the colour cycle do not
+    go round (then dashed past 20). Several: a colour per run, a dash pattern per line."""
     if runs == 1:
-        return {"color": f"C{line}"}
+        if lines <= 10:
+            return {"color": f"C{line}"}
+        return {"color": colormaps["tab20"].colors[line % 20], "linestyle": ["-", "--", ":"][line // 20 % 3]}
     return {"color": f"C{run}", "linestyle": ["-", "--", ":", "-."][line % 4]}
 
 
@@ -364,6 +394,23 @@ def _axes(ax: Axes | None) -> Axes:
     if ax is not None:
         return ax
     return Figure(figsize=(8, 4.5), layout="constrained").add_subplot()
+
+
+def _legend(ax: Axes) -> None:
+    """The legend right of the axes, where it covers no data, in columns of at most
+    `LEGEND_ROWS` names. A figure made here (8 inches wide) widens to hold it, so that the
+    plot keeps its width, and grows taller for a long column."""
+    labels = ax.get_legend_handles_labels()[1]
+    if not labels:
+        return
+    ncol = -(-len(labels) // LEGEND_ROWS)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0, ncol=ncol)
+    fig = ax.figure
+    if isinstance(fig, Figure) and len(fig.axes) == 1:
+        # About 0.09 inch a character of 10-point text, and 0.6 inch of sample line and padding.
+        width = ncol * (0.6 + 0.09 * max(len(label) for label in labels))
+        fig.set_figwidth(max(fig.get_figwidth(), 8 + width))
+        fig.set_figheight(max(fig.get_figheight(), 1.2 + 0.25 * -(-len(labels) // ncol)))
 
 
 def _figure_height(ax: Axes, rows: int) -> None:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
@@ -42,6 +44,29 @@ flows = [
 [output]
 sample_interval = "5us"
 """
+
+
+# A 16-to-1 incast, sampled: more flows than a plot's colour cycle has colours.
+INCAST16 = """
+[topology]
+kind = "star"
+hosts = 17
+link = { bandwidth = "100Gbps", delay = "1us" }
+[cc]
+algorithm = "dcqcn"
+[workload]
+kind = "incast"
+senders = "1..=16"
+receiver = 0
+size = "20KB"
+[output]
+sample_interval = "2us"
+"""
+
+
+@pytest.fixture(scope="module")
+def incast16() -> aiccsim.Result:
+    return aiccsim.run(INCAST16)
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +113,15 @@ def test_slowdown_by_size(mixed: aiccsim.Result, small: aiccsim.Result) -> None:
     assert ax.get_xscale() == "log"  # sizes span 200x
     assert len(plot.slowdown_by_size(mixed, bins=2).get_lines()[0].get_xdata()) == 2
     assert len(plot.slowdown_by_size({"a": mixed, "b": small}).get_lines()) == 4
+
+
+def test_slowdown_by_size_of_one_size_says_so(small: aiccsim.Result) -> None:
+    """Flows of one size give one point per run: nothing by size, so NoData (the report skips it)."""
+    assert small.flows["size_bytes"].nunique() == 1
+    with pytest.raises(plot.NoData, match="every finished flow is 200000 bytes, so there is no size to compare"):
+        plot.slowdown_by_size(small)
+    with pytest.raises(plot.NoData, match="every finished flow is 200000 bytes"):
+        plot.slowdown_by_size({"a": small, "b": small})
 
 
 def test_queue_timeline(small: aiccsim.Result, dcqcn: aiccsim.Result) -> None:
@@ -264,3 +298,59 @@ def test_iteration_bars(bare: aiccsim.Result) -> None:
     assert both.patches[2].get_width() == pytest.approx(done["exposed_comm_ns"].mean() / 1e3)
     with pytest.raises(plot.NoData, match="iteration_bars: no training iterations"):
         plot.iteration_bars(bare)
+
+
+def test_every_flow_or_a_note_of_how_many(incast16: aiccsim.Result) -> None:
+    """16 flows: 16 lines, in 16 colours. Fewer than sampled: the title says which and of how many."""
+    for draw in [plot.rate_timeline, plot.throughput_timeline]:
+        ax = draw(incast16)
+        lines = ax.get_lines()
+        assert [line.get_label() for line in lines] == [f"flow {f}" for f in range(16)]
+        assert len({(line.get_color(), line.get_linestyle()) for line in lines}) == 16
+        assert "by id" not in ax.get_title()
+        few = draw(incast16, top=5)
+        assert len(few.get_lines()) == 5 and few.get_title().endswith("(first 5 of 16 flows, by id)")
+        assert "by id" not in draw(incast16, flows=[3, 7]).get_title(), "the flows asked for: no note"
+
+
+def _extents(ax):
+    """(legend, axes, figure) boxes in pixels, as drawn."""
+    FigureCanvasAgg(ax.figure).draw()
+    return ax.get_legend().get_window_extent(), ax.get_window_extent(), ax.figure.bbox
+
+
+def test_legends_are_outside_the_data_and_inside_the_figure(
+    incast16: aiccsim.Result, small: aiccsim.Result, dcqcn: aiccsim.Result, mixed: aiccsim.Result
+) -> None:
+    both = {"PFC only": small, "DCQCN": dcqcn}
+    drawn = [
+        plot.fct_cdf(both),
+        plot.slowdown_by_size({"mixed": mixed, "small": small}),
+        plot.queue_timeline(small),
+        plot.rate_timeline(incast16),
+        plot.throughput_timeline(incast16),
+        plot.throughput_timeline({"a": incast16, "b": incast16}),  # 32 names: two columns
+        plot.cct_bars({"a": mixed, "b": mixed}),
+    ]
+    for ax in drawn:
+        legend, data, figure = _extents(ax)
+        assert not legend.overlaps(data), f"{ax.get_title()}: legend {legend} over the axes {data}"
+        assert figure.contains(legend.x0, legend.y0) and figure.contains(legend.x1 - 1, legend.y1 - 1), ax.get_title()
+        # The plot keeps most of the width that the legend did not take.
+        assert data.width > 0.5 * (figure.width - legend.width), ax.get_title()
+
+
+def test_every_numeric_axis_has_its_unit(
+    incast16: aiccsim.Result, small: aiccsim.Result, mixed: aiccsim.Result
+) -> None:
+    unit = re.compile(r"\(.+\)$")
+    for ax in [
+        plot.fct_cdf(small),
+        plot.slowdown_by_size(mixed),
+        plot.queue_timeline(small),
+        plot.rate_timeline(incast16),
+        plot.throughput_timeline(incast16),
+    ]:
+        assert unit.search(ax.get_xlabel()) and unit.search(ax.get_ylabel()), (ax.get_xlabel(), ax.get_ylabel())
+    for ax in [plot.pause_timeline(small), plot.cct_bars(mixed)]:  # the y axis names ports, collectives
+        assert unit.search(ax.get_xlabel()), ax.get_xlabel()

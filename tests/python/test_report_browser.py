@@ -111,7 +111,6 @@ def test_every_plot_of_an_experiment_index_renders(chromium: str, experiment_dir
     expected = [
         "The experiment's plot (plot.svg)",
         "FCT CDF",
-        "Slowdown by flow size",
         "Busiest switch queue",
         "PFC pauses",
     ]

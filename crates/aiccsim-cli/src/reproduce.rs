@@ -224,7 +224,7 @@ pub fn run(
             rows.iter()
                 .map(|(name, r)| Series { name: name.clone(), points: queue_series(r, switch, port) })
                 .collect::<Vec<_>>(),
-            "time (us)",
+            "time (µs)",
             format!("queue at switch {switch} port {port} (KB)"),
         ),
         PlotSpec::Throughput { ref flows, .. } => (
@@ -247,8 +247,8 @@ pub fn run(
                     })
                 })
                 .collect(),
-            "time (us)",
-            "throughput (Gbps)".to_string(),
+            "time (µs)",
+            "throughput (Gbit/s)".to_string(),
         ),
         PlotSpec::FctCdf {} | PlotSpec::Bars { .. } | PlotSpec::Iterations {} => (
             rows.iter()
@@ -262,8 +262,8 @@ pub fn run(
                     }
                 })
                 .collect(),
-            "FCT (us)",
-            "CDF".to_string(),
+            "flow completion time (µs)",
+            "fraction of flows finished (0 to 1)".to_string(),
         ),
     };
     match &spec.plot {
@@ -271,7 +271,7 @@ pub fn run(
             let col = HEADER.iter().position(|h| h == metric).expect("validated above");
             let bars: Vec<(String, f64)> =
                 table.rows.iter().map(|r| (r[0].clone(), r[col].parse().unwrap_or(0.0))).collect();
-            plot::bars(&plot_path, &spec.title, metric, &bars)
+            plot::bars(&plot_path, &spec.title, &metric_label(metric), &bars)
         }
         PlotSpec::Iterations {} => {
             let col = |name: &str| HEADER.iter().position(|h| *h == name).expect("a column of the table");
@@ -285,7 +285,7 @@ pub fn run(
             plot::stacked_bars(
                 &plot_path,
                 &spec.title,
-                "mean iteration (us)",
+                "mean iteration time (µs)",
                 &["compute", "exposed communication"],
                 &bars,
             )
@@ -453,6 +453,39 @@ const HEADER: [&str; 26] = [
     "busbw_gbps",
 ];
 
+/// The axis label of a bar plot of a table column: what it measures, in words, and its unit.
+fn metric_label(column: &str) -> String {
+    let (what, unit) = match column {
+        "flows" => ("flows", "count"),
+        "finished" => ("flows finished", "count"),
+        "completion_us" => ("completion time", "µs"),
+        "goodput_gbps" => ("goodput", "Gbit/s"),
+        "max_fct_us" => ("max FCT", "µs"),
+        "mean_fct_us" => ("mean FCT", "µs"),
+        "p99_fct_us" => ("p99 FCT", "µs"),
+        "max_slowdown" => ("max slowdown", "FCT / ideal FCT"),
+        "p99_slowdown" => ("p99 slowdown", "FCT / ideal FCT"),
+        "pause_frames" => ("PAUSE frames", "count"),
+        "drops" => ("packets dropped", "count"),
+        "ecn_marks" => ("ECN marks", "count"),
+        "cnps" => ("CNPs", "count"),
+        "max_queue_kb" => ("max switch queue", "KB"),
+        "mean_queue_kb" => ("mean switch queue", "KB"),
+        "header_overhead_pct" => ("header overhead", "%"),
+        "mean_rtt_us" => ("mean RTT", "µs"),
+        "mean_queuing_us" => ("mean queuing delay", "µs"),
+        "p99_queuing_us" => ("p99 queuing delay", "µs"),
+        "recovery_us" => ("recovery time", "µs"),
+        "jain_steady" => ("Jain's fairness index, steady state", "0 to 1"),
+        "min_jain" => ("min Jain's fairness index", "0 to 1"),
+        "mean_iteration_us" => ("mean iteration time", "µs"),
+        "mean_exposed_comm_us" => ("mean exposed communication", "µs"),
+        "busbw_gbps" => ("bus bandwidth", "Gbit/s"),
+        other => return other.to_string(),
+    };
+    format!("{what} ({unit})")
+}
+
 fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
     let header = HEADER.to_vec();
     let rows = rows
@@ -545,4 +578,18 @@ fn to_csv(t: &Table) -> Result<Vec<u8>, csv::Error> {
         w.write_record(r)?;
     }
     w.into_inner().map_err(|e| e.into_error().into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_column_a_bar_plot_can_show_has_a_label_with_its_unit() {
+        for column in &HEADER[1..] {
+            let label = metric_label(column);
+            assert!(label.ends_with(')') && label.contains(" ("), "{column}: {label}");
+        }
+        assert_eq!(metric_label("mean_rtt_us"), "mean RTT (µs)");
+    }
 }

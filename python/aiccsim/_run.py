@@ -29,7 +29,8 @@ def run(
     ``seed`` replaces the scenario's ``simulation.seed``, as ``aiccsim run --seed`` does.
     ``wall_limit`` (seconds, or a ``timedelta``) stops the run after that much wall-clock time,
     as ``--max-wall`` does: the results so far come back with ``summary["stop_reason"] ==
-    "wall_limit"``.
+    "wall_limit"``. The budget counts the building of the fabric too; spent before the
+    simulation starts, it raises ``TimeoutError`` naming the phase.
 
     The engine runs without holding the GIL. Ctrl-C (or any exception a signal handler raises)
     stops it within milliseconds and the exception propagates; no result is returned then.

@@ -67,3 +67,24 @@ def test_ctrl_c_interrupts_the_run() -> None:
     # Well before the 60 s wall limit: the signal stopped the engine.
     assert time.monotonic() - sent < 10
     assert (child.returncode, out) == (0, "interrupted\ncompleted\n"), err
+
+
+# A 262 144-host star: building it (topology, routes, ports) takes about 0.2 s, long enough
+# for a 10 ms budget to run out in the build.
+BIG_STAR = """
+[topology]
+kind = "star"
+hosts = 262144
+link = { bandwidth = "100Gbps", delay = "1us" }
+[switch]
+pfc = { enabled = false }
+[workload]
+kind = "flows"
+flows = [ { src = 1, dst = 0, size = "1000B" } ]
+"""
+
+
+def test_wall_limit_holds_while_the_fabric_is_built() -> None:
+    # The budget used to start with the simulation: the build ran to its end whatever it was.
+    with pytest.raises(TimeoutError, match=r"wall_limit reached while [a-z ]+ \(before the simulation started\)"):
+        aiccsim.run(BIG_STAR, wall_limit=0.01)

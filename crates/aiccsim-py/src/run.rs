@@ -1,13 +1,14 @@
-//! Running a scenario from Python: the engine runs on its own thread without the GIL, while the
-//! calling thread wakes every few tens of milliseconds to let Python handle signals. A signal
-//! handler that raises (Ctrl-C's KeyboardInterrupt) stops the engine through its interrupt
-//! flag, and the exception propagates once the engine has stopped.
+//! Running a scenario from Python: the fabric is built and the engine runs on their own thread
+//! without the GIL, while the calling thread wakes every few tens of milliseconds to let Python
+//! handle signals. A signal handler that raises (Ctrl-C's KeyboardInterrupt) stops the build or
+//! the engine through its interrupt flag, and the exception propagates once they have stopped.
 
 use crate::errors::scenario_error;
 use crate::result::NativeResult;
 use crate::scenario;
-use aiccsim::{Results, RunControl, Simulation};
-use pyo3::exceptions::PyValueError;
+use aiccsim::watch::{BuildError, Stop, Watch};
+use aiccsim::{ConfigError, Results, RunControl, Scenario, Simulation};
+use pyo3::exceptions::{PyTimeoutError, PyValueError};
 use pyo3::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -39,20 +40,48 @@ pub fn run(
     if let Some(seed) = seed {
         scenario.simulation.seed = seed;
     }
-    let built =
-        py.detach(|| aiccsim_cli::admit::check(&scenario).map(|fabric| Simulation::with_fabric(&scenario, fabric)));
-    let mut sim = built.map_err(|e| scenario_error(py, e))?;
     let interrupt = Arc::new(AtomicBool::new(false));
-    sim.set_control(RunControl { interrupt: Some(interrupt.clone()), wall_limit, since: None });
-    let results = run_polling_signals(py, sim, &interrupt)?;
+    let control = RunControl { interrupt: Some(interrupt.clone()), wall_limit, since: None };
+    let results = match run_polling_signals(py, &scenario, control, &interrupt)? {
+        Ok(results) => results,
+        Err(BuildError::Invalid(e)) => return Err(scenario_error(py, e)),
+        // Ctrl-C raised its exception above; a wall-clock limit spent before the simulation
+        // started leaves no results to return.
+        Err(BuildError::Stopped(Stop { phase, .. })) => {
+            return Err(PyTimeoutError::new_err(format!(
+                "wall_limit reached while {} (before the simulation started): no results",
+                phase.describe()
+            )))
+        }
+    };
     Ok(NativeResult { results })
 }
 
-fn run_polling_signals(py: Python<'_>, sim: Simulation, interrupt: &AtomicBool) -> PyResult<Results> {
+/// The run's results, or why it has none: a bad scenario, or a stop before the simulation.
+type Outcome = Result<Results, BuildError<ConfigError>>;
+
+/// Builds and runs `scenario` under `control` on an engine thread (a million-host fabric takes
+/// seconds to build, so the build is watched too), polling Python's signals meanwhile.
+fn build_and_run(scenario: &Scenario, control: RunControl) -> Outcome {
+    let mut unobserved = |_, _, _| {};
+    let mut watch = Watch::new(control.clone(), &mut unobserved);
+    let fabric = aiccsim_cli::admit::check_watched(scenario, &mut watch)?;
+    let mut sim = Simulation::with_fabric_watched(scenario, fabric, &mut watch)?;
+    drop(watch);
+    sim.set_control(control);
+    Ok(sim.run(&mut |_| {}))
+}
+
+fn run_polling_signals(
+    py: Python<'_>,
+    scenario: &Scenario,
+    control: RunControl,
+    interrupt: &AtomicBool,
+) -> PyResult<Outcome> {
     std::thread::scope(|s| {
         let (tx, mut rx) = mpsc::channel();
         let engine = s.spawn(move || {
-            let _ = tx.send(sim.run(&mut |_| {}));
+            let _ = tx.send(build_and_run(scenario, control));
         });
         let mut raised: Option<PyErr> = None;
         loop {
@@ -63,7 +92,7 @@ fn run_polling_signals(py: Python<'_>, sim: Simulation, interrupt: &AtomicBool) 
             });
             rx = back;
             match got {
-                Ok(results) => return raised.map_or(Ok(results), Err),
+                Ok(outcome) => return raised.map_or(Ok(outcome), Err),
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     if raised.is_none() {
                         if let Err(e) = py.check_signals() {

@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 import aiccsim
 from aiccsim import plot
 
-from conftest import SMALL, SMALL_UNSAMPLED, STOPPED
+from conftest import LONG, SMALL, SMALL_UNSAMPLED, STOPPED
 
 # Flows of four sizes (two of them in collectives, one of which cannot finish in 30 us), DCQCN.
 MIXED = """
@@ -47,21 +47,7 @@ sample_interval = "5us"
 
 
 # A 16-to-1 incast, sampled: more flows than a plot's colour cycle has colours.
-INCAST16 = """
-[topology]
-kind = "star"
-hosts = 17
-link = { bandwidth = "100Gbps", delay = "1us" }
-[cc]
-algorithm = "dcqcn"
-[workload]
-kind = "incast"
-senders = "1..=16"
-receiver = 0
-size = "20KB"
-[output]
-sample_interval = "2us"
-"""
+INCAST16 = LONG.replace('size = "1GB"', 'size = "20KB"') + '[output]\nsample_interval = "2us"\n'
 
 
 @pytest.fixture(scope="module")

@@ -67,6 +67,45 @@ fn tick(v: f64, axis_max: f64) -> String {
     format!("{text}{suffix}")
 }
 
+/// Units of an axis label and the unit a thousand times larger.
+const LARGER_UNITS: [(&str, &str); 5] =
+    [("(ns)", "(µs)"), ("(µs)", "(ms)"), ("(ms)", "(s)"), ("(KB)", "(MB)"), ("(MB)", "(GB)")];
+
+/// An axis whose values reach 10 000 of a unit that has a larger one ("(µs)", "(KB)") is shown in
+/// that unit instead ("(ms)", "(MB)"): the label and the divisor, or `None` to keep it. ("20k"
+/// beside "(KB)" reads as neither.)
+fn larger_unit(label: &str, max: f64) -> Option<(String, f64)> {
+    let mut label = label.to_string();
+    let mut divisor = 1.0;
+    while max / divisor >= 1e4 {
+        let (small, large) = LARGER_UNITS.iter().find(|(small, _)| label.ends_with(small))?;
+        label = format!("{}{large}", &label[..label.len() - small.len()]);
+        divisor *= 1e3;
+    }
+    (divisor > 1.0).then_some((label, divisor))
+}
+
+/// `series` with each axis in its larger unit where it has one ([`larger_unit`]), and the new
+/// labels; `None` when neither axis changes.
+fn in_larger_units(
+    x_label: &str,
+    y_label: &str,
+    x_max: f64,
+    y_max: f64,
+    series: &[Series],
+) -> Option<(String, String, Vec<Series>)> {
+    let x = larger_unit(x_label, x_max);
+    let y = larger_unit(y_label, y_max);
+    if x.is_none() && y.is_none() {
+        return None;
+    }
+    let (xd, yd) = (x.as_ref().map_or(1.0, |u| u.1), y.as_ref().map_or(1.0, |u| u.1));
+    let scaled = (series.iter())
+        .map(|s| Series { name: s.name.clone(), points: s.points.iter().map(|&(a, b)| (a / xd, b / yd)).collect() })
+        .collect();
+    Some((x.map_or(x_label.to_string(), |u| u.0), y.map_or(y_label.to_string(), |u| u.0), scaled))
+}
+
 /// `title` in lines that fit `width` pixels, broken between words.
 fn title_lines(title: &str, width: u32) -> Vec<String> {
     // 0.55 em a character, a little more than sans-serif's average, and a margin each side.
@@ -156,12 +195,10 @@ fn legend(area: &DrawingArea<SVGBackend, Shift>, entries: &[(String, Swatch)], t
 
 /// One line per series on shared axes, the legend to the right of the plot.
 pub fn lines(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[Series]) -> Result<(), String> {
-    let (mut x_max, mut y_max) = (0.0f64, 0.0f64);
-    for s in series {
-        for &(x, y) in &s.points {
-            x_max = x_max.max(x);
-            y_max = y_max.max(y);
-        }
+    let max = |axis: fn(&(f64, f64)) -> f64| series.iter().flat_map(|s| s.points.iter().map(axis)).fold(0.0, f64::max);
+    let (x_max, y_max) = (max(|p| p.0), max(|p| p.1));
+    if let Some((x_label, y_label, scaled)) = in_larger_units(x_label, y_label, x_max, y_max, series) {
+        return lines(path, title, &x_label, &y_label, &scaled);
     }
     let x_max = if x_max > 0.0 { x_max } else { 1.0 };
     let y_max = if y_max > 0.0 { y_max * 1.05 } else { 1.0 };
@@ -392,7 +429,9 @@ mod tests {
         for (_, _, _, t) in &texts {
             assert!(!t.ends_with(".0"), "tick label {t}");
         }
-        assert!(texts.iter().any(|t| t.3 == "10k"), "the time axis in thousands: {texts:?}");
+        // 19 600 µs: the time axis is in ms, ticked "0" to "18", not "10k" beside "(µs)".
+        assert!(texts.iter().any(|t| t.3 == "10"), "the time axis in ms: {texts:?}");
+        assert!(!texts.iter().any(|t| t.3.ends_with('k')), "{texts:?}");
         let right = data_right_edge(&svg);
         let height: f64 = svg.split("height=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
         for s in &series {
@@ -401,9 +440,21 @@ mod tests {
             assert!(named[0].0 > right, "{} at x {} right of the data (to {right})", s.name, named[0].0);
             assert!(named[0].1 < height, "{} within the image", s.name);
         }
-        for label in ["time (µs)", "throughput (Gbit/s)"] {
+        for label in ["time (ms)", "throughput (Gbit/s)"] {
             assert!(texts.iter().any(|t| t.3 == label && t.2 >= 16.0), "{label} at 16 px");
         }
+    }
+
+    #[test]
+    fn large_values_move_to_the_larger_unit() {
+        assert_eq!(
+            larger_unit("queue at switch 0 port 0 (KB)", 21_403.0),
+            Some(("queue at switch 0 port 0 (MB)".into(), 1e3))
+        );
+        assert_eq!(larger_unit("time (µs)", 9_999.0), None);
+        assert_eq!(larger_unit("time (µs)", 2.5e7), Some(("time (s)".into(), 1e6)));
+        // No larger unit: the ticks say "k".
+        assert_eq!(larger_unit("throughput (Gbit/s)", 4e4), None);
     }
 
     #[test]

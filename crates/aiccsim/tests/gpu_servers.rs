@@ -243,3 +243,19 @@ fn a_hierarchical_all_to_all_stays_on_its_rails_and_sends_the_direct_nic_bytes()
     assert_eq!(hierarchical.flows.iter().filter(|f| !f.nvlink).count(), 16 * 3);
     assert_eq!(hierarchical.collectives[0].info.algorithm, "hierarchical");
 }
+
+/// NVSwitch ports never mark ECN, so their speed says nothing about whether marking can
+/// happen: a 4 MB buffer marks on the 200 Gbps fabric ports (Kmin 800 KB) though a 200 GB/s
+/// NVLink port would scale Kmin to 6.4 MB. This used to be refused (and would have been
+/// warned about) by looking at the fastest port of any switch.
+#[test]
+fn nvlink_speeds_do_not_decide_whether_ecn_can_mark() {
+    let text =
+        clos(2, 2, "kind = \"all_to_all\"\nsize = \"200KB\"").replace("[cc]", "[switch]\nbuffer = \"4MB\"\n[cc]");
+    let sim = aiccsim::Simulation::new(&common::scenario(&text)).unwrap_or_else(|e| panic!("refused: {e}"));
+    assert!(sim.warnings().is_empty(), "{:?}", sim.warnings());
+    // Below the fabric ports' Kmin it is refused, naming the slowest port.
+    let tiny = text.replace("buffer = \"4MB\"", "buffer = \"4MB\"\necn = { reference_bandwidth = \"10Gbps\" }");
+    let e = aiccsim::Simulation::new(&common::scenario(&tiny)).err().expect("refused").to_string();
+    assert!(e.contains("switch.ecn.reference_bandwidth") && e.contains("on the slowest, 200Gbps"), "{e}");
+}

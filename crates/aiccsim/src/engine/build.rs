@@ -119,16 +119,17 @@ fn check(s: &Scenario, topo: &Topology, plans: &[workload::jobs::JobPlan]) -> Ch
     }
     // ECN thresholds scale with each port's speed: a reference speed that puts Kmin above the
     // buffer on every switch port turns marking off without a word. (A Kmin above a small
-    // buffer as given is the scenario's own choice.)
+    // buffer as given is the scenario's own choice.) Every port: the slowest has the lowest
+    // Kmin; NVSwitch ports never mark.
     if sw.ecn.enabled && sw.ecn.kmin <= sw.buffer {
-        let fastest_port = (topo.ports.iter().filter(|p| !topo.is_host(p.node))).map(|p| p.bandwidth).max();
-        if let Some(bw) = fastest_port {
+        let slowest_port = topo.fabric_switch_ports().map(|p| p.bandwidth).min();
+        if let Some(bw) = slowest_port {
             let kmin = sw.ecn.scaled(sw.ecn.kmin, bw);
             if kmin > sw.buffer.0 as u128 {
                 return fail(
                     "switch.ecn.reference_bandwidth",
                     format!(
-                        "scales kmin ({}) to {kmin} B on the fastest switch port ({bw}), above the {} buffer, so no packet could ever be marked; give the port speed kmin and kmax are meant for (\"100Gbps\" for the HPCC study's 400KB / 1600KB), or ecn = {{ enabled = false }}",
+                        "scales kmin ({}) above the {} buffer on every switch port ({kmin} B on the slowest, {bw}), so no packet could ever be marked; give the port speed kmin and kmax are meant for (\"100Gbps\" for the HPCC study's 400KB / 1600KB), or ecn = {{ enabled = false }}",
                         sw.ecn.kmin, sw.buffer
                     ),
                 );

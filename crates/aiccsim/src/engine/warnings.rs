@@ -26,7 +26,8 @@ impl Simulation {
         let ecn = &s.switch.ecn;
 
         // Congestion signals the algorithm will never get.
-        let fabric_ports = || self.ports.iter().filter(|p| !p.is_host);
+        // (NVSwitch ports never mark: only the fabric's switches count.)
+        let fabric_ports = || self.topo.fabric_switch_ports();
         if algorithm.reacts_to_ecn() && fabric_ports().next().is_some() {
             if !ecn.enabled {
                 warn(

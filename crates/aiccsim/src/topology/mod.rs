@@ -355,6 +355,12 @@ impl Topology {
         s >= self.fabric_switches
     }
 
+    /// The ports of the fabric's switches (not hosts, not NVSwitches): those that queue, mark
+    /// ECN and send PFC.
+    pub fn fabric_switch_ports(&self) -> impl Iterator<Item = &PortInfo> + '_ {
+        self.ports.iter().filter(|p| !self.is_host(p.node) && !self.is_nvswitch(p.node - self.num_hosts))
+    }
+
     /// The equal-cost egress ports of switch node `node` towards host `dst`. (Once per packet
     /// per switch: `always`, because the compiler stopped inlining it into the switch's routing
     /// when that moved to its own file: 681.9 M instructions on S1 without, 677.3 M with.)

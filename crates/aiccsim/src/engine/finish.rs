@@ -93,7 +93,7 @@ impl Simulation {
             })
             .collect();
         let totals = RunTotals {
-            warnings: self.warnings.clone(),
+            warnings: self.warnings,
             now,
             stop_reason,
             stall,

@@ -26,7 +26,10 @@ pub fn shown_columns(header: &[&str], rows: &[Vec<String>], wanted: &[&str]) -> 
 /// line: each block starts with the first column again, so every row is named in every block.
 /// (A first column wider than `width` alone gets one further column per block.)
 pub fn render(header: &[&str], rows: &[Vec<String>], shown: &[usize], width: usize) -> String {
-    let col_width = |i: usize| rows.iter().map(|r| r[i].chars().count()).chain([header[i].len()]).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).chain([header[i].len()]).max().unwrap_or(0))
+        .collect();
+    let col_width = |i: usize| widths[i];
     let (name, rest) = shown.split_first().map(|(n, r)| (*n, r)).unwrap_or((0, &[]));
     let mut blocks: Vec<Vec<usize>> = Vec::new();
     let mut used = col_width(name);

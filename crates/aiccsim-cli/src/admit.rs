@@ -15,9 +15,7 @@ use aiccsim::{ConfigError, Scenario};
 /// The scenario checked against the fabric it builds and against this machine's memory; the
 /// fabric, for the run (`Simulation::with_fabric`).
 pub fn check(scenario: &Scenario) -> Result<Fabric, ConfigError> {
-    let fabric = Fabric::build(scenario)?;
-    admit_memory(scenario)?;
-    Ok(fabric)
+    check_watched(scenario, &mut Watch::unwatched()).map_err(BuildError::unwatched)
 }
 
 /// [`check`], reporting the build's progress to `watch` and stopping when it says so.

@@ -95,6 +95,14 @@ impl<E> From<Stop> for BuildError<E> {
 }
 
 impl<E> BuildError<E> {
+    /// The bad input of a build that nothing could stop (run with [`Watch::unwatched`]).
+    pub fn unwatched(self) -> E {
+        match self {
+            BuildError::Invalid(e) => e,
+            BuildError::Stopped(_) => unreachable!("nothing stops an unwatched build"),
+        }
+    }
+
     /// The same stop, or the bad input turned into another error.
     pub fn map_invalid<F>(self, f: impl FnOnce(E) -> F) -> BuildError<F> {
         match self {

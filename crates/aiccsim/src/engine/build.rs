@@ -48,11 +48,7 @@ impl Fabric {
     /// Builds the scenario's topology and checks the scenario against it; errors name the
     /// scenario's origin and the key at fault.
     pub fn build(scenario: &Scenario) -> Result<Fabric, ConfigError> {
-        match Fabric::build_watched(scenario, &mut Watch::unwatched()) {
-            Ok(fabric) => Ok(fabric),
-            Err(BuildError::Invalid(e)) => Err(e),
-            Err(BuildError::Stopped(_)) => unreachable!("nothing stops an unwatched build"),
-        }
+        Fabric::build_watched(scenario, &mut Watch::unwatched()).map_err(BuildError::unwatched)
     }
 
     /// [`Fabric::build`], reporting its progress to `watch` and stopping when it says so.

@@ -296,11 +296,7 @@ impl Builder {
 impl Topology {
     /// Builds the topology a scenario describes. Errors are (key, message).
     pub fn build(cfg: &TopologyConfig) -> Result<Topology, (String, String)> {
-        match builders::build(cfg, &mut Watch::unwatched()) {
-            Ok(topo) => Ok(topo),
-            Err(BuildError::Invalid(e)) => Err(e),
-            Err(BuildError::Stopped(_)) => unreachable!("nothing stops an unwatched build"),
-        }
+        builders::build(cfg, &mut Watch::unwatched()).map_err(BuildError::unwatched)
     }
 
     /// [`Topology::build`], reporting its progress to `watch` and stopping when it says so.

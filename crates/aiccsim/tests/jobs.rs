@@ -70,7 +70,7 @@ fn a_sequence_runs_in_order_per_rank() {
     assert_eq!((a2a.info.job.as_str(), ar.info.job.as_str()), ("job0", "job0"));
     assert_eq!(a2a.start, SimTime::from_us(5), "the job's times count from its start");
     fn of<'a>(r: &'a Results, name: &'a str) -> impl Iterator<Item = &'a aiccsim::metrics::FlowRecord> + 'a {
-        r.flows.iter().filter(move |f| f.collective == name)
+        r.flows.iter().filter(move |f| *f.collective == *name)
     }
     for host in 4..8 {
         let done = of(&r, &a2a.info.name()).filter(|f| f.src == host || f.dst == host).map(|f| f.finish.unwrap()).max();
@@ -116,7 +116,7 @@ fn a_packed_job_on_gpu_servers_gets_its_servers_as_groups() {
     assert_eq!(r.jobs.iter().map(|j| j.hosts_text()).collect::<Vec<_>>(), ["0-2", "3-11", "12-15"]);
     let c = &r.collectives[2];
     assert_eq!(c.info.algorithm, "hierarchical");
-    let c_flows = r.flows.iter().filter(|f| f.collective == c.info.name());
+    let c_flows = r.flows.iter().filter(|f| *f.collective == *c.info.name());
     assert!(c_flows.clone().count() > 0 && c_flows.into_iter().all(|f| f.nvlink), "job c never leaves its server");
 }
 

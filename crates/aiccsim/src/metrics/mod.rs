@@ -117,7 +117,7 @@ impl CollectiveRow {
         // (flows, earliest start, latest finish or None once one is unfinished)
         let mut spans: std::collections::BTreeMap<&str, (usize, SimTime, Option<SimTime>)> = Default::default();
         for f in flows.iter().filter(|f| !f.collective.is_empty()) {
-            let span = spans.entry(f.collective.as_str()).or_insert((0, f.start, Some(f.start)));
+            let span = spans.entry(&f.collective).or_insert((0, f.start, Some(f.start)));
             span.0 += 1;
             span.1 = span.1.min(f.start);
             span.2 = span.2.zip(f.finish).map(|(a, b)| a.max(b));

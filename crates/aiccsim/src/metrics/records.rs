@@ -5,6 +5,7 @@
 use super::json_time::ns;
 use crate::time::SimTime;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// One row of `flows.csv`.
 #[derive(Clone, Debug, Serialize)]
@@ -20,8 +21,9 @@ pub struct FlowRecord {
     /// When the last byte reached the receiver; `None` if the run stopped first.
     pub finish: Option<SimTime>,
     pub ideal_fct: SimTime,
-    /// `kind:id` of its collective; empty when it belongs to none.
-    pub collective: String,
+    /// `kind:id` of its collective; empty when it belongs to none. Shared by the collective's
+    /// flows.
+    pub collective: Arc<str>,
     /// Ranks of its collective (0 when it belongs to none).
     pub collective_ranks: u32,
     pub retransmitted_bytes: u64,

@@ -156,7 +156,7 @@ impl CollectiveRecord {
         let mut by_name: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
         for (i, r) in records.iter().enumerate() {
             if !r.collective.is_empty() {
-                by_name.entry(r.collective.as_str()).or_default().push(i);
+                by_name.entry(&r.collective).or_default().push(i);
             }
         }
         by_name

@@ -387,7 +387,10 @@ impl Simulation {
     /// so.
     pub fn with_fabric_watched(scenario: &Scenario, fabric: Fabric, watch: &mut Watch) -> Result<Simulation, Stop> {
         let topo = fabric.topo;
-        let setup_steps = (topo.ports.len() + fabric.work.flows.len()) as u64;
+        // The ports, then four passes over the flows: their start groups and connections, their
+        // state, their connections' state, their start events. Each pass checks for a stop:
+        // with two million flows each takes a quarter of a second or more.
+        let setup_steps = (topo.ports.len() + 4 * fabric.work.flows.len()) as u64;
         let nic = &scenario.nic;
         let sw = &scenario.switch;
         let algorithm = scenario.cc.as_algorithm();
@@ -478,7 +481,17 @@ impl Simulation {
         let mut start_group = vec![u32::MAX; defs.len()];
         let mut group_unstarted = Vec::new();
         let deps = Dependencies::new(defs, &work.computes);
+        // Connections: flows of one job with the same endpoints and connection number ride the
+        // queue pair of the first of them (whose id names the connection), with its path.
+        let persistent = nic.connections == crate::config::Connections::Persistent;
+        let mut first_of: std::collections::HashMap<(u32, u32, u32, u32), u32> = Default::default();
+        let mut conn_of: Vec<u32> = Vec::with_capacity(defs.len());
         for (id, d) in defs.iter().enumerate() {
+            watch.tick(Phase::Setup, (ports.len() + id) as u64, setup_steps)?;
+            conn_of.push(match (persistent, d.connection) {
+                (true, Some(k)) => *first_of.entry((d.job, d.src, d.dst, k)).or_insert(id as u32),
+                _ => id as u32,
+            });
             if deps.flow_ready(id as u32) {
                 let next = groups.len() as u32;
                 let g = *groups.entry((d.dst, d.start)).or_insert(next);
@@ -489,23 +502,13 @@ impl Simulation {
                 start_group[id] = g;
             }
         }
-        // Connections: flows of one job with the same endpoints and connection number ride the
-        // queue pair of the first of them (whose id names the connection), with its path.
-        let persistent = nic.connections == crate::config::Connections::Persistent;
-        let mut first_of: std::collections::HashMap<(u32, u32, u32, u32), u32> = Default::default();
-        let conn_of: Vec<u32> = (defs.iter().enumerate())
-            .map(|(id, d)| match (persistent, d.connection) {
-                (true, Some(k)) => *first_of.entry((d.job, d.src, d.dst, k)).or_insert(id as u32),
-                _ => id as u32,
-            })
-            .collect();
         let mut messages = vec![0u32; defs.len()];
         for &c in &conn_of {
             messages[c as usize] += 1;
         }
         let mut largest_base_rtt = SimTime::ZERO;
         for (id, d) in defs.iter().enumerate() {
-            watch.tick(Phase::Setup, (ports.len() + id) as u64, setup_steps)?;
+            watch.tick(Phase::Setup, (ports.len() + defs.len() + id) as u64, setup_steps)?;
             let conn = conn_of[id];
             let key = routing::flow_key(params.seed, conn);
             let path = topo.path(d.src, d.dst, key);
@@ -553,6 +556,12 @@ impl Simulation {
         let tracer = scenario.output.trace.as_ref().map(|t| Box::new(Tracer::new(t, &topo, flows.len())));
         let topo_hosts = topo.num_hosts;
         let clocks = HostClocks::new(&scenario.clocks, topo_hosts, params.seed);
+        let first_conn_step = (ports.len() + 2 * defs.len()) as u64;
+        let mut conns = Vec::with_capacity(defs.len());
+        for id in 0..defs.len() {
+            watch.tick(Phase::Setup, first_conn_step + id as u64, setup_steps)?;
+            conns.push(Default::default());
+        }
         let mut sim = Simulation {
             now: SimTime::ZERO,
             events: EventQueue::with_capacity(1024 + flows.len()),
@@ -562,7 +571,7 @@ impl Simulation {
             switches,
             hosts,
             flows,
-            conns: (0..defs.len()).map(|_| Default::default()).collect(),
+            conns,
             ccs,
             receivers,
             facts: all_facts,
@@ -602,7 +611,9 @@ impl Simulation {
         // About 600 B per port: past ~1000 ports the port array alone overflows a 512 KiB L2.
         sim.prefetching = sim.ports.len() > 1024;
         sim.peers = sim.ports.iter().map(|p| p.peer).collect();
+        let first_start_step = first_conn_step + defs.len() as u64;
         for (f, def) in defs.iter().enumerate() {
+            watch.tick(Phase::Setup, first_start_step + f as u64, setup_steps)?;
             if sim.deps.flow_ready(f as u32) {
                 let start = sim.flows[f].start;
                 sim.events.push(start, Event::FlowStart(f as u32));

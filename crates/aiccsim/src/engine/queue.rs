@@ -166,10 +166,12 @@ impl EventQueue {
     /// Moves to the next non-empty bucket and sorts it; false when nothing is left.
     #[cold]
     fn advance(&mut self) -> bool {
+        if !self.draining && self.begin() {
+            return true;
+        }
         let ring = self.next_ring_bucket();
         let far = self.far.peek().map(|e| e.time() >> SHIFT);
         let next = match (ring, far) {
-            _ if !self.undrained.is_empty() => self.cur,
             (Some(r), Some(f)) => r.min(f),
             (Some(r), None) => r,
             (None, Some(f)) => f,
@@ -177,9 +179,6 @@ impl EventQueue {
         };
         self.cur = next;
         self.draining = true;
-        if !self.undrained.is_empty() {
-            self.current = std::mem::take(&mut self.undrained); // next == cur
-        }
         let slot = (next & MASK) as usize;
         if ring == Some(next) {
             // Hand the drained buffer back to the ring, trimmed: a burst that once filled one
@@ -194,6 +193,21 @@ impl EventQueue {
             let e = self.far.pop().expect("peeked");
             self.current.push(e);
         }
+        self.current.sort_unstable_by_key(|e| std::cmp::Reverse(e.key));
+        true
+    }
+
+    /// The first pop: drains bucket `cur` if anything was scheduled in it before. Apart from
+    /// `advance`, whose every call would otherwise pay for a test that only its first needs.
+    #[cold]
+    #[inline(never)]
+    fn begin(&mut self) -> bool {
+        self.draining = true;
+        if self.undrained.is_empty() {
+            return false;
+        }
+        // Nothing else is due in bucket `cur`: the ring and the heap hold only later buckets.
+        self.current = std::mem::take(&mut self.undrained);
         self.current.sort_unstable_by_key(|e| std::cmp::Reverse(e.key));
         true
     }

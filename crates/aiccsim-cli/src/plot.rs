@@ -170,7 +170,7 @@ fn legend_size(names: &[&str]) -> (u32, u32) {
 }
 
 /// Draws a legend of `entries` in `area` (sized by `legend_size`), in columns from the top left.
-fn legend(area: &DrawingArea<SVGBackend, Shift>, entries: &[(String, Swatch)], top: i32) -> Result<(), String> {
+fn legend(area: &DrawingArea<SVGBackend, Shift>, entries: &[(String, Swatch)]) -> Result<(), String> {
     let names: Vec<&str> = entries.iter().map(|e| e.0.as_str()).collect();
     let (width, _) = legend_size(&names);
     let columns = entries.len().div_ceil(LEGEND_ROWS).max(1);
@@ -179,7 +179,7 @@ fn legend(area: &DrawingArea<SVGBackend, Shift>, entries: &[(String, Swatch)], t
     let text = TextStyle::from(font(LEGEND_PX)).pos(Pos::new(HPos::Left, VPos::Center));
     for (k, (name, swatch)) in entries.iter().enumerate() {
         let x = 8 + (k / rows) as i32 * column_width;
-        let y = top + 12 + (k % rows) as i32 * LEGEND_ROW as i32;
+        let y = 24 + (k % rows) as i32 * LEGEND_ROW as i32;
         match *swatch {
             Swatch::Line(c, None) => area.draw(&PathElement::new(vec![(x, y), (x + 28, y)], c.stroke_width(2))),
             Swatch::Line(c, Some((dash, gap))) => {
@@ -239,7 +239,7 @@ pub fn lines(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[S
         .map_err(|e| e.to_string())?;
         entries.push((s.name.clone(), Swatch::Line(color, dash)));
     }
-    legend(&right, &entries, 12)?;
+    legend(&right, &entries)?;
     root.present().map_err(|e| e.to_string())
 }
 
@@ -343,7 +343,7 @@ fn horizontal(
     if let Some(names) = legend_names {
         let entries: Vec<(String, Swatch)> =
             names.iter().enumerate().map(|(p, name)| (name.to_string(), Swatch::Box(colour(0, p)))).collect();
-        legend(&right, &entries, 12)?;
+        legend(&right, &entries)?;
     }
     root.present().map_err(|e| e.to_string())
 }

@@ -81,6 +81,11 @@ impl Scoreboards {
         }
     }
 
+    /// Bytes a flow's slot takes (its bitmaps and its receiver's counts).
+    pub fn slot_bytes(bits: u32) -> usize {
+        MAPS * (bits as usize).div_ceil(64) * 8 + std::mem::size_of::<Receiver>()
+    }
+
     fn slot(&self, f: u32) -> Option<u32> {
         self.slot_of.get(f as usize).copied().filter(|&s| s != NO_SLOT)
     }

@@ -391,7 +391,7 @@ impl Simulation {
         let _ = ev;
     }
 
-    #[inline]
+    #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::PortWake(p, gen) => self.port_woken(p, gen),

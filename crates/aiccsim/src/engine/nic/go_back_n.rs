@@ -11,7 +11,7 @@ use crate::wire::packet::{Packet, PacketKind};
 impl Simulation {
     /// Data packet `pkt` (`payload` bytes) arrived at host port `p`: the ACK it triggers, if
     /// any, and whether it completed its flow.
-    #[inline]
+    #[inline(always)]
     pub(super) fn go_back_n_receive(&mut self, p: u32, pkt: &Packet, payload: u64) -> (Option<Reply>, bool) {
         let now = self.now;
         let ack_every = self.params.ack_every;

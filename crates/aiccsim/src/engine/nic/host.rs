@@ -79,12 +79,9 @@ impl Simulation {
         let f = h.active[idx];
         h.rr = idx + 1;
         // Selective recovery resends what was declared lost before it sends anything new.
-        let resend = match self.flows[f as usize].rtx_pending {
-            0 => None,
-            _ => Some(self.take_lost(f)),
-        };
+        let resend = self.flows[f as usize].rtx_pending > 0;
+        let seq = if resend { self.take_lost(f) } else { self.flows[f as usize].snd_nxt };
         let flow = &mut self.flows[f as usize];
-        let seq = resend.unwrap_or(flow.snd_nxt);
         let payload = self.params.mtu.min(flow.size - seq);
         let size = payload + self.params.header;
         let mut pkt = Packet::new(PacketKind::Data, flow.priority, size as u32);
@@ -111,7 +108,7 @@ impl Simulation {
             flow.last_progress = now; // nothing was outstanding: the timeout clock starts now
         }
         let before = flow.in_flight();
-        if resend.is_some() {
+        if resend {
             flow.not_in_flight -= payload; // back in the network
             flow.retransmitted_bytes += payload;
             self.counters.retransmitted_bytes += payload;
@@ -121,7 +118,7 @@ impl Simulation {
         }
         let finished_sending = !flow.has_data_to_send();
         // The last new byte went out (once with selective recovery, which never goes back).
-        let handed_last = resend.is_none() && flow.snd_nxt >= flow.size;
+        let handed_last = !resend && flow.snd_nxt >= flow.size;
         self.track_in_flight(f, before);
         self.pace_after(f, size);
         self.counters.data_packets_sent += 1;

@@ -19,6 +19,8 @@ impl Simulation {
     }
 
     /// Data packet `pkt` reached host port `p`: whether it is one to lose (and so lost).
+    #[cold]
+    #[inline(never)]
     pub(super) fn lose(&mut self, p: u32, pkt: &Packet) -> bool {
         let payload = pkt.size as u64 - self.params.header;
         let hit = |&(f, seq): &(u32, u64)| f == pkt.flow && (pkt.seq..pkt.seq + payload).contains(&seq);

@@ -112,7 +112,15 @@ impl Scoreboards {
 
     /// Flow `f` is done (every byte acknowledged): its slot goes back to the pool, all bits
     /// clear, since both ends clear a bit as they move past it.
+    #[inline]
     pub(crate) fn release(&mut self, f: u32) {
+        if !self.slot_of.is_empty() {
+            self.give_back(f);
+        }
+    }
+
+    #[inline(never)]
+    fn give_back(&mut self, f: u32) {
         if let Some(s) = self.slot(f) {
             let base = s as usize * MAPS * self.words;
             debug_assert!(self.maps[base..base + MAPS * self.words].iter().all(|&w| w == 0), "flow {f}: bits left");
@@ -170,6 +178,7 @@ impl Simulation {
 
     /// Data packet `pkt` (`payload` bytes) arrived at host port `p`: the ACK it triggers, if
     /// any, and whether it completed its flow.
+    #[inline(never)]
     pub(super) fn selective_receive(&mut self, p: u32, pkt: &Packet, payload: u64) -> (Option<Reply>, bool) {
         let now = self.now;
         let (f, mtu, ack_every) = (pkt.flow, self.params.mtu, self.params.ack_every);
@@ -310,6 +319,7 @@ impl Simulation {
     /// scoreboard below it and records the block. Returns the bytes the algorithm hears
     /// acknowledged: the cumulative advance, less what was acknowledged selectively before, plus
     /// what the block acknowledges now.
+    #[inline(never)]
     pub(crate) fn sack_ack(&mut self, f: u32, pkt: &Packet) -> u64 {
         let newly = pkt.seq.saturating_sub(self.flows[f as usize].snd_una);
         let slot = match pkt.block_len {
@@ -443,6 +453,7 @@ impl Simulation {
     }
 
     /// The first byte of the lowest packet declared lost, which is being resent now.
+    #[inline(never)]
     pub(super) fn take_lost(&mut self, f: u32) -> u64 {
         let mtu = self.params.mtu;
         let slot = self.sack.slot(f).expect("a flow with losses has a scoreboard");

@@ -82,8 +82,8 @@ pub(crate) struct Params {
     pub recovery: Recovery,
     /// Selective recovery: the loss threshold (packets arrived past a missing one).
     pub reorder_window: u32,
-    /// The sender sends no new byte this far or further past its first unacknowledged one:
-    /// `sack_bitmap` packets with selective recovery, unbounded with go-back-N.
+    /// Selective recovery: the sender sends no new byte this far or further past its first
+    /// unacknowledged one (`sack_bitmap` packets).
     pub track_bytes: u64,
     /// Without PFC, an egress queue holds at most this fraction of the free buffer.
     pub egress_alpha: Option<f64>,

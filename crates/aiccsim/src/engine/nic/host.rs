@@ -153,11 +153,14 @@ impl Simulation {
     /// it once connections added their bytes in flight: S1 702.7 M instructions without, see
     /// BENCHMARKS.md.)
     /// Selective recovery sends nothing new past what the receiver's bitmap can hold
-    /// (`Params::track_bytes`, unbounded with go-back-N), but may resend.
+    /// (`Params::track_bytes`), but may resend.
     #[inline(always)]
     pub(super) fn window_open(&self, f: u32) -> bool {
         let flow = &self.flows[f as usize];
-        if flow.snd_nxt - flow.snd_una >= self.params.track_bytes && flow.rtx_pending == 0 {
+        if self.params.recovery == Recovery::Selective
+            && flow.rtx_pending == 0
+            && flow.snd_nxt - flow.snd_una >= self.params.track_bytes
+        {
             return false;
         }
         match self.ccs[flow.conn as usize].window() {

@@ -378,10 +378,14 @@ def nic(
     nack_interval: str | None = None,
     data_priority: int | None = None,
     connections: str | None = None,
+    recovery: str | None = None,
+    sack_bitmap: int | None = None,
+    reorder_window: int | None = None,
 ) -> Scenario:
     """``[nic]``: packet sizes and transport timers, the same for every host; ``connections``
     is ``"persistent"`` (a collective's transfers between two ranks ride one queue pair) or
-    ``"per_transfer"``."""
+    ``"per_transfer"``; ``recovery`` is ``"go_back_n"`` or ``"selective"`` (with its bitmap of
+    ``sack_bitmap`` packets and its ``reorder_window``)."""
     return Scenario(
         nic=_table(
             mtu=mtu,
@@ -394,6 +398,9 @@ def nic(
             nack_interval=nack_interval,
             data_priority=data_priority,
             connections=connections,
+            recovery=recovery,
+            sack_bitmap=sack_bitmap,
+            reorder_window=reorder_window,
         )
     )
 

@@ -96,7 +96,7 @@ def pc4_incast() -> Scenario:
     )
 
 
-# docs/scenario.md, example 2.
+# docs/scenario.md, example 2, with selective recovery.
 LEAF_SPINE = """
 [simulation]
 seed = 3
@@ -118,6 +118,8 @@ xon_delta = "8KB"
 enabled = false
 [nic]
 ack_every = 4
+recovery = "selective"
+reorder_window = 64
 [cc]
 algorithm = "none"
 [workload]
@@ -134,7 +136,7 @@ def leaf_spine_permutation() -> Scenario:
         | switch(buffer="12MiB", routing="spray")
         | pfc(xoff="256KB", xon_delta="8KB")
         | ecn(enabled=False)
-        | nic(ack_every=4)
+        | nic(ack_every=4, recovery="selective", reorder_window=64)
         | cc("none")
         | permutation(hosts="all", size="500KB")
     )

@@ -451,7 +451,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
             _ => 0,
         })
         .sum::<u128>();
-    let memory = vec![
+    let mut memory = vec![
         Part { key: "workload", what: format!("{} flows", work.flows), bytes: work.flows.saturating_mul(per_flow) },
         Part {
             key: "workload.iterations",
@@ -472,6 +472,16 @@ pub fn estimate(s: &Scenario) -> Estimate {
             bytes: trace_rows * size_of::<crate::metrics::trace::TraceRow>() as u128,
         },
     ];
+    if s.nic.recovery == crate::config::Recovery::Selective {
+        // A flow takes its bitmaps on its first packet out of order and gives them back when
+        // done: at most every flow at once.
+        let per_slot = crate::engine::nic::selective::Scoreboards::slot_bytes(s.nic.sack_bitmap) as u128;
+        memory.push(Part {
+            key: "nic.sack_bitmap",
+            what: "selective recovery's bitmaps".into(),
+            bytes: work.flows.saturating_mul(per_slot + size_of::<u32>() as u128),
+        });
+    }
     let output = vec![
         Part { key: "workload", what: "flows.csv".into(), bytes: work.flows.saturating_mul(FLOW_ROW) },
         Part { key: "topology", what: "ports.csv".into(), bytes: ports * PORT_ROW },

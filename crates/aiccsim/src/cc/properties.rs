@@ -7,7 +7,10 @@
 //! moves forward, ACKs acknowledge bytes that were sent, INT records of a hop only grow, timers
 //! fire at the time they asked for, and the hook's timer requests are applied after it returns.
 //! Everything else (ECN echoes, RTT samples, feedback bytes) is arbitrary, as a congested or
-//! misbehaving fabric can make it.
+//! misbehaving fabric can make it. Half the cases play a selective-recovery NIC
+//! (`nic.recovery = "selective"`), whose events mean other things: ACKs that acknowledge bytes
+//! out of order without moving the cumulative acknowledgement, NACKs for a packet past the first
+//! unacknowledged one that send nothing back, timeouts that resend without going back.
 
 use super::*;
 use crate::tags::CollectiveKind;
@@ -35,10 +38,15 @@ enum Event {
         hops: [HopStep; 5],
         pint: u8,
         feedback: [u32; 2],
+        /// With selective recovery: the bytes are acknowledged out of order (a SACK).
+        sack: bool,
     },
     Cnp,
-    /// Go back to the first unacknowledged byte.
-    Nack,
+    /// Go back to the first unacknowledged byte (go-back-N), or declare the packet `nth`
+    /// packets past it lost (selective).
+    Nack {
+        nth: u64,
+    },
     Timeout,
     /// One full data packet handed to the wire.
     Send,
@@ -88,9 +96,9 @@ fn single_event() -> impl Strategy<Value = Event> {
         prop_oneof![19 => Just(None), 1 => (0usize..=5).prop_map(Some)],
         prop::array::uniform5(hop()),
         prop_oneof![Just(0u8), any::<u8>()],
-        feedback(),
+        (feedback(), any::<bool>()),
     )
-        .prop_map(|(newly_acked, ecn_echo, rtt_ps, path, hops, pint, feedback)| Event::Ack {
+        .prop_map(|(newly_acked, ecn_echo, rtt_ps, path, hops, pint, (feedback, sack))| Event::Ack {
             newly_acked,
             ecn_echo,
             rtt_ps,
@@ -98,11 +106,12 @@ fn single_event() -> impl Strategy<Value = Event> {
             hops,
             pint,
             feedback,
+            sack,
         });
     prop_oneof![
         4 => ack,
         1 => Just(Event::Cnp),
-        1 => Just(Event::Nack),
+        1 => (0u64..64).prop_map(|nth| Event::Nack { nth }),
         1 => Just(Event::Timeout),
         3 => Just(Event::Send),
         1 => Just(Event::FireDue),
@@ -177,6 +186,12 @@ struct Harness {
     now: SimTime,
     una: u64,
     nxt: u64,
+    /// Selective recovery: the NIC keeps what arrived after a gap and resends only losses.
+    selective: bool,
+    /// Selective: bytes between `una` and `nxt` out of the network (acknowledged out of order,
+    /// or declared lost and not yet resent), and of those the ones waiting to be resent.
+    out: u64,
+    lost: u64,
     last_int: Vec<IntHop>,
     timers: [Option<SimTime>; MAX_TIMERS],
     acks_with_pint: u64,
@@ -185,7 +200,7 @@ struct Harness {
 }
 
 impl Harness {
-    fn new(cfg: CcConfig, facts: FlowFacts, incoming: u32) -> Result<Self, TestCaseError> {
+    fn new(cfg: CcConfig, facts: FlowFacts, incoming: u32, selective: bool) -> Result<Self, TestCaseError> {
         let mut h = Harness {
             cc: cfg.as_algorithm().sender(&facts),
             cfg,
@@ -193,6 +208,9 @@ impl Harness {
             now: SimTime::ZERO,
             una: 0,
             nxt: 0,
+            selective,
+            out: 0,
+            lost: 0,
             last_int: Vec::new(),
             timers: [None; MAX_TIMERS],
             acks_with_pint: 0,
@@ -332,9 +350,24 @@ impl Harness {
     fn event(&mut self, event: &Event) -> Result<(), TestCaseError> {
         let mut cx = CcContext::new(self.now);
         let hook = match event {
-            Event::Ack { newly_acked, ecn_echo, rtt_ps, path, hops, pint, feedback } => {
-                let newly = (*newly_acked).min(self.nxt - self.una);
-                self.una += newly;
+            Event::Ack { newly_acked, ecn_echo, rtt_ps, path, hops, pint, feedback, sack } => {
+                let newly = if self.selective && *sack {
+                    // Out of order: the cumulative acknowledgement stays, the bytes leave the
+                    // network (a resend waiting for them is not needed any more).
+                    let newly = (*newly_acked).min(self.nxt - self.una - self.out + self.lost);
+                    let unlost = newly.min(self.lost);
+                    self.lost -= unlost;
+                    self.out += newly - unlost;
+                    newly
+                } else {
+                    // The bytes already acknowledged out of order are not acknowledged again.
+                    let covered = (*newly_acked).min(self.nxt - self.una);
+                    self.una += covered;
+                    let cleared = covered.min(self.out);
+                    self.out -= cleared;
+                    self.lost = self.lost.min(self.out);
+                    covered - cleared
+                };
                 let int = self.int_stack(*path, hops);
                 if *pint != 0 {
                     self.acks_with_pint += 1;
@@ -345,7 +378,7 @@ impl Harness {
                     newly_acked: newly,
                     ecn_echo: *ecn_echo,
                     rtt: SimTime(*rtt_ps),
-                    in_flight: self.nxt - self.una,
+                    in_flight: self.nxt - self.una - self.out,
                     snd_nxt: self.nxt,
                     int: &int,
                     pint: *pint,
@@ -358,18 +391,39 @@ impl Harness {
                 self.cc.on_event(CcEvent::Cnp, &mut cx);
                 "CNP"
             }
-            Event::Nack => {
+            Event::Nack { nth } if self.selective => {
+                let seq = self.una + nth * self.facts.mtu;
+                let missing = self.nxt - self.una - self.out;
+                let lost = self.facts.mtu.min(missing);
+                self.out += lost;
+                self.lost += lost;
+                self.cc.on_event(CcEvent::Nack { seq }, &mut cx);
+                "selective NACK"
+            }
+            Event::Nack { .. } => {
                 self.cc.on_event(CcEvent::Nack { seq: self.una }, &mut cx);
                 self.nxt = self.una;
                 "NACK"
             }
             Event::Timeout => {
                 self.cc.on_event(CcEvent::Timeout, &mut cx);
-                self.nxt = self.una;
+                if self.selective {
+                    // Everything in the network is declared lost, to be resent.
+                    self.lost += self.nxt - self.una - self.out;
+                    self.out = self.nxt - self.una;
+                } else {
+                    self.nxt = self.una;
+                }
                 "timeout"
             }
             Event::Send => {
-                self.nxt += self.facts.mtu;
+                if self.lost > 0 {
+                    let resend = self.facts.mtu.min(self.lost);
+                    self.lost -= resend;
+                    self.out -= resend;
+                } else {
+                    self.nxt += self.facts.mtu;
+                }
                 self.cc.on_send(self.facts.packet_bytes, &mut cx);
                 "on_send"
             }
@@ -397,8 +451,8 @@ impl Harness {
     }
 }
 
-fn run(cfg: CcConfig, facts: FlowFacts, incoming: u32, steps: &[Step]) -> Result<(), TestCaseError> {
-    let mut h = Harness::new(cfg, facts, incoming)?;
+fn run(cfg: CcConfig, facts: FlowFacts, incoming: u32, selective: bool, steps: &[Step]) -> Result<(), TestCaseError> {
+    let mut h = Harness::new(cfg, facts, incoming, selective)?;
     for s in steps {
         h.step(s)?;
     }
@@ -417,8 +471,8 @@ macro_rules! property {
         proptest! {
             #![proptest_config(ProptestConfig { cases: 96, max_shrink_iters: 8192, ..ProptestConfig::default() })]
             #[test]
-            fn $name(cfg in $cfg, facts in flow_facts(), incoming in 0u32..=64, steps in steps()) {
-                run(cfg, facts, incoming, &steps)?;
+            fn $name(cfg in $cfg, facts in flow_facts(), incoming in 0u32..=64, selective in any::<bool>(), steps in steps()) {
+                run(cfg, facts, incoming, selective, &steps)?;
             }
         }
     };

@@ -18,7 +18,7 @@ mod workload;
 
 pub use clocks::{ClocksConfig, NoiseDistribution};
 pub use jobs::{JobConfig, JobWorkloads, Placement};
-pub use nic::{Connections, NicConfig, MAX_RTO_BACKOFF};
+pub use nic::{Connections, NicConfig, Recovery, MAX_RTO_BACKOFF, MAX_SACK_BITMAP};
 pub use output::{OutputConfig, TraceConfig};
 pub use switch::{EcnConfig, MarkPoint, PfcConfig, Routing, SwitchConfig};
 pub use topology::{

@@ -39,7 +39,37 @@ pub struct NicConfig {
     /// How a collective's transfers map to queue pairs.
     #[serde(default)]
     pub connections: Connections,
+    /// How the receiver treats a packet after a gap, and how the sender recovers a loss.
+    #[serde(default)]
+    pub recovery: Recovery,
+    /// Selective recovery: the packets past the first missing one the receiver can hold (its
+    /// bitmap's bits). The sender never has more than this many packets outstanding past its
+    /// first unacknowledged one, since the receiver could not hold them.
+    #[serde(default = "default_sack_bitmap")]
+    pub sack_bitmap: u32,
+    /// Selective recovery: a missing packet is declared lost once this many packets sent after
+    /// it have arrived (the reordering the receiver tolerates before it asks for a resend).
+    #[serde(default = "default_reorder_window")]
+    pub reorder_window: u32,
 }
+
+/// Loss recovery (`engine/nic/recovery.rs`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Recovery {
+    /// RoCEv2's: the receiver discards a packet after a gap and NACKs the first missing byte;
+    /// the sender resends everything from there.
+    #[default]
+    GoBackN,
+    /// The receiver keeps packets after a gap (up to `sack_bitmap` past it), acknowledges
+    /// them selectively and NACKs a missing packet once `reorder_window` later packets have
+    /// arrived; the sender resends only what is missing.
+    Selective,
+}
+
+/// The largest `sack_bitmap`: a SACK or NACK block gives its offset from the cumulative
+/// acknowledgement in 16 bits.
+pub const MAX_SACK_BITMAP: u32 = 32_768;
 
 /// How the transfers of collectives map to queue pairs.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -80,6 +110,12 @@ fn default_nack_interval() -> SimTime {
 fn default_data_priority() -> u8 {
     3
 }
+fn default_sack_bitmap() -> u32 {
+    1024
+}
+fn default_reorder_window() -> u32 {
+    256
+}
 
 impl Default for NicConfig {
     fn default() -> Self {
@@ -94,6 +130,9 @@ impl Default for NicConfig {
             nack_interval: default_nack_interval(),
             data_priority: default_data_priority(),
             connections: Connections::default(),
+            recovery: Recovery::default(),
+            sack_bitmap: default_sack_bitmap(),
+            reorder_window: default_reorder_window(),
         }
     }
 }

@@ -55,6 +55,21 @@ pub fn validate(s: &Scenario) -> Check {
     if nic.rto.0 == 0 {
         return fail("nic.rto", "the retransmission timeout must be positive, e.g. \"1ms\"");
     }
+    if nic.sack_bitmap < 64 || nic.sack_bitmap > super::MAX_SACK_BITMAP || !nic.sack_bitmap.is_multiple_of(64) {
+        return fail(
+            "nic.sack_bitmap",
+            format!("must be a multiple of 64 from 64 to {} packets, got {}", super::MAX_SACK_BITMAP, nic.sack_bitmap),
+        );
+    }
+    if nic.reorder_window == 0 || nic.reorder_window >= nic.sack_bitmap {
+        return fail(
+            "nic.reorder_window",
+            format!(
+                "must be at least 1 and below nic.sack_bitmap ({}) packets, got {}",
+                nic.sack_bitmap, nic.reorder_window
+            ),
+        );
+    }
     if nic.data_priority > 6 {
         return fail(
             "nic.data_priority",

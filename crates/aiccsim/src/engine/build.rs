@@ -10,7 +10,7 @@
 
 use super::{Dependencies, Event, EventQueue, Params, RunControl, Simulation};
 use crate::cc::{Check, FlowFacts, Telemetry};
-use crate::config::{fail, moved, AllReduceAlgorithm, ConfigError, HostSet, Scenario, WorkloadConfig};
+use crate::config::{fail, moved, AllReduceAlgorithm, ConfigError, HostSet, Recovery, Scenario, WorkloadConfig};
 use crate::engine::net::pfc::{port_headroom, total_headroom};
 use crate::engine::net::pool::PacketPool;
 use crate::engine::net::port::Port;
@@ -396,18 +396,24 @@ impl Simulation {
         let algorithm = scenario.cc.as_algorithm();
         let telemetry = algorithm.telemetry();
         let (data_extra, ack_extra) = algorithm.extra_header_bytes();
+        let selective = nic.recovery == Recovery::Selective;
+        // Selective ACKs and NACKs carry a block (`wire/packet.rs`).
+        let block_bytes = if selective { crate::engine::nic::selective::BLOCK_HEADER_BYTES } else { 0 };
         let params = Params {
             mtu: nic.mtu.0,
             header: nic.header.0 + data_extra,
             base_header: nic.header.0,
-            ack_size: (nic.ack_size.0 + ack_extra) as u32,
-            nack_size: nic.ack_size.0 as u32,
+            ack_size: (nic.ack_size.0 + ack_extra + block_bytes) as u32,
+            nack_size: (nic.ack_size.0 + block_bytes) as u32,
             cnp_size: nic.cnp_size.0 as u32,
             pause_size: nic.pause_size.0 as u32,
             ack_every: nic.ack_every,
             rto: nic.rto,
             nack_interval: nic.nack_interval,
             data_priority: nic.data_priority,
+            recovery: nic.recovery,
+            reorder_window: nic.reorder_window,
+            track_bytes: if selective { nic.sack_bitmap as u64 * nic.mtu.0 } else { u64::MAX },
             egress_alpha: sw.egress_alpha,
             pfc_static_xoff: sw.pfc.xoff.map(|x| x.0),
             pfc_alpha: sw.pfc.dynamic_alpha,
@@ -598,6 +604,8 @@ impl Simulation {
             rtts: DurationHistogram::default(),
             queuing: DurationHistogram::default(),
             int_pool,
+            sack: crate::engine::nic::selective::Scoreboards::new(nic.sack_bitmap),
+            losses: Vec::new(),
             pint,
             pint_rng,
             prefetching: false,

@@ -26,7 +26,7 @@ pub use stop::RunControl;
 pub use timers::TimerSlot;
 
 use crate::cc::{CcConfig, FlowFacts, Receiver, Telemetry, MAX_TIMERS};
-use crate::config::{Routing, Scenario};
+use crate::config::{Recovery, Routing, Scenario};
 use crate::engine::net::pool::{PacketId, PacketPool};
 use crate::engine::net::port::Port;
 use crate::engine::net::switch::SwitchState;
@@ -79,6 +79,12 @@ pub(crate) struct Params {
     pub rto: SimTime,
     pub nack_interval: SimTime,
     pub data_priority: u8,
+    pub recovery: Recovery,
+    /// Selective recovery: the loss threshold (packets arrived past a missing one).
+    pub reorder_window: u32,
+    /// Selective recovery: the sender sends no new byte this far or further past its first
+    /// unacknowledged one (`sack_bitmap` packets).
+    pub track_bytes: u64,
     /// Without PFC, an egress queue holds at most this fraction of the free buffer.
     pub egress_alpha: Option<f64>,
     pub pfc_static_xoff: Option<u64>,
@@ -167,6 +173,10 @@ pub struct Simulation {
     pub(crate) queuing: DurationHistogram,
     /// INT stacks of the packets that carry one.
     pub(crate) int_pool: IntPool,
+    /// Selective recovery's bitmaps, for the flows that have needed one (`nic/selective.rs`).
+    pub(crate) sack: crate::engine::nic::selective::Scoreboards,
+    /// Data packets to lose on purpose (`nic/losses.rs`).
+    pub(crate) losses: Vec<(u32, u64)>,
     /// Switch-side PINT state and its per-switch random streams (HPCC-PINT runs only).
     pub(crate) pint: Option<PintState>,
     pub(crate) pint_rng: Vec<SimRng>,
@@ -381,7 +391,7 @@ impl Simulation {
         let _ = ev;
     }
 
-    #[inline]
+    #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::PortWake(p, gen) => self.port_woken(p, gen),

@@ -8,6 +8,7 @@
 
 use super::Simulation;
 use crate::cc::CongestionControl;
+use crate::config::Recovery;
 use crate::metrics::Warning;
 use crate::time::SimTime;
 
@@ -74,6 +75,28 @@ impl Simulation {
                 warn(
                     "nic.rto",
                     format!("{} is less than {RTO_RTTS} x the {:.2} us base RTT of {}: any queue of a bandwidth-delay product makes it time out and resend what was not lost; RDMA NICs wait milliseconds, e.g. \"1ms\"", s.nic.rto, rtt.as_us_f64(), self.flow_name(f)),
+                );
+            }
+        }
+
+        // A selective receiver's bitmap shorter than a round trip of packets: the sender may not
+        // have more outstanding, so the bitmap is a window below the line rate's.
+        if s.nic.recovery == Recovery::Selective {
+            let bits = s.nic.sack_bitmap as u64;
+            let bdp = |f: usize| {
+                let facts = &self.facts[f];
+                (facts.line_rate.as_f64() * facts.base_rtt.as_secs_f64() / 8.0 / facts.packet_bytes as f64).ceil()
+                    as u64
+            };
+            let short = (0..self.flows.len())
+                .filter(|&f| !self.flows[f].nvlink && self.flows[f].size > bits * self.params.mtu)
+                .map(|f| (f, bdp(f)))
+                .filter(|&(_, packets)| packets > bits)
+                .max_by_key(|&(_, packets)| packets);
+            if let Some((f, packets)) = short {
+                warn(
+                    "nic.sack_bitmap",
+                    format!("{bits} packets is less than the {packets} packets a round trip holds at line rate on the idle path of {}: the sender sends nothing that far past its first unacknowledged packet, so the flow runs below line rate; raise nic.sack_bitmap", self.flow_name(f)),
                 );
             }
         }

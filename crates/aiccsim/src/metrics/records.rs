@@ -139,6 +139,8 @@ pub struct Counters {
     pub feedback_acks: u64,
     pub nacks: u64,
     pub timeouts: u64,
+    /// Data packets a selective receiver kept though they arrived after a gap.
+    pub out_of_order_packets: u64,
 }
 
 /// A compute step as the run goes.

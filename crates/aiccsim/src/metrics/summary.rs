@@ -89,6 +89,10 @@ pub struct Summary {
     pub nacks: u64,
     pub timeouts: u64,
     pub retransmitted_bytes: u64,
+    /// Selective recovery only: data packets the receivers kept though they arrived after a
+    /// gap (go-back-N discards them, and NACKs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub out_of_order_packets: Option<u64>,
     /// Data bytes on the wire, headers included.
     pub data_bytes: ByteLedger,
     /// Feedback the switches stamped for the algorithm, and its cost.
@@ -271,6 +275,8 @@ impl Summary {
             nacks: counters.nacks,
             timeouts: counters.timeouts,
             retransmitted_bytes: counters.retransmitted_bytes,
+            out_of_order_packets: (scenario.nic.recovery == crate::config::Recovery::Selective)
+                .then_some(counters.out_of_order_packets),
             telemetry: TelemetrySummary {
                 kind: match scenario.cc.as_algorithm().telemetry() {
                     Telemetry::None => "none",

@@ -43,7 +43,8 @@ pub struct Packet {
     /// data header).
     pub size: u32,
     /// Data: offset of the first payload byte. ACK: cumulative bytes received in order.
-    /// NACK: the first byte the receiver is missing.
+    /// NACK: the first byte the receiver is missing (go-back-N), or, as an ACK's, the
+    /// cumulative bytes received in order (selective).
     pub seq: u64,
     /// Data: when the NIC put it on the wire. ACK/NACK: echo of the triggering packet's value.
     pub sent_at: SimTime,
@@ -58,6 +59,12 @@ pub struct Packet {
     /// ACK: what the receiver half of the algorithm sends back (its meaning is the algorithm's,
     /// e.g. PC4's base rate and one-way delay).
     pub feedback: [u32; 2],
+    /// Selective recovery, ACK and NACK: a block of `block_len` packets starting `block_start`
+    /// packets past the cumulative `seq` (whose packet number is `seq / mtu`). An ACK's block
+    /// is the packet that arrived out of order; a NACK's, the packets the receiver declares
+    /// lost. Length 0: no block. Both fit in 4 bytes the cache line had free.
+    pub block_start: u16,
+    pub block_len: u16,
 }
 
 impl Packet {
@@ -78,6 +85,8 @@ impl Packet {
             int: NO_INT,
             pint: 0,
             feedback: [0; 2],
+            block_start: 0,
+            block_len: 0,
         }
     }
 }

@@ -81,6 +81,14 @@ impl Simulation {
     /// on its next turn.)
     pub(crate) fn pass_queue(&mut self, f: u32) {
         let c = self.flows[f as usize].conn as usize;
+        // Only the holder passes the queue on. (Go-back-N breaks this: a message that went back
+        // after handing its last byte to the NIC hands it over again when it gets there anew,
+        // and the message after next starts beside the next; kept, as its results are.)
+        debug_assert!(
+            self.params.recovery == crate::config::Recovery::GoBackN || self.conns[c].holder == f,
+            "flow {f} passes connection {c}'s queue, held by {}",
+            self.conns[c].holder
+        );
         let Some(next) = self.conns[c].waiting.pop_front() else { return };
         self.take_queue(next);
         let flow = &mut self.flows[next as usize];

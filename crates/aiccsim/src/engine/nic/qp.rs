@@ -1,11 +1,12 @@
 //! A queue pair: one flow's sender and receiver transport state, its start and stop, and what
-//! an ACK or a CNP does to it. Loss recovery (NACK, go-back-N, the retransmission timeout) is
-//! in `recovery.rs`; the pacer in `pacing.rs`.
+//! an ACK or a CNP does to it. Loss recovery (NACK, go-back-N or selective repeat, the
+//! retransmission timeout) is in `recovery.rs` and beside it; the pacer in `pacing.rs`.
 //!
 //! The sender keeps `snd_una` (first unacknowledged byte) and `snd_nxt` (next byte to send);
 //! the receiver `rcv_nxt`, the next in-order byte it expects.
 
 use crate::cc::{AckInfo, CcContext, CcEvent, CongestionControl};
+use crate::config::Recovery;
 use crate::engine::Simulation;
 use crate::tags::CollectiveTag;
 use crate::time::SimTime;
@@ -56,6 +57,11 @@ pub struct Flow {
     pub timeouts: u32,
     /// The highest byte handed to the NIC so far (a go-back lowers `snd_nxt`, not this).
     pub high_sent: u64,
+    /// Selective recovery: bytes between `snd_una` and `snd_nxt` that are not in the network:
+    /// acknowledged selectively, or declared lost and not yet resent (0 with go-back-N).
+    pub not_in_flight: u64,
+    /// Selective recovery: packets declared lost and not yet resent.
+    pub rtx_pending: u32,
 
     // Receiver.
     pub rcv_nxt: u64,
@@ -106,6 +112,8 @@ impl Flow {
             retransmitted_bytes: 0,
             timeouts: 0,
             high_sent: 0,
+            not_in_flight: 0,
+            rtx_pending: 0,
             rcv_nxt: 0,
             acks_pending: 0,
             ecn_pending: false,
@@ -119,11 +127,11 @@ impl Flow {
     }
 
     pub fn has_data_to_send(&self) -> bool {
-        self.snd_nxt < self.size
+        self.snd_nxt < self.size || self.rtx_pending > 0
     }
 
     pub fn in_flight(&self) -> u64 {
-        self.snd_nxt - self.snd_una
+        self.snd_nxt - self.snd_una - self.not_in_flight
     }
 }
 
@@ -178,18 +186,9 @@ impl Simulation {
         }
         flow.size = flow.high_sent;
         if flow.scheduled && !flow.has_data_to_send() {
-            flow.scheduled = false;
-            let h = &mut self.hosts[flow.src as usize];
-            if let Some(i) = h.active.iter().position(|&x| x == f) {
-                h.active.remove(i);
-                if h.rr > i {
-                    h.rr -= 1;
-                }
-                if h.rr >= h.active.len() {
-                    h.rr = 0;
-                }
-            }
+            self.unlist(f);
         }
+        let flow = &mut self.flows[f as usize];
         let path = self.topo.path(flow.src, flow.dst, flow.ecmp_key);
         flow.ideal_fct =
             crate::metrics::ideal_fct(&self.topo, &path, flow.size.max(1), self.params.mtu, self.params.base_header);
@@ -203,6 +202,24 @@ impl Simulation {
         if flow.snd_una >= flow.size && flow.sender_done.is_none() {
             flow.sender_done = Some(now);
             self.flows_done += 1;
+            self.sack.release(f);
+        }
+    }
+
+    /// Takes flow `f`, which has nothing left to send, off its host's list of queue pairs with
+    /// data to send.
+    pub(crate) fn unlist(&mut self, f: u32) {
+        let flow = &mut self.flows[f as usize];
+        flow.scheduled = false;
+        let h = &mut self.hosts[flow.src as usize];
+        if let Some(i) = h.active.iter().position(|&x| x == f) {
+            h.active.remove(i);
+            if h.rr > i {
+                h.rr -= 1;
+            }
+            if h.rr >= h.active.len() {
+                h.rr = 0;
+            }
         }
     }
 
@@ -227,6 +244,13 @@ impl Simulation {
         }
         let before = flow.in_flight();
         let newly = ack_seq.saturating_sub(flow.snd_una);
+        // With selective recovery the algorithm hears of bytes acknowledged out of order when
+        // their SACK comes, not again when the cumulative acknowledgement passes them.
+        let acked = match self.params.recovery {
+            Recovery::GoBackN => newly,
+            Recovery::Selective => self.sack_ack(f, pkt),
+        };
+        let flow = &mut self.flows[f as usize];
         let mut backoff_reset = false;
         if newly > 0 {
             flow.snd_una = ack_seq;
@@ -246,7 +270,7 @@ impl Simulation {
         let flow = &self.flows[f as usize];
         let ack = AckInfo {
             ack_seq: flow.seq_base + ack_seq,
-            newly_acked: newly,
+            newly_acked: acked,
             ecn_echo: pkt.ecn,
             rtt,
             in_flight: self.window_in_flight(f),
@@ -263,6 +287,7 @@ impl Simulation {
         if done {
             self.flows[f as usize].sender_done = Some(now);
             self.flows_done += 1;
+            self.sack.release(f);
         } else if backoff_reset {
             self.arm_rto(f); // the deadline moved earlier
         }

@@ -1,0 +1,466 @@
+//! Selective repeat (`nic.recovery = "selective"`), the recovery of RDMA NICs built for packet
+//! spraying (IRN, NVIDIA's and Broadcom's selective retransmission, the Ultra Ethernet
+//! transport): a packet after a gap is kept, not discarded, and only what is missing is sent
+//! again.
+//!
+//! Receiver. It keeps a bitmap of the packets it holds past `rcv_nxt`, `nic.sack_bitmap`
+//! packets long. An in-order packet advances `rcv_nxt` over the packets held behind it (the
+//! bytes count as delivered only then). A packet after a gap is held and acknowledged at once:
+//! the ACK carries the cumulative `rcv_nxt` as always plus a block naming that one packet (a
+//! SACK). A missing packet is declared lost once `nic.reorder_window` packets past it have
+//! arrived, so reordering shallower than that never causes a resend; the receiver then sends one
+//! NACK per run of newly lost packets (cumulative `rcv_nxt` plus the run as a block), and again
+//! for its first missing packet if that is still missing `nic.nack_interval` after its last
+//! NACK (the resend was lost too).
+//!
+//! Sender. It keeps a scoreboard of the same length past `snd_una`: the packets acknowledged
+//! selectively and those declared lost (by a NACK, or all that are not acknowledged when the
+//! retransmission timeout fires). Lost packets go out again, lowest first, before anything new;
+//! neither kind counts as in flight (`Flow::not_in_flight`), so the window of the algorithm
+//! lets a resend out. Nothing new is sent `sack_bitmap` packets or more past `snd_una`: the
+//! receiver could not hold it. So the receiver's and the sender's bitmaps never need more
+//! bits than they have, and a packet beyond the receiver's cannot arrive.
+//!
+//! The algorithm hears a NACK as one loss (`CcEvent::Nack`), not one per reordered packet, and
+//! counts bytes acknowledged once, when their SACK or cumulative acknowledgement first comes.
+//!
+//! Bitmaps are allocated on a flow's first packet out of order, from a pool of slots that a
+//! finished flow gives back: flows that see no reordering never get one, and the per-packet
+//! path allocates nothing once the pool has grown to the flows reordering at once.
+
+use crate::cc::{CcContext, CcEvent, CongestionControl};
+use crate::engine::nic::host::{Block, Reply, NO_BLOCK};
+use crate::engine::Simulation;
+use crate::wire::packet::{Packet, PacketKind};
+
+/// Bytes a selective ACK or NACK adds to RoCE's: its block, a packet number's 3 bytes and a
+/// length, rounded to the 4-byte words headers are made of (IRN's NACK adds one packet number).
+pub const BLOCK_HEADER_BYTES: u64 = 4;
+
+const NO_SLOT: u32 = u32::MAX;
+/// The bitmaps of a slot: the receiver's packets held past `rcv_nxt`; the sender's packets
+/// acknowledged selectively, and declared lost and not yet resent.
+const HELD: usize = 0;
+const SACKED: usize = 1;
+const LOST: usize = 2;
+const MAPS: usize = 3;
+
+/// The receiver's counts beside its bitmap.
+#[derive(Clone, Copy, Default)]
+struct Receiver {
+    /// Packets held past `rcv_nxt`.
+    held: u32,
+    /// Missing packets below this packet number have been declared lost (at least `rcv_nxt`'s).
+    lost_to: u64,
+    /// Packets held at or past `lost_to`: a missing packet at `lost_to` is lost once they are
+    /// `reorder_window`.
+    past: u32,
+}
+
+/// The bitmaps of the flows that have needed one. Each is a ring over packet numbers: packet k
+/// is bit k mod `bits`, which is unambiguous as long as the bits set lie within `bits` packets
+/// of each other (past `rcv_nxt`, past `snd_una`).
+pub struct Scoreboards {
+    bits: u64,
+    words: usize,
+    slot_of: Vec<u32>,
+    maps: Vec<u64>,
+    rx: Vec<Receiver>,
+    free: Vec<u32>,
+}
+
+impl Scoreboards {
+    pub fn new(bits: u32) -> Scoreboards {
+        Scoreboards {
+            bits: bits as u64,
+            words: (bits as usize).div_ceil(64),
+            slot_of: Vec::new(),
+            maps: Vec::new(),
+            rx: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+
+    /// Bytes a flow's slot takes (its bitmaps and its receiver's counts).
+    pub fn slot_bytes(bits: u32) -> usize {
+        MAPS * (bits as usize).div_ceil(64) * 8 + std::mem::size_of::<Receiver>()
+    }
+
+    fn slot(&self, f: u32) -> Option<u32> {
+        self.slot_of.get(f as usize).copied().filter(|&s| s != NO_SLOT)
+    }
+
+    fn ensure(&mut self, f: u32) -> u32 {
+        if let Some(s) = self.slot(f) {
+            return s;
+        }
+        if self.slot_of.len() <= f as usize {
+            self.slot_of.resize(f as usize + 1, NO_SLOT);
+        }
+        let s = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.maps.resize(self.maps.len() + MAPS * self.words, 0);
+                self.rx.push(Receiver::default());
+                (self.rx.len() - 1) as u32
+            }
+        };
+        self.rx[s as usize] = Receiver::default();
+        self.slot_of[f as usize] = s;
+        s
+    }
+
+    /// Flow `f` is done (every byte acknowledged): its slot goes back to the pool, all bits
+    /// clear, since both ends clear a bit as they move past it.
+    #[inline]
+    pub(crate) fn release(&mut self, f: u32) {
+        if !self.slot_of.is_empty() {
+            self.give_back(f);
+        }
+    }
+
+    #[inline(never)]
+    fn give_back(&mut self, f: u32) {
+        if let Some(s) = self.slot(f) {
+            let base = s as usize * MAPS * self.words;
+            debug_assert!(self.maps[base..base + MAPS * self.words].iter().all(|&w| w == 0), "flow {f}: bits left");
+            self.slot_of[f as usize] = NO_SLOT;
+            self.free.push(s);
+        }
+    }
+
+    #[inline]
+    fn at(&self, slot: u32, map: usize, k: u64) -> (usize, u64) {
+        let i = (k % self.bits) as usize;
+        ((slot as usize * MAPS + map) * self.words + i / 64, 1 << (i % 64))
+    }
+
+    #[inline]
+    fn test(&self, slot: u32, map: usize, k: u64) -> bool {
+        let (w, b) = self.at(slot, map, k);
+        self.maps[w] & b != 0
+    }
+
+    #[inline]
+    fn set(&mut self, slot: u32, map: usize, k: u64) {
+        let (w, b) = self.at(slot, map, k);
+        self.maps[w] |= b;
+    }
+
+    #[inline]
+    fn clear(&mut self, slot: u32, map: usize, k: u64) {
+        let (w, b) = self.at(slot, map, k);
+        self.maps[w] &= !b;
+    }
+
+    /// The lowest packet number in `from..to` (at most `bits` long) whose bit is set.
+    fn first_set(&self, slot: u32, map: usize, from: u64, to: u64) -> Option<u64> {
+        let mut k = from;
+        while k < to {
+            let (w, b) = self.at(slot, map, k);
+            let word = self.maps[w] & !(b - 1);
+            if word != 0 {
+                let found = k - b.trailing_zeros() as u64 + word.trailing_zeros() as u64;
+                return (found < to).then_some(found);
+            }
+            k += 64 - b.trailing_zeros() as u64;
+        }
+        None
+    }
+}
+
+impl Simulation {
+    /// Payload bytes of flow `f`'s packet number `k`.
+    #[inline]
+    fn packet_payload(&self, f: u32, k: u64) -> u64 {
+        self.params.mtu.min(self.flows[f as usize].size - k * self.params.mtu)
+    }
+
+    /// Data packet `pkt` (`payload` bytes) arrived at host port `p`: the ACK it triggers, if
+    /// any, and whether it completed its flow.
+    #[inline(never)]
+    pub(super) fn selective_receive(&mut self, p: u32, pkt: &Packet, payload: u64) -> (Option<Reply>, bool) {
+        let now = self.now;
+        let (f, mtu, ack_every) = (pkt.flow, self.params.mtu, self.params.ack_every);
+        let flow = &self.flows[f as usize];
+        let rcv_nxt = flow.rcv_nxt;
+        if pkt.seq == rcv_nxt {
+            self.progress_at = now;
+            let mut delivered = payload;
+            let mut filled = false;
+            let mut rcv = (rcv_nxt + payload) / mtu;
+            if let Some(slot) = self.sack.slot(f) {
+                let mut rx = self.sack.rx[slot as usize];
+                // The packets held behind it are in order now.
+                while rx.held > 0 && self.sack.test(slot, HELD, rcv) {
+                    self.sack.clear(slot, HELD, rcv);
+                    rx.held -= 1;
+                    if rcv >= rx.lost_to {
+                        rx.past -= 1;
+                    }
+                    delivered += self.packet_payload(f, rcv);
+                    rcv += 1;
+                    filled = true;
+                }
+                rx.lost_to = rx.lost_to.max(rcv);
+                self.sack.rx[slot as usize] = rx;
+            }
+            self.bytes_delivered += delivered;
+            let flow = &mut self.flows[f as usize];
+            flow.rcv_nxt += delivered;
+            flow.acks_pending += 1;
+            flow.ecn_pending |= pkt.ecn;
+            let complete = flow.rcv_nxt == flow.size;
+            let newly_complete = complete && flow.finish.is_none();
+            if newly_complete {
+                flow.finish = Some(now);
+            }
+            // A filled hole is acknowledged at once: the sender may be waiting on it.
+            if complete || filled || flow.acks_pending >= ack_every {
+                let reply = Reply { seq: flow.rcv_nxt, ecn: flow.ecn_pending, block: NO_BLOCK };
+                flow.acks_pending = 0;
+                flow.ecn_pending = false;
+                return (Some(reply), newly_complete);
+            }
+            return (None, newly_complete);
+        }
+        if pkt.seq < rcv_nxt {
+            // A duplicate: re-acknowledge as go-back-N does (always the flow's last packet).
+            let flow = &mut self.flows[f as usize];
+            flow.acks_pending += 1;
+            if flow.acks_pending >= ack_every || pkt.seq + payload >= flow.size {
+                flow.acks_pending = 0;
+                return (Some(Reply { seq: rcv_nxt, ecn: false, block: NO_BLOCK }), false);
+            }
+            return (None, false);
+        }
+        let (rcv, k) = (rcv_nxt / mtu, pkt.seq / mtu);
+        let offset = k - rcv;
+        // The sender sends nothing this far past its `snd_una`, which is at most `rcv_nxt`.
+        debug_assert!(offset < self.sack.bits, "flow {f}: packet {k} beyond the bitmap at {rcv}");
+        if offset >= self.sack.bits {
+            return (None, false);
+        }
+        let slot = self.sack.ensure(f);
+        let block: Block = (offset as u16, 1);
+        let flow = &mut self.flows[f as usize];
+        if self.sack.test(slot, HELD, k) {
+            // Held already (resent after a timeout): acknowledge it again.
+            return (Some(Reply { seq: rcv_nxt, ecn: false, block }), false);
+        }
+        self.sack.set(slot, HELD, k);
+        self.counters.out_of_order_packets += 1;
+        let mut rx = self.sack.rx[slot as usize];
+        rx.held += 1;
+        rx.lost_to = rx.lost_to.max(rcv);
+        if k >= rx.lost_to {
+            rx.past += 1;
+        }
+        // Acknowledged at once, with the in-order packets this ACK also covers.
+        let reply = Reply { seq: rcv_nxt, ecn: flow.ecn_pending | pkt.ecn, block };
+        flow.acks_pending = 0;
+        flow.ecn_pending = false;
+        // Missing packets with `reorder_window` packets held past them are lost: move the
+        // frontier up to the first that is not, NACKing the runs it passes.
+        let mut run = None;
+        while rx.past >= self.params.reorder_window {
+            let m = rx.lost_to;
+            if self.sack.test(slot, HELD, m) {
+                rx.past -= 1;
+                if let Some(start) = run.take() {
+                    self.selective_nack_run(p, pkt, start, m);
+                }
+            } else if run.is_none() {
+                run = Some(m);
+            }
+            rx.lost_to += 1;
+        }
+        if let Some(start) = run {
+            self.selective_nack_run(p, pkt, start, rx.lost_to);
+        }
+        self.sack.rx[slot as usize] = rx;
+        if rcv < rx.lost_to {
+            self.repeat_first_nack(p, pkt, slot, rcv, rx.lost_to);
+        }
+        (Some(reply), false)
+    }
+
+    /// NACKs flow `pkt.flow`'s missing packets `start..end`.
+    fn selective_nack_run(&mut self, p: u32, pkt: &Packet, start: u64, end: u64) {
+        let flow = &mut self.flows[pkt.flow as usize];
+        let mtu = self.params.mtu;
+        let rcv_nxt = flow.rcv_nxt;
+        if start * mtu == rcv_nxt {
+            flow.last_nack = Some((rcv_nxt, self.now));
+        }
+        let block = ((start - rcv_nxt / mtu) as u16, (end - start) as u16);
+        self.send_control_block(p, PacketKind::Nack, pkt, rcv_nxt, block);
+    }
+
+    /// The first missing packet, `rcv`, was declared lost (the frontier is at `lost_to`): NACKs
+    /// it again if it is still missing `nack_interval` after its last NACK, since the resend
+    /// was lost too. (The clock starts when it becomes the first missing packet.)
+    fn repeat_first_nack(&mut self, p: u32, pkt: &Packet, slot: u32, rcv: u64, lost_to: u64) {
+        let now = self.now;
+        let flow = &mut self.flows[pkt.flow as usize];
+        let (rcv_nxt, last) = (flow.rcv_nxt, flow.last_nack);
+        match last {
+            Some((seq, at)) if seq == rcv_nxt => {
+                if now.saturating_sub(at) >= self.params.nack_interval {
+                    let end = self.sack.first_set(slot, HELD, rcv, lost_to).unwrap_or(lost_to);
+                    self.selective_nack_run(p, pkt, rcv, end);
+                }
+            }
+            _ => flow.last_nack = Some((rcv_nxt, now)),
+        }
+    }
+
+    /// An ACK's selective part, before its cumulative acknowledgement is applied: clears the
+    /// scoreboard below it and records the block. Returns the bytes the algorithm hears
+    /// acknowledged: the cumulative advance, less what was acknowledged selectively before, plus
+    /// what the block acknowledges now.
+    #[inline(never)]
+    pub(crate) fn sack_ack(&mut self, f: u32, pkt: &Packet) -> u64 {
+        let newly = pkt.seq.saturating_sub(self.flows[f as usize].snd_una);
+        let slot = match pkt.block_len {
+            0 => match self.sack.slot(f) {
+                Some(s) => s,
+                None => return newly,
+            },
+            _ => self.sack.ensure(f),
+        };
+        let (before_sacked, _) = self.advance_scoreboard(f, slot, pkt.seq);
+        let sacked = self.mark_block(f, slot, pkt, SACKED);
+        self.unlist_if_idle(f);
+        newly - before_sacked + sacked
+    }
+
+    /// The cumulative acknowledgement reached `ack`: clears the scoreboard below it. Returns the
+    /// bytes that were acknowledged selectively and those declared lost that it covers.
+    fn advance_scoreboard(&mut self, f: u32, slot: u32, ack: u64) -> (u64, u64) {
+        let mtu = self.params.mtu;
+        let flow = &self.flows[f as usize];
+        if ack <= flow.snd_una || flow.not_in_flight == 0 {
+            return (0, 0);
+        }
+        let (from, to) = (flow.snd_una / mtu, ack.div_ceil(mtu));
+        let (mut sacked, mut lost, mut lost_packets) = (0, 0, 0);
+        for k in from..to {
+            if self.sack.test(slot, SACKED, k) {
+                self.sack.clear(slot, SACKED, k);
+                sacked += self.packet_payload(f, k);
+            } else if self.sack.test(slot, LOST, k) {
+                self.sack.clear(slot, LOST, k);
+                lost += self.packet_payload(f, k);
+                lost_packets += 1;
+            }
+        }
+        let flow = &mut self.flows[f as usize];
+        flow.not_in_flight -= sacked + lost;
+        flow.rtx_pending -= lost_packets;
+        (sacked, lost)
+    }
+
+    /// Marks the packets of `pkt`'s block that the sender has sent and not yet had acknowledged
+    /// in `map`: acknowledged selectively (`SACKED`: no longer lost either) or lost (`LOST`:
+    /// unless acknowledged, or already waiting to be resent). Returns the bytes newly marked.
+    fn mark_block(&mut self, f: u32, slot: u32, pkt: &Packet, map: usize) -> u64 {
+        let mtu = self.params.mtu;
+        let flow = &self.flows[f as usize];
+        let first = pkt.seq / mtu + pkt.block_start as u64;
+        let from = first.max(flow.snd_una.max(pkt.seq) / mtu);
+        let to = (first + pkt.block_len as u64).min(flow.snd_nxt.div_ceil(mtu));
+        let (mut bytes, mut added, mut resend) = (0, 0u64, 0i64);
+        for k in from..to {
+            if self.sack.test(slot, SACKED, k) {
+                continue;
+            }
+            let lost = self.sack.test(slot, LOST, k);
+            if map == LOST && lost {
+                continue;
+            }
+            let b = self.packet_payload(f, k);
+            if map == SACKED && lost {
+                self.sack.clear(slot, LOST, k);
+                resend -= 1;
+            } else {
+                added += b; // out of the network now
+                resend += (map == LOST) as i64;
+            }
+            self.sack.set(slot, map, k);
+            bytes += b;
+        }
+        let flow = &mut self.flows[f as usize];
+        flow.not_in_flight += added;
+        flow.rtx_pending = (flow.rtx_pending as i64 + resend) as u32;
+        bytes
+    }
+
+    /// A flow whose declared losses were all acknowledged after all, with nothing new to send,
+    /// leaves its host's list of queue pairs with data to send.
+    fn unlist_if_idle(&mut self, f: u32) {
+        let flow = &self.flows[f as usize];
+        if flow.scheduled && !flow.has_data_to_send() {
+            self.unlist(f);
+        }
+    }
+
+    /// A NACK: the receiver has everything before `pkt.seq` and declares the block lost.
+    pub(super) fn selective_nack(&mut self, pkt: &Packet) {
+        let (now, f) = (self.now, pkt.flow);
+        let flow = &self.flows[f as usize];
+        if flow.sender_done.is_some() {
+            return;
+        }
+        let before = flow.in_flight();
+        let slot = self.sack.ensure(f);
+        if pkt.seq > flow.snd_una {
+            self.advance_scoreboard(f, slot, pkt.seq);
+            let flow = &mut self.flows[f as usize];
+            flow.snd_una = pkt.seq;
+            flow.last_progress = now;
+            flow.rto_backoff = 1;
+        }
+        self.mark_block(f, slot, pkt, LOST);
+        self.track_in_flight(f, before);
+        let flow = &self.flows[f as usize];
+        let seq = flow.seq_base + (pkt.seq / self.params.mtu + pkt.block_start as u64) * self.params.mtu;
+        let mut cx = CcContext::new(now);
+        self.ccs[flow.conn as usize].on_event(CcEvent::Nack { seq }, &mut cx);
+        self.apply_cc(f, &cx);
+        self.unlist_if_idle(f);
+        self.schedule_qp(f);
+    }
+
+    /// The retransmission timeout fired: every packet outstanding and not acknowledged
+    /// selectively is declared lost.
+    pub(super) fn selective_timeout(&mut self, f: u32) {
+        let slot = self.sack.ensure(f);
+        let mtu = self.params.mtu;
+        let flow = &self.flows[f as usize];
+        let (from, to) = (flow.snd_una / mtu, flow.snd_nxt.div_ceil(mtu));
+        let (mut added, mut packets) = (0, 0);
+        for k in from..to {
+            if !self.sack.test(slot, SACKED, k) && !self.sack.test(slot, LOST, k) {
+                self.sack.set(slot, LOST, k);
+                added += self.packet_payload(f, k);
+                packets += 1;
+            }
+        }
+        let flow = &mut self.flows[f as usize];
+        flow.not_in_flight += added;
+        flow.rtx_pending += packets;
+    }
+
+    /// The first byte of the lowest packet declared lost, which is being resent now.
+    #[inline(never)]
+    pub(super) fn take_lost(&mut self, f: u32) -> u64 {
+        let mtu = self.params.mtu;
+        let slot = self.sack.slot(f).expect("a flow with losses has a scoreboard");
+        let from = self.flows[f as usize].snd_una / mtu;
+        let k = self.sack.first_set(slot, LOST, from, from + self.sack.bits).expect("a packet declared lost");
+        self.sack.clear(slot, LOST, k);
+        self.flows[f as usize].rtx_pending -= 1;
+        k * mtu
+    }
+}

@@ -1,0 +1,45 @@
+//! The fuzz dictionary (`fuzz/scenario.dict`) holds every key a scenario's sections have, as the
+//! defaults of a small scenario write them out, and the values of their choices: a key the
+//! fuzzer cannot spell is a part of the schema it never reaches. (Each algorithm's keys are
+//! checked in `registry.rs`.)
+
+use std::path::PathBuf;
+
+fn dictionary() -> Vec<String> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/scenario.dict");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines().map(str::to_string).collect()
+}
+
+/// Every key of `table` and of the tables inside it, dotted.
+fn keys(prefix: &str, table: &toml::Table, out: &mut Vec<(String, String)>) {
+    for (k, v) in table {
+        out.push((format!("{prefix}{k}"), k.clone()));
+        if let toml::Value::Table(t) = v {
+            keys(&format!("{prefix}{k}."), t, out);
+        }
+    }
+}
+
+#[test]
+fn the_fuzz_dictionary_knows_every_key_of_the_default_sections() {
+    let scenario = aiccsim::Scenario::from_toml(
+        "[topology]\nkind = \"star\"\nhosts = 2\nlink = { bandwidth = \"100Gbps\", delay = \"1us\" }\n[workload]\nkind = \"flows\"\nflows = [{ src = 0, dst = 1, size = \"1KB\" }]\n",
+        "dictionary",
+    )
+    .unwrap();
+    let table = toml::Table::try_from(&scenario).expect("a scenario serialises");
+    let mut found = Vec::new();
+    for section in ["simulation", "switch", "nic", "clocks", "output"] {
+        if let Some(toml::Value::Table(t)) = table.get(section) {
+            keys(&format!("{section}."), t, &mut found);
+        }
+    }
+    let dict = dictionary();
+    let missing: Vec<&String> =
+        found.iter().filter(|(_, k)| !dict.contains(&format!("\"{k}\""))).map(|(dotted, _)| dotted).collect();
+    assert!(missing.is_empty(), "fuzz/scenario.dict has no line for {missing:?}");
+    for value in ["go_back_n", "selective", "persistent", "per_transfer", "uniform", "gaussian"] {
+        assert!(dict.contains(&format!("\"{value}\"")), "fuzz/scenario.dict has no line \"{value}\"");
+    }
+}

@@ -5,13 +5,13 @@
 use super::Simulation;
 use crate::cc::CongestionControl;
 use crate::metrics::{
-    FlowRecord, PauseRow, PortRecord, QueueSample, RateSample, Results, RunRecords, RunTotals, StallReport, StopReason,
-    TraceSummary,
+    FlowRecord, LinkSample, PauseRow, PortRecord, QueueSample, RateSample, Results, RunRecords, RunTotals, StallReport,
+    StopReason, TraceSummary,
 };
 
 impl Simulation {
-    /// One sample of the timelines: the backlog of each sampled switch port, and the rate,
-    /// window and delivered throughput of each sampled flow that is sending.
+    /// One sample of the timelines: the backlog of each sampled switch port and the bytes it
+    /// sent, and the rate, window and delivered throughput of each sampled flow that is sending.
     pub(crate) fn sample_timelines(&mut self) {
         let Some(iv) = self.recorder.interval() else { return };
         let now = self.now;
@@ -22,6 +22,15 @@ impl Simulation {
             let switch = port.node - self.topo.num_hosts;
             if self.recorder.samples_switch(switch) {
                 self.recorder.queue(i, QueueSample { time: now, switch, port: port.local, bytes: port.queued });
+                let link = LinkSample {
+                    time: now,
+                    node: port.node,
+                    port: port.local,
+                    peer: self.ports[port.peer as usize].node,
+                    bytes: 0,
+                    bandwidth: port.bandwidth,
+                };
+                self.recorder.link(i, port.tx_bytes, link);
             }
         }
         for flow in self.flows.iter_mut() {
@@ -118,6 +127,7 @@ impl Simulation {
             ports,
             pauses,
             queues: self.recorder.queues,
+            links: self.recorder.links,
             rates: self.recorder.rates,
             trace: self.tracer.map(|t| t.rows),
             computes: self.deps.computes,

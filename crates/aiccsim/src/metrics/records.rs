@@ -47,6 +47,20 @@ pub struct QueueSample {
     pub bytes: u64,
 }
 
+/// One row of `links.csv`: the bytes a switch port sent onto its link over the interval that
+/// ends at a sample time.
+#[derive(Clone, Copy, Debug)]
+pub struct LinkSample {
+    pub time: SimTime,
+    /// The switch (node), its port's number there, and the node at the link's other end.
+    pub node: u32,
+    pub port: u32,
+    pub peer: u32,
+    pub bytes: u64,
+    /// The link's speed at the sample (a link event may have slowed it).
+    pub bandwidth: crate::time::Bandwidth,
+}
+
 /// One row of `rates.csv`.
 #[derive(Clone, Copy, Debug)]
 pub struct RateSample {

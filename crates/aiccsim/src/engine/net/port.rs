@@ -248,6 +248,10 @@ impl Simulation {
 
     /// Packet `id`, sent on port `p`, reaches the peer port.
     pub(crate) fn arrive(&mut self, p: u32, id: PacketId) {
+        if self.params.link_events && self.lost_on_link(p, id) {
+            self.drop_packet(p, id);
+            return;
+        }
         let at = self.ports[p as usize].peer;
         if self.params.tracing {
             self.trace_packet(TraceEvent::Arrive, at, id);

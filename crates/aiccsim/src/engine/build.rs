@@ -438,7 +438,7 @@ impl Simulation {
             ecn_at_dequeue: sw.ecn.mark_at == crate::config::MarkPoint::Dequeue,
             flowlet_gap: sw.flowlet.unwrap_or_default().gap,
             flowlet_pick: sw.flowlet.unwrap_or_default().pick,
-            link_events: !scenario.events.is_empty(),
+            tx_hooks: scenario.output.trace.is_some() || !scenario.events.is_empty(),
             seed: scenario.simulation.seed,
             // Events at `SimTime::MAX` are the ones whose time saturated ("never", see
             // `SimTime`'s addition): the run ends just before them, as at a stop time.

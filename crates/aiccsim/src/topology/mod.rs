@@ -438,8 +438,9 @@ impl Topology {
 
     /// Computes the routes again over the links whose ports `up` marks (both ends of a link
     /// together), as the routing protocol does once a link's failure or return is detected. A
-    /// switch left without a way to a ToR gets an empty set there (a packet it holds for it is
-    /// dropped). Fails, naming two hosts, if the links left do not join every host.
+    /// switch the links left cut off from the hosts gets empty sets: it must hold no packet (the
+    /// caller drops what is there). Fails, naming two hosts, if the links left do not join every
+    /// host.
     pub fn reroute(&mut self, up: &[bool]) -> Result<(), String> {
         let graph = RouteGraph {
             ports: &self.ports,
@@ -508,9 +509,8 @@ impl Topology {
         self.node_ports[a as usize].iter().copied().filter(|&p| self.peer_node(p) == b).collect()
     }
 
-    /// Whether every fabric host still reaches every other over the links whose ports `down`
-    /// does not mark; if not, a host that host 0 cannot reach.
-    pub fn hosts_connected(&self, down: &[bool]) -> Result<(), u32> {
+    /// Per node, whether it reaches host 0 over the links whose ports `down` does not mark.
+    pub fn joined_to_host_0(&self, down: &[bool]) -> Vec<bool> {
         let mut root: Vec<u32> = (0..self.num_nodes()).collect();
         fn find(root: &mut [u32], mut x: u32) -> u32 {
             while root[x as usize] != x {
@@ -526,7 +526,14 @@ impl Topology {
             }
         }
         let first = find(&mut root, 0);
-        match (1..self.fabric_hosts).find(|&h| find(&mut root, h) != first) {
+        (0..self.num_nodes()).map(|n| find(&mut root, n) == first).collect()
+    }
+
+    /// Whether every fabric host still reaches every other over the links whose ports `down`
+    /// does not mark; if not, a host that host 0 cannot reach.
+    pub fn hosts_connected(&self, down: &[bool]) -> Result<(), u32> {
+        let joined = self.joined_to_host_0(down);
+        match (1..self.fabric_hosts).find(|&h| !joined[h as usize]) {
             Some(h) => Err(h),
             None => Ok(()),
         }

@@ -8,7 +8,9 @@
 //! link, forget the link's PFC state (link-down resets it on hardware: the pause received is
 //! lifted, and nothing waits for a RESUME that could never cross), and every switch's routes are
 //! computed again without the link, as if the routing protocol converged at that moment, so
-//! remote switches whose shortest paths crossed it route around it too. A restore is the same
+//! remote switches whose shortest paths crossed it route around it too. Switches that the links
+//! left down cut off from every host (an island) have what they hold dropped then, and no
+//! routes until a restore joins them again. A restore is the same
 //! the other way: the link carries packets at once, and routes use it again after the delay. A
 //! failure and restore within one detection delay are never seen by routing (detection reads
 //! the link's state when it is due).
@@ -41,8 +43,6 @@ pub struct LinkEvents {
     failed: Vec<bool>,
     /// Per port: routing leaves its link out.
     down: Vec<bool>,
-    /// Per port: when its link last came back (a packet that left before then was lost).
-    restored_at: Vec<SimTime>,
 }
 
 /// The ports (both ends) of the link event `e` names on `topo`; `Err` is (key, message).
@@ -176,18 +176,25 @@ impl LinkEvents {
             }
         }
         let n = topo.ports.len();
-        let events =
-            LinkEvents { changes, failed: vec![false; n], down: vec![false; n], restored_at: vec![SimTime::ZERO; n] };
+        let events = LinkEvents { changes, failed: vec![false; n], down: vec![false; n] };
         (events, queued)
+    }
+
+    /// Whether port `p`'s link is dark now.
+    #[inline]
+    pub fn is_failed(&self, p: u32) -> bool {
+        self.failed[p as usize]
     }
 }
 
 impl Simulation {
-    /// Applies link change `i`.
+    /// Applies link change `i` (out of line: the event loop's dispatch stays small enough to be
+    /// inlined into it).
+    #[cold]
+    #[inline(never)]
     pub(crate) fn link_event(&mut self, i: u32) {
         let Some(links) = self.links.as_mut() else { return };
         let (change, ports) = links.changes[i as usize].clone();
-        let now = self.now;
         match change {
             Change::Slow(bw) => {
                 for &p in &ports {
@@ -198,11 +205,20 @@ impl Simulation {
                 for &p in &ports {
                     links.failed[p as usize] = true;
                 }
+                // What is on the link now is lost (what is sent onto it from now on too:
+                // `start_tx` asks `is_failed`).
+                let failed = &links.failed;
+                self.events.rewrite(|e| {
+                    if let Event::Arrive(p, id) = *e {
+                        if failed[p as usize] {
+                            *e = Event::Lost(p, id);
+                        }
+                    }
+                });
             }
             Change::Restore => {
                 for &p in &ports {
                     links.failed[p as usize] = false;
-                    links.restored_at[p as usize] = now;
                 }
             }
             Change::Detect => {
@@ -215,41 +231,48 @@ impl Simulation {
                     links.down[p as usize] = links.failed[p as usize];
                 }
                 let up: Vec<bool> = links.down.iter().map(|d| !d).collect();
-                let newly_down: Vec<u32> = changed.iter().copied().filter(|&p| !up[p as usize]).collect();
-                for p in newly_down {
-                    self.link_went_down(p);
+                // Switches the links left cut off from the hosts (joined to no host's switch)
+                // are islands: whatever is in them can never be delivered, so it is dropped now,
+                // and they get no routes (and no packets) until a restore joins them again.
+                let joined = self.topo.joined_to_host_0(&links.down);
+                let mut dead: Vec<u32> = changed.iter().copied().filter(|&p| !up[p as usize]).collect();
+                for s in self.topo.num_hosts..self.topo.num_nodes() {
+                    if !joined[s as usize] {
+                        dead.extend(&self.topo.node_ports[s as usize]);
+                    }
                 }
+                for &p in &dead {
+                    self.reset_pfc(p);
+                }
+                for &p in &dead {
+                    self.flush(p);
+                }
+                let topo = &self.topo;
+                self.events.rewrite(|e| {
+                    if let Event::Arrive(p, id) = *e {
+                        if !joined[topo.peer_node(p) as usize] {
+                            *e = Event::Lost(p, id);
+                        }
+                    }
+                });
                 self.topo.reroute(&up).expect("link events were checked to leave every host reachable");
                 self.round_robin = vec![0; self.topo.route_set_count()];
             }
         }
     }
 
-    /// Whether packet `id`, arriving over port `p`'s link now, was lost on it: the link is dark,
-    /// or came back after the packet left.
-    #[inline]
-    pub(crate) fn lost_on_link(&self, p: u32, id: PacketId) -> bool {
-        let Some(links) = self.links.as_deref() else { return false };
-        if links.failed[p as usize] {
-            return true;
-        }
-        let restored = links.restored_at[p as usize];
-        if restored == SimTime::ZERO {
-            return false;
-        }
-        // (When it left: as far back as its serialisation and the link's delay, at today's speed.)
-        let port = &self.ports[p as usize];
-        let on_link = port.delay + port.bandwidth.tx_time(self.packets[id].size as u64);
-        SimTime(self.now.0.saturating_sub(on_link.0)) < restored
+    /// Packet `id`, sent on port `p` while its link was dark (or on it when it failed), would
+    /// have arrived now: it is lost.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn lost_on_link(&mut self, p: u32, id: PacketId) {
+        self.drop_packet(p, id);
     }
 
-    /// Routing has detected that port `p`'s link is dark: what waits to go out on it is dropped,
-    /// and the port's PFC state is reset (the pause it received lifted, the one it sent
-    /// forgotten).
-    fn link_went_down(&mut self, p: u32) {
-        if self.ports[p as usize].is_host {
-            return; // (hosts' links never fail: checked)
-        }
+    /// Port `p`'s link is down for routing (detected dark, or in an island): the pause it
+    /// received is lifted and the one it sent forgotten, as link-down does on hardware, so that
+    /// no pause waits for a RESUME that cannot cross.
+    fn reset_pfc(&mut self, p: u32) {
         let now = self.now;
         let port = &mut self.ports[p as usize];
         port.pausing_peer = 0;
@@ -259,13 +282,20 @@ impl Simulation {
                 port.stats.paused_time += now - since;
             }
         }
+    }
+
+    /// Drops what waits in switch port `p`'s queues (and its PFC frames), releasing their buffer
+    /// as if they had left (an upstream they paused may resume).
+    fn flush(&mut self, p: u32) {
+        if self.ports[p as usize].is_host {
+            return; // (hosts are never cut off: checked)
+        }
         while let Some(id) = self.ports[p as usize].pfc_out.pop_front() {
             self.ports[p as usize].pfc_frames -= 1;
             self.drop_packet(p, id);
         }
         let sw = self.switch_index(self.ports[p as usize].node);
         while let Some(id) = self.ports[p as usize].dequeue(&self.packets) {
-            // Its buffer is released as if it had left (the upstream it paused may resume).
             let pkt = &self.packets[id];
             let (prio, size, ingress) = (pkt.priority, pkt.size as u64, pkt.ingress);
             let s = &mut self.switches[sw];

@@ -13,10 +13,6 @@ use crate::time::SimTime;
 use crate::topology::routing;
 use rand::RngExt;
 
-/// What [`Simulation::route`] gives for a packet its switch has no way for (only after a
-/// failure has cut a switch off from the hosts): the packet is dropped.
-pub(crate) const NO_ROUTE: u32 = u32::MAX;
-
 /// One entry of a switch's flowlet table: the next hop of the flowlet that last used it, and
 /// when its last packet arrived.
 #[derive(Clone, Copy, Debug)]
@@ -77,16 +73,14 @@ fn least_loaded(ports: &[Port], now: SimTime, hops: &[u32], first: usize) -> u32
 }
 
 impl Simulation {
-    /// The egress port at switch `node` for a packet to host `dst` with ECMP hash input `key`
-    /// ([`NO_ROUTE`]: none).
+    /// The egress port at switch `node` for a packet to host `dst` with ECMP hash input `key`.
+    /// (A switch always has a way: one that link failures cut off from the hosts has its
+    /// packets dropped when they are detected, `failures.rs`, and gets no more.)
     #[inline]
     pub(super) fn route(&mut self, node: u32, sw: usize, dst: u32, key: u64) -> u32 {
         let hops = self.topo.next_hops(node, dst);
         if hops.len() == 1 {
             return hops[0];
-        }
-        if hops.is_empty() {
-            return NO_ROUTE;
         }
         match self.switches[sw].routing {
             Routing::Ecmp => hops[routing::ecmp_pick(key, node, hops.len())],

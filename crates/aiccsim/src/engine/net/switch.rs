@@ -10,7 +10,6 @@
 
 use super::buffer::Pools;
 use super::port::Port;
-use super::routing::NO_ROUTE;
 use crate::cc::Telemetry;
 use crate::config::{Routing, SwitchConfig};
 use crate::engine::net::pool::PacketId;
@@ -70,11 +69,6 @@ impl Simulation {
         let (size, prio, kind) = (pkt.size as u64, pkt.priority, pkt.kind);
         let (dst, ecmp_key) = (pkt.dst, pkt.ecmp_key);
         let out = self.route(node, sw, dst, ecmp_key);
-        if out == NO_ROUTE {
-            // (Only after link failures, at a switch they cut off: its arrival port counts it.)
-            self.drop_packet(in_port, id);
-            return;
-        }
 
         let (pfc, ecn) = (self.switches[sw].pfc, self.switches[sw].ecn);
         if !self.admit(sw, in_port, out, prio, size) {

@@ -39,7 +39,7 @@ sample_interval = "10us"
 /// links.csv's rows for the port of `node` towards `peer`: (sample time in ns, bytes).
 fn link_rows(r: &Results, node: &str, peer: &str) -> Vec<(u64, u64)> {
     (r.links.iter())
-        .filter(|l| r.topology.node_name(l.node) == node && r.topology.node_name(l.peer) == peer)
+        .filter(|l| r.ports[l.port as usize].node == node && r.ports[l.port as usize].peer == peer)
         .map(|l| (l.time.0 / 1000, l.bytes))
         .collect()
 }
@@ -193,6 +193,17 @@ fn a_slowed_link_carries_less() {
     assert!(rows.iter().any(|&(t, b)| t == 20_000 && b > 120_000), "{rows:?}");
     let later: Vec<_> = rows.iter().filter(|&&(t, _)| (40_000..=100_000).contains(&t)).collect();
     assert!(!later.is_empty() && later.iter().all(|&&(_, b)| b <= 32_000), "{rows:?}");
+    // links.csv's utilisation is against the speed of the time: a full link, before and after.
+    let mut utilisation = Vec::new();
+    r.for_each_row(&aiccsim::metrics::tables::LINKS, &mut |cells| {
+        use aiccsim::metrics::tables::Value;
+        if let [Value::Time(t), Value::Text(node), _, Value::Text(peer), _, Value::Ratio(u)] = cells {
+            if node == "s0" && peer == "s2" && (20_000_000..=100_000_000).contains(&t.0) {
+                utilisation.push(*u);
+            }
+        }
+    });
+    assert!(utilisation.len() >= 8 && utilisation.iter().all(|u| (0.95..1.01).contains(u)), "{utilisation:?}");
     assert_eq!(r.summary.packets_dropped, 0);
 }
 

@@ -5,8 +5,8 @@
 use super::Simulation;
 use crate::cc::CongestionControl;
 use crate::metrics::{
-    FlowRecord, LinkSample, PauseRow, PortRecord, QueueSample, RateSample, Results, RunRecords, RunTotals, StallReport,
-    StopReason, TraceSummary,
+    FlowRecord, PauseRow, PortRecord, QueueSample, RateSample, Results, RunRecords, RunTotals, StallReport, StopReason,
+    TraceSummary,
 };
 
 impl Simulation {
@@ -22,15 +22,7 @@ impl Simulation {
             let switch = port.node - self.topo.num_hosts;
             if self.recorder.samples_switch(switch) {
                 self.recorder.queue(i, QueueSample { time: now, switch, port: port.local, bytes: port.queued });
-                let link = LinkSample {
-                    time: now,
-                    node: port.node,
-                    port: port.local,
-                    peer: self.ports[port.peer as usize].node,
-                    bytes: 0,
-                    bandwidth: port.bandwidth,
-                };
-                self.recorder.link(i, port.tx_bytes, link);
+                self.recorder.link(now, i, port.tx_bytes);
             }
         }
         for flow in self.flows.iter_mut() {
@@ -74,7 +66,8 @@ impl Simulation {
         let ports: Vec<PortRecord> = self
             .ports
             .iter()
-            .map(|p| {
+            .enumerate()
+            .map(|(i, p)| {
                 let mut stats = p.final_stats();
                 if let Some(since) = stats.paused_since.take() {
                     stats.paused_time += now - since;
@@ -83,6 +76,7 @@ impl Simulation {
                     node: self.topo.node_name(p.node),
                     port: p.local,
                     peer: self.topo.node_name(self.ports[p.peer as usize].node),
+                    bandwidth: self.topo.ports[i].bandwidth,
                     max_queue: p.max_queued,
                     stats,
                 }
@@ -128,6 +122,7 @@ impl Simulation {
             pauses,
             queues: self.recorder.queues,
             links: self.recorder.links,
+            speed_changes: self.links.map(|l| l.speed_changes).unwrap_or_default(),
             rates: self.recorder.rates,
             trace: self.tracer.map(|t| t.rows),
             computes: self.deps.computes,

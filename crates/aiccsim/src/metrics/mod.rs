@@ -21,7 +21,7 @@ pub use json_time::TimeDistribution;
 pub use recorder::Recorder;
 pub use records::{
     ComputeStep, Counters, FlowRecord, LinkSample, PauseRow, PauseSample, PausedPort, PortRecord, PortStats,
-    QueueSample, RateSample, StallReport, StopReason, StuckFlow, Warning, MAX_PAUSE_ROWS,
+    QueueSample, RateSample, SpeedChange, StallReport, StopReason, StuckFlow, Warning, MAX_PAUSE_ROWS,
 };
 pub use summary::{
     ByteLedger, CollectiveRecord, Distribution, Performance, RunTotals, Summary, TelemetrySummary, TraceSummary,
@@ -42,6 +42,8 @@ pub struct Results {
     pub queues: Vec<QueueSample>,
     /// Bytes each sampled switch port sent per interval (`links.csv`).
     pub links: Vec<LinkSample>,
+    /// Link speeds changed by `[[events]]`, in time order.
+    pub speed_changes: Vec<SpeedChange>,
     pub rates: Vec<RateSample>,
     /// PFC frames sent by switches, with node names resolved (timelines only).
     pub pauses: Vec<PauseRow>,
@@ -155,6 +157,7 @@ pub struct RunRecords {
     pub pauses: Vec<PauseRow>,
     pub queues: Vec<QueueSample>,
     pub links: Vec<LinkSample>,
+    pub speed_changes: Vec<SpeedChange>,
     pub rates: Vec<RateSample>,
     pub trace: Option<Vec<trace::TraceRow>>,
     pub computes: Vec<ComputeStep>,
@@ -195,6 +198,7 @@ impl Results {
             summary,
             queues: records.queues,
             links: records.links,
+            speed_changes: records.speed_changes,
             rates: records.rates,
             pauses: records.pauses,
             ports: records.ports,

@@ -94,11 +94,11 @@ impl Recorder {
     /// The bytes a sampled switch port (`port`, its global index) has sent in all, at a sample
     /// time: the row gets what it sent since the last sample. As for queues, only changes from or
     /// to an idle link are kept.
-    pub fn link(&mut self, port: usize, tx_bytes: u64, sample: LinkSample) {
+    pub fn link(&mut self, time: SimTime, port: usize, tx_bytes: u64) {
         let bytes = tx_bytes - self.last_tx[port];
         self.last_tx[port] = tx_bytes;
         if bytes > 0 || self.last_link[port] > 0 {
-            self.links.push(LinkSample { bytes, ..sample });
+            self.links.push(LinkSample { time, bytes, port: port as u32 });
         }
         self.last_link[port] = bytes;
     }

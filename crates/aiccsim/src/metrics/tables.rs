@@ -364,16 +364,20 @@ fn pause_rows(r: &Results, row: Row<'_>) {
 
 fn link_rows(r: &Results, row: Row<'_>) {
     use Value::{Int as I, Ratio as R, Text as S, Time as T};
-    let names = &r.topology;
     let interval = r.scenario.output.sample_interval.map_or(0.0, |iv| iv.as_secs_f64());
     for l in &r.links {
+        let port = &r.ports[l.port as usize];
+        // The link's speed at the end of the interval: its first, or the last a link event gave
+        // it before the sample.
+        let changed = r.speed_changes.iter().rev().find(|c| c.port == l.port && c.time < l.time);
+        let bandwidth = changed.map_or(port.bandwidth, |c| c.bandwidth);
         // The share of the interval the link spent sending: its bytes over what it could carry.
-        let capacity = l.bandwidth.0 as f64 * interval / 8.0;
+        let capacity = bandwidth.0 as f64 * interval / 8.0;
         row(&[
             T(l.time),
-            S(Cow::Owned(names.node_name(l.node))),
-            I(l.port.into()),
-            S(Cow::Owned(names.node_name(l.peer))),
+            S(Cow::Borrowed(&port.node)),
+            I(port.port.into()),
+            S(Cow::Borrowed(&port.peer)),
             I(l.bytes.into()),
             R(if capacity > 0.0 { l.bytes as f64 / capacity } else { 0.0 }),
         ]);

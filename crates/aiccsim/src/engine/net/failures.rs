@@ -43,6 +43,8 @@ pub struct LinkEvents {
     failed: Vec<bool>,
     /// Per port: routing leaves its link out.
     down: Vec<bool>,
+    /// The speeds `slow` set, for `links.csv`.
+    pub(crate) speed_changes: Vec<crate::metrics::SpeedChange>,
 }
 
 /// The ports (both ends) of the link event `e` names on `topo`; `Err` is (key, message).
@@ -176,7 +178,7 @@ impl LinkEvents {
             }
         }
         let n = topo.ports.len();
-        let events = LinkEvents { changes, failed: vec![false; n], down: vec![false; n] };
+        let events = LinkEvents { changes, failed: vec![false; n], down: vec![false; n], speed_changes: Vec::new() };
         (events, queued)
     }
 
@@ -199,6 +201,7 @@ impl Simulation {
             Change::Slow(bw) => {
                 for &p in &ports {
                     self.ports[p as usize].bandwidth = bw;
+                    links.speed_changes.push(crate::metrics::SpeedChange { time: self.now, port: p, bandwidth: bw });
                 }
             }
             Change::Fail => {

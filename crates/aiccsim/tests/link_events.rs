@@ -304,3 +304,38 @@ flows = [ {{ src = 0, dst = 1, size = "1MB" }} ]
     assert!(drops("s2", "s4") > 0, "the packets between s2 and s4 were dropped");
     assert_eq!(r.summary.stop_reason, aiccsim::metrics::StopReason::Completed);
 }
+
+#[test]
+fn a_fabric_failure_leaves_nvlink_alone() {
+    // A ring all-reduce over two GPU servers of 4 GPUs under two ToRs and two spines: the
+    // transfers inside a server cross NVLink, those between servers the fabric. A ToR's link to
+    // a spine fails and is detected while the ring runs; the NVSwitches, an island of their own
+    // by design, lose nothing.
+    let r = common::run(
+        r#"
+[topology]
+kind = "clos"
+racks = 2
+servers_per_rack = 1
+gpus_per_server = 4
+spines = 2
+link = { bandwidth = "200Gbps", delay = "500ns" }
+nvlink = { bandwidth = "200GB/s", delay = "25ns" }
+[cc]
+algorithm = "none"
+[workload]
+kind = "all_reduce"
+size = "4MB"
+[[events]]
+at = "5us"
+link = ["s0", "s2"]
+action = "fail"
+detection = "2us"
+"#,
+    );
+    let nvlink_drops: u64 =
+        r.ports.iter().filter(|p| p.node.starts_with("nvl") || p.peer.starts_with("nvl")).map(|p| p.stats.drops).sum();
+    assert_eq!(nvlink_drops, 0);
+    assert!(r.flows.iter().any(|f| f.nvlink) && r.flows.iter().any(|f| !f.nvlink));
+    assert!(r.summary.packets_dropped > 0, "the fabric link lost what it carried");
+}

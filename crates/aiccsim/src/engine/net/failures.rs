@@ -11,9 +11,9 @@
 //! remote switches whose shortest paths crossed it route around it too. Switches that the links
 //! left down cut off from every host (an island) have what they hold dropped then, and no
 //! routes until a restore joins them again. A restore is the same
-//! the other way: the link carries packets at once, and routes use it again after the delay. A
-//! failure and restore within one detection delay are never seen by routing (detection reads
-//! the link's state when it is due).
+//! the other way: the link carries packets at once, with both ends' PFC state reset (link-up),
+//! and routes use it again after the delay. A failure and restore within one detection delay
+//! are never seen by routing (detection reads the link's state when it is due).
 //!
 //! A slow-down only changes the link's bandwidth (both directions): the packet being serialised
 //! finishes at the old speed; ECN thresholds and PFC headroom keep the values they had.
@@ -223,6 +223,12 @@ impl Simulation {
                 for &p in &ports {
                     links.failed[p as usize] = false;
                 }
+                // Link-up starts both ends' PFC afresh: a pause that a RESUME lost in the dark
+                // would otherwise hold for ever (a failure shorter than its detection is never
+                // seen by routing, which would reset it).
+                for &p in &ports {
+                    self.reset_pfc(p);
+                }
             }
             Change::Detect => {
                 let changed: Vec<u32> =
@@ -237,10 +243,15 @@ impl Simulation {
                 // Switches the links left cut off from the hosts (joined to no host's switch)
                 // are islands: whatever is in them can never be delivered, so it is dropped now,
                 // and they get no routes (and no packets) until a restore joins them again.
+                // (Fabric switches only: a server's NVSwitch and its GPUs' NVLink ports are an
+                // island of their own by design.)
                 let joined = self.topo.joined_to_host_0(&links.down);
+                let fabric = self.topo.num_hosts..self.topo.num_hosts + self.topo.fabric_switches;
+                let island: Vec<bool> =
+                    (0..self.topo.num_nodes()).map(|n| fabric.contains(&n) && !joined[n as usize]).collect();
                 let mut dead: Vec<u32> = changed.iter().copied().filter(|&p| !up[p as usize]).collect();
-                for s in self.topo.num_hosts..self.topo.num_nodes() {
-                    if !joined[s as usize] {
+                for s in fabric.clone() {
+                    if island[s as usize] {
                         dead.extend(&self.topo.node_ports[s as usize]);
                     }
                 }
@@ -253,7 +264,7 @@ impl Simulation {
                 let topo = &self.topo;
                 self.events.rewrite(|e| {
                     if let Event::Arrive(p, id) = *e {
-                        if !joined[topo.peer_node(p) as usize] {
+                        if island[topo.peer_node(p) as usize] {
                             *e = Event::Lost(p, id);
                         }
                     }

@@ -26,10 +26,10 @@ def load(dir: str | os.PathLike[str], *, format: str | None = None) -> Result:
     read when first used.
 
     Which tables the run recorded follows ``run.json``'s scenario, as for ``aiccsim.run``:
-    ``queues``, ``rates`` and ``pauses`` with ``output.sample_interval``, ``trace`` with
-    ``[output.trace]``, ``iterations`` with a ``training`` workload (files left from an earlier
-    run into the folder are ignored). ``pauses``
-    is None too when the folder has no pauses file (aiccsim versions before it).
+    ``queues``, ``rates``, ``pauses`` and ``links`` with ``output.sample_interval``, ``trace``
+    with ``[output.trace]``, ``iterations`` with a ``training`` workload (files left from an
+    earlier run into the folder are ignored). ``pauses`` and ``links`` are None too when the
+    folder has no such file (aiccsim versions before them).
 
     Raises ``FileNotFoundError`` when the folder or a file it needs is missing (the message
     names it) and ``ValueError`` when a file does not hold what aiccsim writes.
@@ -65,8 +65,9 @@ def load(dir: str | os.PathLike[str], *, format: str | None = None) -> Result:
         if wanted and files[name] is None:
             why = "" if setting is None else f", though run.json's scenario records it ({setting})"
             raise FileNotFoundError(f"{folder}: {_missing(name, format)}{why}")
-    # Written by aiccsim versions that have it, only with timelines.
+    # Written by aiccsim versions that have them, only with timelines.
     files["pauses"] = _file(folder, "pauses", format) if timelines else None
+    files["links"] = _file(folder, "links", format) if timelines else None
     # Written when a generator made a collective (aiccsim versions that have it).
     files["collectives"] = _file(folder, "collectives", format)
 

@@ -38,10 +38,10 @@ class Result:
     - ``summary``: ``summary.json`` as a dict (``stop_reason``, ``fct_ns``, ...).
     - ``scenario``: the scenario with every default filled in, as in ``run.json``; ``run_info``
       is the whole of ``run.json`` (``aiccsim_version``, ``seed``, ``scenario``).
-    - ``flows``, ``ports``, ``queues``, ``rates``, ``pauses``, ``trace``: pandas DataFrames with
-      the columns of the CSV files of the same names. ``queues``, ``rates`` and ``pauses`` are
-      None without ``output.sample_interval``, ``trace`` without ``[output.trace]``: no file is
-      written then.
+    - ``flows``, ``ports``, ``queues``, ``rates``, ``pauses``, ``links``, ``trace``: pandas
+      DataFrames with the columns of the CSV files of the same names. ``queues``, ``rates``,
+      ``pauses`` and ``links`` are None without ``output.sample_interval``, ``trace`` without
+      ``[output.trace]``: no file is written then.
     - ``collectives``: one row per entry of ``summary["collectives"]`` (every collective tag).
     - ``collective_stats``: ``collectives.csv``, each collective a generator made with its kind,
       algorithm, size, completion time and bus bandwidth; None when the workload made none.
@@ -105,6 +105,10 @@ class Result:
         return self._pandas("pauses")
 
     @cached_property
+    def links(self) -> pd.DataFrame | None:
+        return self._pandas("links")
+
+    @cached_property
     def trace(self) -> pd.DataFrame | None:
         return self._pandas("trace")
 
@@ -126,8 +130,8 @@ class Result:
 
     def write(self, dir: str | os.PathLike[str], format: str = "csv") -> Path:
         """Writes ``summary.json``, ``run.json`` and the tables into ``dir`` (created if needed):
-        ``flows``, ``ports`` and, if recorded, ``queues``, ``rates``, ``pauses``, ``trace``,
-        ``iterations`` and ``jobs``.
+        ``flows``, ``ports`` and, if recorded, ``queues``, ``rates``, ``pauses``, ``links``,
+        ``trace``, ``iterations`` and ``jobs``.
 
         ``format="csv"`` writes the ``.csv`` files byte for byte as ``aiccsim run`` does;
         ``"parquet"`` writes ``.parquet`` files instead, with the Arrow schemas of the tables
@@ -209,6 +213,10 @@ class ArrowTables:
         return self._result._table("pauses")
 
     @property
+    def links(self) -> pa.Table | None:
+        return self._result._table("links")
+
+    @property
     def trace(self) -> pa.Table | None:
         return self._result._table("trace")
 
@@ -255,6 +263,10 @@ class PolarsTables:
     @property
     def pauses(self) -> pl.DataFrame | None:
         return self._frame("pauses")
+
+    @property
+    def links(self) -> pl.DataFrame | None:
+        return self._frame("links")
 
     @property
     def trace(self) -> pl.DataFrame | None:

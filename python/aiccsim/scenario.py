@@ -318,9 +318,11 @@ def simulation(*, seed: int | None = None, stop_time: str | None = None, stall_t
     return Scenario(simulation=_table(seed=seed, stop_time=stop_time, stall_timeout=stall_timeout))
 
 
-def switch(*, buffer: str | None = None, routing: str | None = None) -> Scenario:
-    """``[switch]``: the shared buffer and the routing (``"ecmp"``, ``"spray"``, ``"adaptive"``)
-    of every switch. ``pfc(...)`` and ``ecn(...)`` set its two sub-tables."""
+def switch(*, buffer: str | None = None, routing: str | dict[str, str] | None = None) -> Scenario:
+    """``[switch]``: the shared buffer and the routing (``"ecmp"``, ``"spray"``,
+    ``"round_robin"``, ``"adaptive"``, ``"flowlet"``) of every switch, or a dict of them per tier
+    (``{"leaf": "spray", "spine": "ecmp"}``). ``pfc(...)`` and ``ecn(...)`` set its two
+    sub-tables."""
     return Scenario(switch=_table(buffer=buffer, routing=routing))
 
 

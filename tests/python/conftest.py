@@ -75,7 +75,7 @@ receiver = 0
 size = "1GB"
 """
 
-TABLES = ["flows", "ports", "queues", "rates", "pauses", "trace"]
+TABLES = ["flows", "ports", "queues", "rates", "pauses", "links", "trace"]
 
 
 @pytest.fixture(scope="module", params=["small", "stopped"])

@@ -376,6 +376,8 @@ fn only_flows(latest_start: SimTime) -> WorkloadSize {
 const FLOW_ROW: u128 = 110;
 const PORT_ROW: u128 = 90;
 const QUEUE_ROW: u128 = 32;
+/// "1234567.890,s12,3,s40,104800,0.838400\n"
+const LINK_ROW: u128 = 40;
 const RATE_ROW: u128 = 52;
 const TRACE_ROW: u128 = 56;
 const ITERATION_ROW: u128 = 80;
@@ -464,6 +466,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
             key: "output.sample_interval",
             what: "timelines".into(),
             bytes: queue_rows * size_of::<crate::metrics::QueueSample>() as u128
+                + queue_rows * size_of::<crate::metrics::LinkSample>() as u128
                 + rate_rows * size_of::<crate::metrics::RateSample>() as u128,
         },
         Part {
@@ -486,6 +489,8 @@ pub fn estimate(s: &Scenario) -> Estimate {
         Part { key: "workload", what: "flows.csv".into(), bytes: work.flows.saturating_mul(FLOW_ROW) },
         Part { key: "topology", what: "ports.csv".into(), bytes: ports * PORT_ROW },
         Part { key: "output.queue_switches", what: "queues.csv".into(), bytes: queue_rows * QUEUE_ROW },
+        // The same ports and samples as queues.csv.
+        Part { key: "output.queue_switches", what: "links.csv".into(), bytes: queue_rows * LINK_ROW },
         Part { key: "output.rate_flows", what: "rates.csv".into(), bytes: rate_rows * RATE_ROW },
         // At most its row limit: a filter may keep far fewer.
         Part { key: "output.trace", what: "trace.csv (at most)".into(), bytes: trace_rows * TRACE_ROW },

@@ -91,3 +91,67 @@ fn a_preset_fills_in_the_keys_the_scenario_leaves_out() {
     let err = cc("algorithm = \"hpcc\"\npreset = \"nvidia\"").unwrap_err();
     assert_eq!((err.key.as_str(), err.message.as_str()), ("cc.preset", "unknown preset `nvidia`: hpcc has no presets"));
 }
+
+/// Every key and word of `[switch]` and `[[events]]`, with routing per tier, flowlets and each
+/// link action written out (`aiccsim validate`'s form: every default filled in).
+#[test]
+fn the_fuzz_dictionary_knows_the_switch_and_event_keys() {
+    let text = r#"
+[topology]
+kind = "fat_tree"
+k = 4
+link = { bandwidth = "100Gbps", delay = "1us" }
+[switch]
+egress_alpha = 0.5
+pfc = { xoff = "100KB", headroom = "30KB" }
+routing = { default = "round_robin", leaf = "flowlet", spine = "spray", core = "adaptive" }
+[workload]
+kind = "permutation"
+size = "1MB"
+[[events]]
+at = "1us"
+link = ["s0", "s8"]
+action = "slow"
+bandwidth = "10Gbps"
+[[events]]
+at = "2us"
+link = ["s0", "s8"]
+index = 0
+action = "fail"
+detection = "1us"
+[[events]]
+at = "3us"
+link = ["s0", "s8"]
+action = "restore"
+"#;
+    let s = aiccsim::Scenario::from_toml(text, "dict").unwrap_or_else(|e| panic!("{e}"));
+    let written: toml::Table = toml::from_str(&s.to_toml()).unwrap();
+    let mut words = vec!["[[events]]".to_string(), "ecmp".to_string()];
+    fn walk(v: &toml::Value, words: &mut Vec<String>) {
+        match v {
+            toml::Value::Table(t) => {
+                for (k, v) in t {
+                    words.push(k.clone());
+                    walk(v, words);
+                }
+            }
+            toml::Value::Array(a) => a.iter().for_each(|v| walk(v, words)),
+            // Words, not quantities or node names.
+            toml::Value::String(s) if s.chars().all(|c| c.is_ascii_lowercase() || c == '_') => words.push(s.clone()),
+            _ => {}
+        }
+    }
+    for section in ["switch", "events"] {
+        words.push(section.to_string());
+        walk(&written[section], &mut words);
+    }
+    for w in ["flowlet", "failure_detection", "gap", "pick", "slots", "leaf", "spine", "core", "default", "slow"] {
+        assert!(words.iter().any(|x| x == w), "the scenario does not write {w}: {written:?}");
+    }
+    let dict = read("fuzz/scenario.dict");
+    let entries: Vec<&str> = dict.lines().collect();
+    for word in words {
+        let entry = format!("\"{word}\"");
+        assert!(entries.contains(&entry.as_str()), "fuzz/scenario.dict has no line {entry}");
+    }
+}

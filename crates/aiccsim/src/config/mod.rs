@@ -7,6 +7,7 @@
 //! when the fabric is built (`engine/build.rs`).
 
 mod clocks;
+mod events;
 mod jobs;
 mod nic;
 pub mod ns3;
@@ -17,10 +18,14 @@ mod validate;
 mod workload;
 
 pub use clocks::{ClocksConfig, NoiseDistribution};
+pub use events::{LinkAction, LinkEvent};
 pub use jobs::{JobConfig, JobWorkloads, Placement};
 pub use nic::{Connections, NicConfig, Recovery, MAX_RTO_BACKOFF, MAX_SACK_BITMAP};
 pub use output::{OutputConfig, TraceConfig};
-pub use switch::{EcnConfig, MarkPoint, PfcConfig, Routing, SwitchConfig};
+pub use switch::{
+    EcnConfig, FlowletConfig, FlowletPick, MarkPoint, PfcConfig, Routing, RoutingConfig, RoutingTiers, SwitchConfig,
+    Tier, DEFAULT_FAILURE_DETECTION,
+};
 pub use topology::{
     parse_node, ClosTopology, CustomLink, CustomTopology, DumbbellTopology, FatTreeTopology, LeafSpineTopology,
     LinkConfig, RailTopology, StarTopology, TopologyConfig,
@@ -61,6 +66,9 @@ pub struct Scenario {
     pub jobs: Vec<JobConfig>,
     #[serde(default)]
     pub output: OutputConfig,
+    /// Timed changes to the fabric's links: slowed, failed, restored (`config/events.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<LinkEvent>,
     /// What the scenario's errors are reported against: its file, or the name its caller gave
     /// it. Checks that need the built fabric (`engine/build.rs`) report against it too.
     #[serde(skip)]
@@ -160,6 +168,12 @@ impl Scenario {
         // Defaults that depend on other keys, written out so run.json shows them.
         let stall = SimulationConfig::default_stall_timeout(&scenario.nic);
         scenario.simulation.stall_timeout.get_or_insert(stall);
+        if scenario.switch.routing.uses(Routing::Flowlet) {
+            scenario.switch.flowlet.get_or_insert_with(FlowletConfig::default);
+        }
+        if scenario.events.iter().any(|e| e.action != LinkAction::Slow) {
+            scenario.switch.failure_detection.get_or_insert(DEFAULT_FAILURE_DETECTION);
+        }
         // (A job's groups depend on where its ranks are placed: `workload/jobs.rs` fills them.)
         if let Some(w) = &mut scenario.workload {
             w.fill_local_ranks(scenario.topology.per_server());

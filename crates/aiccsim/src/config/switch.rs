@@ -1,7 +1,8 @@
-//! `[switch]`: the shared buffer, PFC, ECN marking and how a switch picks among equal-cost
-//! next hops.
+//! `[switch]`: the shared buffer, PFC, ECN marking, how a switch picks among equal-cost next
+//! hops (one way for every switch, or one per tier), flowlet switching's settings, and how long
+//! a switch takes to notice a failed link.
 
-use crate::time::{Bandwidth, ByteSize};
+use crate::time::{Bandwidth, ByteSize, SimTime};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -15,11 +16,20 @@ pub struct SwitchConfig {
     #[serde(default)]
     pub ecn: EcnConfig,
     #[serde(default)]
-    pub routing: Routing,
+    pub routing: RoutingConfig,
     /// Drop-tail without PFC: an egress queue may hold at most this fraction of the buffer's
     /// free bytes (the dynamic threshold of egress accounting); absent, the whole buffer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub egress_alpha: Option<f64>,
+    /// Flowlet switching's settings, for the switches that route by `"flowlet"`; filled in with
+    /// the defaults when some tier uses it and the scenario gives none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flowlet: Option<FlowletConfig>,
+    /// How long after a link fails (or comes back) the switches route around it (or over it
+    /// again); `[[events]]` may give their own. Filled in with the default when the scenario
+    /// fails or restores a link and gives none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_detection: Option<SimTime>,
 }
 
 fn default_buffer() -> ByteSize {
@@ -32,8 +42,10 @@ impl Default for SwitchConfig {
             buffer: default_buffer(),
             pfc: PfcConfig::default(),
             ecn: EcnConfig::default(),
-            routing: Routing::default(),
+            routing: RoutingConfig::default(),
             egress_alpha: None,
+            flowlet: None,
+            failure_detection: None,
         }
     }
 }
@@ -166,7 +178,181 @@ pub enum Routing {
     Ecmp,
     /// A random next hop per packet (packet spraying): reorders, which go-back-N pays for.
     Spray,
+    /// Per-packet spraying in turn: each set of equal-cost next hops of a switch keeps a counter,
+    /// and its packets take its hops one after another (deterministic, exactly even).
+    RoundRobin,
     /// The next hop with the fewest bytes ahead of a new packet, the one in service included
     /// (ties by flow hash).
     Adaptive,
+    /// Flowlet switching: a flow keeps its next hop while its packets follow each other at this
+    /// switch closer than `switch.flowlet.gap`; after a longer gap it may move
+    /// (`switch.flowlet.pick`).
+    Flowlet,
 }
+
+impl Routing {
+    pub fn name(self) -> &'static str {
+        match self {
+            Routing::Ecmp => "ecmp",
+            Routing::Spray => "spray",
+            Routing::RoundRobin => "round_robin",
+            Routing::Adaptive => "adaptive",
+            Routing::Flowlet => "flowlet",
+        }
+    }
+}
+
+/// A tier of switches, counted from the hosts: leaves hold hosts (a leaf-spine's leaves, a Clos'
+/// ToRs, a fat tree's edge switches, rail switches, a star's or a dumbbell's switches), spines
+/// are one hop above the nearest leaf (spines; a fat tree's aggregation switches), core switches
+/// two or more (a fat tree's cores).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Tier {
+    Leaf,
+    Spine,
+    Core,
+}
+
+impl Tier {
+    pub const ALL: [Tier; 3] = [Tier::Leaf, Tier::Spine, Tier::Core];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tier::Leaf => "leaf",
+            Tier::Spine => "spine",
+            Tier::Core => "core",
+        }
+    }
+}
+
+/// `switch.routing`: one way for every switch (`"spray"`), or one per tier
+/// (`{ leaf = "spray", spine = "ecmp" }`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoutingConfig {
+    All(Routing),
+    Tiers(RoutingTiers),
+}
+
+impl Default for RoutingConfig {
+    fn default() -> Self {
+        RoutingConfig::All(Routing::Ecmp)
+    }
+}
+
+/// Routing per tier; a tier not named takes `default`, and without it `"ecmp"`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingTiers {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Routing>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaf: Option<Routing>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spine: Option<Routing>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core: Option<Routing>,
+}
+
+impl RoutingTiers {
+    /// What the scenario says for `tier` itself (not its default).
+    pub fn named(&self, tier: Tier) -> Option<Routing> {
+        match tier {
+            Tier::Leaf => self.leaf,
+            Tier::Spine => self.spine,
+            Tier::Core => self.core,
+        }
+    }
+}
+
+impl RoutingConfig {
+    /// How the switches of `tier` route.
+    pub fn of(&self, tier: Tier) -> Routing {
+        match self {
+            RoutingConfig::All(r) => *r,
+            RoutingConfig::Tiers(t) => t.named(tier).or(t.default).unwrap_or_default(),
+        }
+    }
+
+    /// Whether some switch may route this way.
+    pub fn uses(&self, routing: Routing) -> bool {
+        Tier::ALL.iter().any(|&tier| self.of(tier) == routing)
+    }
+}
+
+impl<'de> Deserialize<'de> for RoutingConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct OneOrTiers;
+        impl<'de> serde::de::Visitor<'de> for OneOrTiers {
+            type Value = RoutingConfig;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a routing for every switch (\"ecmp\", \"spray\", \"round_robin\", \"adaptive\", \"flowlet\"), or a table of them per tier: { leaf = \"spray\", spine = \"ecmp\" }",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RoutingConfig, E> {
+                let one = Routing::deserialize(serde::de::value::StrDeserializer::<E>::new(v))?;
+                Ok(RoutingConfig::All(one))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<RoutingConfig, A::Error> {
+                let tiers = RoutingTiers::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(RoutingConfig::Tiers(tiers))
+            }
+        }
+        d.deserialize_any(OneOrTiers)
+    }
+}
+
+impl Serialize for RoutingConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RoutingConfig::All(r) => r.serialize(s),
+            RoutingConfig::Tiers(t) => t.serialize(s),
+        }
+    }
+}
+
+/// `[switch.flowlet]`: flowlet switching (`routing = "flowlet"`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct FlowletConfig {
+    /// A flow's packets keep their next hop while each follows the one before it at the switch
+    /// by less than this; a packet after a gap this long or longer starts a new flowlet.
+    #[serde(default = "default_flowlet_gap")]
+    pub gap: SimTime,
+    /// Where a new flowlet goes.
+    #[serde(default)]
+    pub pick: FlowletPick,
+    /// Entries of each switch's flowlet table (a power of two): flows are hashed into it, and
+    /// flows that share an entry share its flowlet.
+    #[serde(default = "default_flowlet_slots")]
+    pub slots: u32,
+}
+
+fn default_flowlet_gap() -> SimTime {
+    SimTime::from_us(5)
+}
+fn default_flowlet_slots() -> u32 {
+    4096
+}
+
+impl Default for FlowletConfig {
+    fn default() -> Self {
+        FlowletConfig { gap: default_flowlet_gap(), pick: FlowletPick::default(), slots: default_flowlet_slots() }
+    }
+}
+
+/// Where a new flowlet goes.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowletPick {
+    /// A next hop drawn at random (LetFlow).
+    #[default]
+    Random,
+    /// The least-loaded next hop, as `routing = "adaptive"` picks it (CONGA-like, with the
+    /// switch's own queues as the load).
+    Adaptive,
+}
+
+/// Detection delay of a failed or restored link when neither the event nor
+/// `switch.failure_detection` gives one.
+pub const DEFAULT_FAILURE_DETECTION: SimTime = SimTime::from_us(100);

@@ -196,6 +196,19 @@ fn fail_at(key: &str, message: String) -> Check {
 }
 
 impl TopologyConfig {
+    /// Its `kind`, as the scenario writes it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TopologyConfig::Star(_) => "star",
+            TopologyConfig::Dumbbell(_) => "dumbbell",
+            TopologyConfig::LeafSpine(_) => "leaf_spine",
+            TopologyConfig::FatTree(_) => "fat_tree",
+            TopologyConfig::Clos(_) => "clos",
+            TopologyConfig::Rail(_) => "rail",
+            TopologyConfig::Custom(_) => "custom",
+        }
+    }
+
     /// Consecutive hosts per server (the GPUs of a GPU server).
     pub fn per_server(&self) -> u32 {
         match self {

@@ -5,7 +5,7 @@
 //! switch's ports, the number of flows a workload makes) is checked where the fabric is built,
 //! in `engine/build.rs`.
 
-use super::{AllToAllAlgorithm, FlowList, Placement, Scenario, TrainingWorkload, WorkloadConfig};
+use super::{AllToAllAlgorithm, FlowList, LinkAction, Placement, Scenario, TrainingWorkload, WorkloadConfig};
 use crate::cc::Check;
 use crate::time::SimTime;
 
@@ -136,6 +136,20 @@ pub fn validate(s: &Scenario) -> Check {
             return fail("switch.egress_alpha", format!("must be in (0, 64], got {alpha}"));
         }
     }
+    if let Some(f) = &sw.flowlet {
+        if !f.slots.is_power_of_two() || f.slots > 1 << 24 {
+            return fail(
+                "switch.flowlet.slots",
+                format!("must be a power of two from 1 to 16777216 (a switch's table is hashed by masking), got {}; e.g. 4096", f.slots),
+            );
+        }
+        if f.gap == SimTime::ZERO {
+            return fail(
+                "switch.flowlet.gap",
+                "must be positive: with no gap every packet would start a flowlet (that is routing = \"spray\"); e.g. \"5us\"",
+            );
+        }
+    }
     if sw.ecn.kmin > sw.ecn.kmax {
         return fail("switch.ecn.kmin", format!("kmin ({}) must not exceed kmax ({})", sw.ecn.kmin, sw.ecn.kmax));
     }
@@ -144,6 +158,7 @@ pub fn validate(s: &Scenario) -> Check {
     }
 
     traffic(s)?;
+    events(s)?;
 
     // Output.
     if let Some(iv) = s.output.sample_interval {
@@ -154,6 +169,42 @@ pub fn validate(s: &Scenario) -> Check {
     if let Some(trace) = &s.output.trace {
         if trace.max_rows == 0 {
             return fail("output.trace.max_rows", "must be at least 1 (leave out [output.trace] for no trace)");
+        }
+    }
+    Ok(())
+}
+
+/// `[[events]]`, each on its own (the links they name, and whether a failure leaves the hosts
+/// connected, are checked with the fabric in `engine/build.rs`).
+fn events(s: &Scenario) -> Check {
+    for (i, e) in s.events.iter().enumerate() {
+        let key = |k: &str| format!("events[{i}].{k}");
+        if e.link[0] == e.link[1] {
+            return fail(
+                key("link"),
+                format!("names {} twice; a link joins two different nodes, e.g. [\"s0\", \"s2\"]", e.link[0]),
+            );
+        }
+        match (e.action, e.bandwidth) {
+            (LinkAction::Slow, None) => {
+                return fail(
+                    key("bandwidth"),
+                    "missing: action = \"slow\" needs the link's new bandwidth, e.g. bandwidth = \"25Gbps\"",
+                );
+            }
+            (LinkAction::Fail | LinkAction::Restore, Some(_)) => {
+                return fail(
+                    key("bandwidth"),
+                    format!("is for action = \"slow\"; a {} keeps the link's bandwidth: remove it", e.action.name()),
+                );
+            }
+            _ => {}
+        }
+        if e.action == LinkAction::Slow && e.detection.is_some() {
+            return fail(
+                key("detection"),
+                "is for action = \"fail\" and \"restore\": a slowed link keeps its routes; remove it",
+            );
         }
     }
     Ok(())

@@ -11,9 +11,12 @@
 use super::{Dependencies, Event, EventQueue, Params, RunControl, Simulation};
 use crate::cc::{Check, FlowFacts, Telemetry};
 use crate::config::{fail, moved, AllReduceAlgorithm, ConfigError, HostSet, Recovery, Scenario, WorkloadConfig};
+use crate::config::{Routing, RoutingConfig, Tier};
+use crate::engine::net::failures::{self, LinkEvents};
 use crate::engine::net::pfc::{port_headroom, total_headroom};
 use crate::engine::net::pool::PacketPool;
 use crate::engine::net::port::Port;
+use crate::engine::net::routing::FlowletTable;
 use crate::engine::net::switch::SwitchState;
 use crate::engine::net::telemetry::{IntPool, PintPort, PintState};
 use crate::engine::nic::clock::HostClocks;
@@ -152,6 +155,28 @@ fn check(s: &Scenario, topo: &Topology, plans: &[workload::jobs::JobPlan]) -> Ch
             }
         }
     }
+
+    // Routing by tier: a tier the scenario names must have switches.
+    if let RoutingConfig::Tiers(named) = &sw.routing {
+        let tiers = topo.switch_tiers();
+        let fabric = &tiers[..topo.fabric_switches as usize];
+        for tier in Tier::ALL {
+            if named.named(tier).is_some() && !fabric.contains(&tier) {
+                let has: Vec<&str> = Tier::ALL.iter().filter(|t| fabric.contains(t)).map(|t| t.name()).collect();
+                return fail(
+                    format!("switch.routing.{}", tier.name()),
+                    format!(
+                        "this {} topology has no {} switches (its tiers: {}); remove it, or name one of those",
+                        s.topology.kind(),
+                        tier.name(),
+                        has.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+    // Link events: their links, and hosts that stay connected.
+    failures::check(s, topo)?;
 
     // Workload: every job's ranks, and each of its workloads on them.
     let mut counts = Vec::new();
@@ -420,7 +445,9 @@ impl Simulation {
             xon_delta: sw.pfc.xon_delta.0,
             ecn_pmax: sw.ecn.pmax,
             ecn_at_dequeue: sw.ecn.mark_at == crate::config::MarkPoint::Dequeue,
-            routing: sw.routing,
+            flowlet_gap: sw.flowlet.unwrap_or_default().gap,
+            flowlet_pick: sw.flowlet.unwrap_or_default().pick,
+            tx_hooks: scenario.output.trace.is_some() || !scenario.events.is_empty(),
             seed: scenario.simulation.seed,
             // Events at `SimTime::MAX` are the ones whose time saturated ("never", see
             // `SimTime`'s addition): the run ends just before them, as at a stop time.
@@ -455,15 +482,33 @@ impl Simulation {
             }
             ports.push(port);
         }
+        let tiers = topo.switch_tiers();
         let switches: Vec<SwitchState> = (0..topo.num_switches)
             .map(|s| {
                 let node = topo.num_hosts + s;
                 match topo.is_nvswitch(s) {
-                    false => SwitchState::new(&topo, node, sw, &ports),
+                    false => SwitchState::new(&topo, node, sw, &ports, sw.routing.of(tiers[s as usize])),
                     true => SwitchState::nvswitch(),
                 }
             })
             .collect();
+        // Flowlet tables where switches route by flowlet, sized once here: the hot path only
+        // reads and writes their entries.
+        let slots = sw.flowlet.unwrap_or_default().slots;
+        let flowlets = (switches.iter())
+            .map(|s| match s.routing {
+                Routing::Flowlet => FlowletTable::new(slots),
+                _ => FlowletTable::default(),
+            })
+            .collect();
+        let round_robin = vec![0; topo.route_set_count()];
+        let (links, link_events) = match scenario.events.is_empty() {
+            true => (None, Vec::new()),
+            false => {
+                let (links, queued) = LinkEvents::new(scenario, &topo);
+                (Some(Box::new(links)), queued)
+            }
+        };
         let ecn_rng = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch.ecn", s as u64)).collect();
         let spray_rng = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch.spray", s as u64)).collect();
         let hosts = (0..topo.num_hosts).map(|_| HostState::default()).collect();
@@ -592,6 +637,9 @@ impl Simulation {
             progress_at: SimTime::ZERO,
             ecn_rng,
             spray_rng,
+            round_robin,
+            flowlets,
+            links,
             deps,
             collectives: std::mem::take(&mut work.collectives),
             training: std::mem::take(&mut work.training),
@@ -631,6 +679,7 @@ impl Simulation {
             }
         }
         sim.start_ready_computes();
+        failures::queue(&mut sim, &link_events);
         if sim.params.sample_interval.is_some() {
             sim.events.push(SimTime::ZERO, Event::Sample);
         }

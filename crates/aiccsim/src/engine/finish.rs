@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 impl Simulation {
-    /// One sample of the timelines: the backlog of each sampled switch port, and the rate,
-    /// window and delivered throughput of each sampled flow that is sending.
+    /// One sample of the timelines: the backlog of each sampled switch port and the bytes it
+    /// sent, and the rate, window and delivered throughput of each sampled flow that is sending.
     pub(crate) fn sample_timelines(&mut self) {
         let Some(iv) = self.recorder.interval() else { return };
         let now = self.now;
@@ -25,6 +25,7 @@ impl Simulation {
             let switch = port.node - self.topo.num_hosts;
             if self.recorder.samples_switch(switch) {
                 self.recorder.queue(i, QueueSample { time: now, switch, port: port.local, bytes: port.queued });
+                self.recorder.link(now, i, port.tx_bytes);
             }
         }
         for flow in self.flows.iter_mut() {
@@ -74,7 +75,8 @@ impl Simulation {
         let ports: Vec<PortRecord> = self
             .ports
             .iter()
-            .map(|p| {
+            .enumerate()
+            .map(|(i, p)| {
                 let mut stats = p.final_stats();
                 if let Some(since) = stats.paused_since.take() {
                     stats.paused_time += now - since;
@@ -83,6 +85,7 @@ impl Simulation {
                     node: self.topo.node_name(p.node),
                     port: p.local,
                     peer: self.topo.node_name(self.ports[p.peer as usize].node),
+                    bandwidth: self.topo.ports[i].bandwidth,
                     max_queue: p.max_queued,
                     stats,
                 }
@@ -133,6 +136,8 @@ impl Simulation {
             ports,
             pauses,
             queues: self.recorder.queues,
+            links: self.recorder.links,
+            speed_changes: self.links.map(|l| l.speed_changes).unwrap_or_default(),
             rates: self.recorder.rates,
             trace: self.tracer.map(|t| t.rows),
             computes: self.deps.computes,

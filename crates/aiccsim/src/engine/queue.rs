@@ -223,6 +223,21 @@ impl EventQueue {
         }
     }
 
+    /// Lets `f` change any pending event in place, keeping its time and order (the events of
+    /// packets on a link that has just failed become losses). Visits every pending event: for
+    /// rare moments only.
+    pub fn rewrite(&mut self, mut f: impl FnMut(&mut Event)) {
+        for e in self.ring.iter_mut().flatten().chain(self.current.iter_mut()) {
+            f(&mut e.event);
+        }
+        let mut far = std::mem::take(&mut self.far).into_vec();
+        for e in far.iter_mut() {
+            f(&mut e.event);
+        }
+        // (The keys did not change: the heap's order holds.)
+        self.far = BinaryHeap::from(far);
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }
@@ -255,6 +270,28 @@ mod tests {
             ]
         );
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn rewritten_events_keep_their_time_and_order() {
+        let mut q = EventQueue::default();
+        for i in 0..100u32 {
+            q.push(SimTime(u64::from(i) * 50_000), Event::Arrive(i % 3, i));
+        }
+        q.pop();
+        q.rewrite(|e| {
+            if let Event::Arrive(1, id) = *e {
+                *e = Event::Lost(1, id);
+            }
+        });
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        let want: Vec<_> = (1..100u32)
+            .map(|i| {
+                let e = if i % 3 == 1 { Event::Lost(1, i) } else { Event::Arrive(i % 3, i) };
+                (SimTime(u64::from(i) * 50_000), e)
+            })
+            .collect();
+        assert_eq!(order, want);
     }
 
     #[test]

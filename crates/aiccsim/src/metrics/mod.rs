@@ -20,8 +20,8 @@ pub use ideal::ideal_fct;
 pub use json_time::TimeDistribution;
 pub use recorder::Recorder;
 pub use records::{
-    ComputeStep, Counters, FlowRecord, PauseRow, PauseSample, PausedPort, PortRecord, PortStats, QueueSample,
-    RateSample, StallReport, StopReason, StuckFlow, Warning, MAX_PAUSE_ROWS,
+    ComputeStep, Counters, FlowRecord, LinkSample, PauseRow, PauseSample, PausedPort, PortRecord, PortStats,
+    QueueSample, RateSample, SpeedChange, StallReport, StopReason, StuckFlow, Warning, MAX_PAUSE_ROWS,
 };
 pub use summary::{
     ByteLedger, CollectiveRecord, Distribution, Performance, RunTotals, Summary, TelemetrySummary, TraceSummary,
@@ -40,6 +40,10 @@ pub struct Results {
     pub flows: Vec<FlowRecord>,
     pub summary: Summary,
     pub queues: Vec<QueueSample>,
+    /// Bytes each sampled switch port sent per interval (`links.csv`).
+    pub links: Vec<LinkSample>,
+    /// Link speeds changed by `[[events]]`, in time order.
+    pub speed_changes: Vec<SpeedChange>,
     pub rates: Vec<RateSample>,
     /// PFC frames sent by switches, with node names resolved (timelines only).
     pub pauses: Vec<PauseRow>,
@@ -152,6 +156,8 @@ pub struct RunRecords {
     pub ports: Vec<PortRecord>,
     pub pauses: Vec<PauseRow>,
     pub queues: Vec<QueueSample>,
+    pub links: Vec<LinkSample>,
+    pub speed_changes: Vec<SpeedChange>,
     pub rates: Vec<RateSample>,
     pub trace: Option<Vec<trace::TraceRow>>,
     pub computes: Vec<ComputeStep>,
@@ -191,6 +197,8 @@ impl Results {
             flows: records.flows,
             summary,
             queues: records.queues,
+            links: records.links,
+            speed_changes: records.speed_changes,
             rates: records.rates,
             pauses: records.pauses,
             ports: records.ports,

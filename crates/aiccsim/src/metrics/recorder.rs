@@ -1,7 +1,7 @@
-//! Timelines recorded as the run goes: the engine pushes each sample (queue lengths, flow rates,
-//! PFC frames) as it takes it; the recorder keeps them, and does nothing when timelines are off.
+//! Timelines recorded as the run goes: the engine pushes each sample (queue lengths, bytes sent
+//! per link, flow rates, PFC frames) as it takes it; the recorder keeps them, and does nothing when timelines are off.
 
-use super::{PauseSample, QueueSample, RateSample, MAX_PAUSE_ROWS};
+use super::{LinkSample, PauseSample, QueueSample, RateSample, MAX_PAUSE_ROWS};
 use crate::config::OutputConfig;
 use crate::time::SimTime;
 
@@ -11,7 +11,12 @@ pub struct Recorder {
     queue_switch: Vec<bool>,
     rate_flow: Vec<bool>,
     last_queue: Vec<u64>,
+    /// Per port (with timelines only): its bytes sent at the last sample, and over the last
+    /// interval.
+    last_tx: Vec<u64>,
+    last_link: Vec<u64>,
     pub queues: Vec<QueueSample>,
+    pub links: Vec<LinkSample>,
     pub rates: Vec<RateSample>,
     pub pauses: Vec<PauseSample>,
     pub pauses_dropped: u64,
@@ -35,7 +40,10 @@ impl Recorder {
             queue_switch,
             rate_flow,
             last_queue: vec![0; ports],
+            last_tx: if out.sample_interval.is_some() { vec![0; ports] } else { Vec::new() },
+            last_link: if out.sample_interval.is_some() { vec![0; ports] } else { Vec::new() },
             queues: Vec::new(),
+            links: Vec::new(),
             rates: Vec::new(),
             pauses: Vec::new(),
             pauses_dropped: 0,
@@ -81,6 +89,18 @@ impl Recorder {
             self.queues.push(sample);
         }
         self.last_queue[port] = sample.bytes;
+    }
+
+    /// The bytes a sampled switch port (`port`, its global index) has sent in all, at a sample
+    /// time: the row gets what it sent since the last sample. As for queues, only changes from or
+    /// to an idle link are kept.
+    pub fn link(&mut self, time: SimTime, port: usize, tx_bytes: u64) {
+        let bytes = tx_bytes - self.last_tx[port];
+        self.last_tx[port] = tx_bytes;
+        if bytes > 0 || self.last_link[port] > 0 {
+            self.links.push(LinkSample { time, bytes, port: port as u32 });
+        }
+        self.last_link[port] = bytes;
     }
 
     /// A sampled flow's rate, window and throughput.

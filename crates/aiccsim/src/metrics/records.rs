@@ -49,6 +49,24 @@ pub struct QueueSample {
     pub bytes: u64,
 }
 
+/// One row of `links.csv`: the bytes a switch port sent onto its link over the interval that
+/// ends at a sample time. (24 bytes: as many rows as `queues.csv` may have.)
+#[derive(Clone, Copy, Debug)]
+pub struct LinkSample {
+    pub time: SimTime,
+    pub bytes: u64,
+    /// The port (its index among all ports, the row of `ports.csv`).
+    pub port: u32,
+}
+
+/// A link event changed port `port`'s speed at `time` (for `links.csv`'s utilisation).
+#[derive(Clone, Copy, Debug)]
+pub struct SpeedChange {
+    pub time: SimTime,
+    pub port: u32,
+    pub bandwidth: crate::time::Bandwidth,
+}
+
 /// One row of `rates.csv`.
 #[derive(Clone, Copy, Debug)]
 pub struct RateSample {
@@ -96,6 +114,8 @@ pub struct PortRecord {
     pub node: String,
     pub port: u32,
     pub peer: String,
+    /// The link's speed when the run started (`[[events]]` may change it: `Results::speed_changes`).
+    pub bandwidth: crate::time::Bandwidth,
     /// Largest egress backlog seen, bytes over all priorities.
     pub max_queue: u64,
     pub stats: PortStats,

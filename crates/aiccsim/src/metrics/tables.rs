@@ -139,6 +139,20 @@ pub const PAUSES: Table = Table {
     rows: pause_rows,
 };
 
+pub const LINKS: Table = Table {
+    name: "links",
+    columns: &[
+        col("time_ns", Time),
+        col("node", Text),
+        col("port", Int),
+        col("peer", Text),
+        col("bytes", Int),
+        col("utilisation", Ratio),
+    ],
+    recorded: with_timelines,
+    rows: link_rows,
+};
+
 pub const TRACE: Table = Table {
     name: "trace",
     columns: &[
@@ -218,7 +232,8 @@ pub const JOBS: Table = Table {
     rows: job_rows,
 };
 
-pub const TABLES: [&Table; 9] = [&FLOWS, &PORTS, &QUEUES, &RATES, &PAUSES, &TRACE, &ITERATIONS, &COLLECTIVES, &JOBS];
+pub const TABLES: [&Table; 10] =
+    [&FLOWS, &PORTS, &QUEUES, &RATES, &PAUSES, &LINKS, &TRACE, &ITERATIONS, &COLLECTIVES, &JOBS];
 
 /// One cell.
 #[derive(Clone, Debug, PartialEq)]
@@ -343,6 +358,28 @@ fn pause_rows(r: &Results, row: Row<'_>) {
             S(Cow::Owned(names.node_name(e.peer))),
             I(e.priority.into()),
             S(Cow::Borrowed(if e.pause { "pause" } else { "resume" })),
+        ]);
+    }
+}
+
+fn link_rows(r: &Results, row: Row<'_>) {
+    use Value::{Int as I, Ratio as R, Text as S, Time as T};
+    let interval = r.scenario.output.sample_interval.map_or(0.0, |iv| iv.as_secs_f64());
+    for l in &r.links {
+        let port = &r.ports[l.port as usize];
+        // The link's speed at the end of the interval: its first, or the last a link event gave
+        // it before the sample.
+        let changed = r.speed_changes.iter().rev().find(|c| c.port == l.port && c.time < l.time);
+        let bandwidth = changed.map_or(port.bandwidth, |c| c.bandwidth);
+        // The share of the interval the link spent sending: its bytes over what it could carry.
+        let capacity = bandwidth.0 as f64 * interval / 8.0;
+        row(&[
+            T(l.time),
+            S(Cow::Borrowed(&port.node)),
+            I(port.port.into()),
+            S(Cow::Borrowed(&port.peer)),
+            I(l.bytes.into()),
+            R(if capacity > 0.0 { l.bytes as f64 / capacity } else { 0.0 }),
         ]);
     }
 }

@@ -16,7 +16,7 @@
 mod builders;
 pub mod routing;
 
-use crate::config::{LinkConfig, TopologyConfig};
+use crate::config::{LinkConfig, Tier, TopologyConfig};
 use crate::time::{Bandwidth, SimTime};
 use crate::watch::{BuildError, Phase, Watch};
 use std::collections::HashMap;
@@ -55,6 +55,8 @@ pub struct Topology {
     /// ToRs of fabric hosts: the NVSwitches come after them and route nothing but to their own
     /// hosts, so the table below has rows for fabric switches and columns for these only.
     num_tors: u32,
+    /// Those ToRs, as nodes.
+    tors: Vec<u32>,
     /// `route_index[switch * num_tors + tor]`: index (into `route_sets`) of the equal-cost egress
     /// ports from `switch` towards ToR `tor`. Every path to a host ends through its ToR, so
     /// routing by ToR instead of by host gives the same paths from a table hosts-per-ToR times
@@ -189,91 +191,19 @@ impl Builder {
                 "the routing tables would need {entries} entries ({routed} switches x {num_tors} top-of-rack switches), more than the {MAX_ROUTE_ENTRIES} aiccsim supports; use fewer switches or put more hosts on each"
             ));
         }
-        let mut route_index = vec![u32::MAX; routed as usize * num_tors];
-        let mut route_sets: Vec<(u32, u32)> = Vec::new();
-        let mut route_ports: Vec<u32> = Vec::new();
-        // The switch-to-switch links as (port, neighbouring switch) per switch, in the order of
-        // the switch's ports: the searches below read them thousands of times, and a packed list
-        // (without the host ports, and without looking up each port's peer) keeps that in cache.
-        let switches = self.switches as usize;
-        let mut links_from = Vec::with_capacity(switches + 1);
-        let mut links: Vec<(u32, u32)> = Vec::new();
-        links_from.push(0);
-        for s in 0..self.switches {
-            for &p in &self.node_ports[self.switch_node(s) as usize] {
-                let other = self.ports[self.ports[p as usize].peer as usize].node;
-                if other >= self.hosts {
-                    links.push((p, other - self.hosts));
-                }
-            }
-            links_from.push(links.len());
-        }
-        let links_of = |s: usize| &links[links_from[s]..links_from[s + 1]];
-        // Interning: most (switch, ToR) pairs share a handful of port sets (all up-links), and a
-        // switch mostly gives consecutive ToRs the set it gave the one before, so that is tried
-        // before the map.
-        let mut interned: HashMap<Vec<u32>, u32> = HashMap::new();
-        let mut last_set = vec![u32::MAX; routed as usize];
-        let mut dist = vec![u32::MAX; switches];
-        let mut frontier: Vec<u32> = Vec::new();
-        let mut next: Vec<u32> = Vec::new();
-        let mut candidates: Vec<u32> = Vec::new();
-        for (t, &tor) in tors.iter().enumerate() {
-            watch.at(Phase::Routing, t as u64, num_tors as u64)?;
-            let tor = tor - self.hosts;
-            dist.fill(u32::MAX);
-            dist[tor as usize] = 0;
-            frontier.clear();
-            frontier.push(tor);
-            // Breadth-first search outwards from the ToR, over switches only: hosts never forward.
-            while !frontier.is_empty() {
-                next.clear();
-                for &s in &frontier {
-                    for &(_, other) in links_of(s as usize) {
-                        if dist[other as usize] == u32::MAX {
-                            dist[other as usize] = dist[s as usize] + 1;
-                            next.push(other);
-                        }
-                    }
-                }
-                std::mem::swap(&mut frontier, &mut next);
-            }
-            for (u, &other) in tors.iter().enumerate() {
-                if dist[(other - self.hosts) as usize] == u32::MAX {
-                    let src = tor_index.iter().position(|&x| x as usize == u).unwrap_or(0);
-                    let dst = tor_index.iter().position(|&x| x as usize == t).unwrap_or(0);
-                    return Err(BuildError::Invalid(format!(
-                        "the topology is disconnected: host {src} cannot reach host {dst}; link every switch into one fabric"
-                    )));
-                }
-            }
-            for s in 0..routed as usize {
-                let here = dist[s];
-                if s == tor as usize || here == u32::MAX {
-                    continue; // the ToR delivers directly; a switch no host can reach carries nothing
-                }
-                candidates.clear();
-                candidates.extend(links_of(s).iter().filter(|&&(_, o)| dist[o as usize] + 1 == here).map(|&(p, _)| p));
-                let last = last_set[s];
-                let same_as_last = last != u32::MAX && {
-                    let (start, len) = route_sets[last as usize];
-                    route_ports[start as usize..(start + len) as usize] == candidates[..]
-                };
-                let id = if same_as_last {
-                    last
-                } else if let Some(&id) = interned.get(&candidates) {
-                    id
-                } else {
-                    let id = route_sets.len() as u32;
-                    route_sets.push((route_ports.len() as u32, candidates.len() as u32));
-                    route_ports.extend_from_slice(&candidates);
-                    interned.insert(candidates.clone(), id);
-                    id
-                };
-                last_set[s] = id;
-                route_index[s * num_tors + t] = id;
-            }
-        }
+        let routes = compute_routes(
+            &RouteGraph {
+                ports: &self.ports,
+                node_ports: &self.node_ports,
+                hosts: self.hosts,
+                switches: self.switches,
+                routed,
+                tors: &tors,
+                tor_index: &tor_index,
+            },
+            None,
+            watch,
+        )?;
         Ok(Topology {
             num_hosts: self.hosts,
             fabric_hosts: self.fabric_hosts,
@@ -286,11 +216,125 @@ impl Builder {
             tor_index,
             down_port,
             num_tors: num_tors as u32,
-            route_index,
-            route_sets,
-            route_ports,
+            tors,
+            route_index: routes.route_index,
+            route_sets: routes.route_sets,
+            route_ports: routes.route_ports,
         })
     }
+}
+
+/// What routes are computed over: the fabric's nodes and links, and its top-of-rack switches.
+struct RouteGraph<'a> {
+    ports: &'a [PortInfo],
+    node_ports: &'a [Vec<u32>],
+    hosts: u32,
+    switches: u32,
+    /// Switches that get routes (the fabric's, not the NVSwitches).
+    routed: u32,
+    /// The ToRs of fabric hosts, as nodes, and each host's ToR as an index among them.
+    tors: &'a [u32],
+    tor_index: &'a [u32],
+}
+
+/// The equal-cost next-hop tables (the fields of [`Topology`] of the same names).
+struct Routes {
+    route_index: Vec<u32>,
+    route_sets: Vec<(u32, u32)>,
+    route_ports: Vec<u32>,
+}
+
+/// Shortest-path equal-cost routes from every routed switch towards every ToR, over the links
+/// whose ports `up` marks (every link without it); fails if some host cannot reach another, or
+/// stops when `watch` says so. An entry a switch cannot reach is `u32::MAX`.
+fn compute_routes(g: &RouteGraph<'_>, up: Option<&[bool]>, watch: &mut Watch) -> Result<Routes, BuildError<String>> {
+    let num_tors = g.tors.len();
+    let mut route_index = vec![u32::MAX; g.routed as usize * num_tors];
+    let mut route_sets: Vec<(u32, u32)> = Vec::new();
+    let mut route_ports: Vec<u32> = Vec::new();
+    // The switch-to-switch links as (port, neighbouring switch) per switch, in the order of
+    // the switch's ports: the searches below read them thousands of times, and a packed list
+    // (without the host ports, and without looking up each port's peer) keeps that in cache.
+    let switches = g.switches as usize;
+    let mut links_from = Vec::with_capacity(switches + 1);
+    let mut links: Vec<(u32, u32)> = Vec::new();
+    links_from.push(0);
+    for s in 0..g.switches {
+        for &p in &g.node_ports[(g.hosts + s) as usize] {
+            let other = g.ports[g.ports[p as usize].peer as usize].node;
+            if other >= g.hosts && up.is_none_or(|up| up[p as usize]) {
+                links.push((p, other - g.hosts));
+            }
+        }
+        links_from.push(links.len());
+    }
+    let links_of = |s: usize| &links[links_from[s]..links_from[s + 1]];
+    // Interning: most (switch, ToR) pairs share a handful of port sets (all up-links), and a
+    // switch mostly gives consecutive ToRs the set it gave the one before, so that is tried
+    // before the map.
+    let mut interned: HashMap<Vec<u32>, u32> = HashMap::new();
+    let mut last_set = vec![u32::MAX; g.routed as usize];
+    let mut dist = vec![u32::MAX; switches];
+    let mut frontier: Vec<u32> = Vec::new();
+    let mut next: Vec<u32> = Vec::new();
+    let mut candidates: Vec<u32> = Vec::new();
+    for (t, &tor) in g.tors.iter().enumerate() {
+        watch.at(Phase::Routing, t as u64, num_tors as u64)?;
+        let tor = tor - g.hosts;
+        dist.fill(u32::MAX);
+        dist[tor as usize] = 0;
+        frontier.clear();
+        frontier.push(tor);
+        // Breadth-first search outwards from the ToR, over switches only: hosts never forward.
+        while !frontier.is_empty() {
+            next.clear();
+            for &s in &frontier {
+                for &(_, other) in links_of(s as usize) {
+                    if dist[other as usize] == u32::MAX {
+                        dist[other as usize] = dist[s as usize] + 1;
+                        next.push(other);
+                    }
+                }
+            }
+            std::mem::swap(&mut frontier, &mut next);
+        }
+        for (u, &other) in g.tors.iter().enumerate() {
+            if dist[(other - g.hosts) as usize] == u32::MAX {
+                let src = g.tor_index.iter().position(|&x| x as usize == u).unwrap_or(0);
+                let dst = g.tor_index.iter().position(|&x| x as usize == t).unwrap_or(0);
+                return Err(BuildError::Invalid(format!(
+                        "the topology is disconnected: host {src} cannot reach host {dst}; link every switch into one fabric"
+                    )));
+            }
+        }
+        for s in 0..g.routed as usize {
+            let here = dist[s];
+            if s == tor as usize || here == u32::MAX {
+                continue; // the ToR delivers directly; a switch no host can reach carries nothing
+            }
+            candidates.clear();
+            candidates.extend(links_of(s).iter().filter(|&&(_, o)| dist[o as usize] + 1 == here).map(|&(p, _)| p));
+            let last = last_set[s];
+            let same_as_last = last != u32::MAX && {
+                let (start, len) = route_sets[last as usize];
+                route_ports[start as usize..(start + len) as usize] == candidates[..]
+            };
+            let id = if same_as_last {
+                last
+            } else if let Some(&id) = interned.get(&candidates) {
+                id
+            } else {
+                let id = route_sets.len() as u32;
+                route_sets.push((route_ports.len() as u32, candidates.len() as u32));
+                route_ports.extend_from_slice(&candidates);
+                interned.insert(candidates.clone(), id);
+                id
+            };
+            last_set[s] = id;
+            route_index[s * num_tors + t] = id;
+        }
+    }
+    Ok(Routes { route_index, route_sets, route_ports })
 }
 
 impl Topology {
@@ -370,6 +414,129 @@ impl Topology {
         let id = self.route_index[s * self.num_tors as usize + self.tor_index[d] as usize];
         let (start, len) = self.route_sets[id as usize];
         &self.route_ports[start as usize..(start + len) as usize]
+    }
+
+    /// The number of switch `node`'s equal-cost set towards host `dst` (which [`next_hops`]
+    /// gives): an index below [`Topology::route_set_count`], unless `node` is `dst`'s ToR, whose
+    /// one way down has none (`u32::MAX`).
+    ///
+    /// [`next_hops`]: Topology::next_hops
+    #[inline]
+    pub fn route_set(&self, node: u32, dst: u32) -> u32 {
+        let d = dst as usize;
+        if node == self.tor_node[d] {
+            return u32::MAX;
+        }
+        let s = (node - self.num_hosts) as usize;
+        self.route_index[s * self.num_tors as usize + self.tor_index[d] as usize]
+    }
+
+    /// How many equal-cost sets the routing tables hold.
+    pub fn route_set_count(&self) -> usize {
+        self.route_sets.len()
+    }
+
+    /// Computes the routes again over the links whose ports `up` marks (both ends of a link
+    /// together), as the routing protocol does once a link's failure or return is detected. A
+    /// switch the links left cut off from the hosts gets empty sets: it must hold no packet (the
+    /// caller drops what is there). Fails, naming two hosts, if the links left do not join every
+    /// host.
+    pub fn reroute(&mut self, up: &[bool]) -> Result<(), String> {
+        let graph = RouteGraph {
+            ports: &self.ports,
+            node_ports: &self.node_ports,
+            hosts: self.num_hosts,
+            switches: self.num_switches,
+            routed: self.fabric_switches,
+            tors: &self.tors,
+            tor_index: &self.tor_index,
+        };
+        let mut routes = compute_routes(&graph, Some(up), &mut Watch::unwatched()).map_err(BuildError::unwatched)?;
+        let empty = routes.route_sets.len() as u32;
+        routes.route_sets.push((0, 0));
+        for id in routes.route_index.iter_mut().filter(|id| **id == u32::MAX) {
+            *id = empty;
+        }
+        self.route_index = routes.route_index;
+        self.route_sets = routes.route_sets;
+        self.route_ports = routes.route_ports;
+        Ok(())
+    }
+
+    /// Each switch's tier (by switch number), counted from the hosts: a switch with a host is a
+    /// leaf, a switch one link from the nearest leaf a spine, and one further away (or no host's
+    /// at all) core.
+    pub fn switch_tiers(&self) -> Vec<Tier> {
+        let n = self.num_switches as usize;
+        let mut dist = vec![u32::MAX; n];
+        let mut frontier: Vec<u32> = Vec::new();
+        for s in 0..self.num_switches {
+            let node = self.num_hosts + s;
+            if self.node_ports[node as usize].iter().any(|&p| self.is_host(self.peer_node(p))) {
+                dist[s as usize] = 0;
+                frontier.push(s);
+            }
+        }
+        while !frontier.is_empty() {
+            let mut next = Vec::new();
+            for &s in &frontier {
+                for &p in &self.node_ports[(self.num_hosts + s) as usize] {
+                    let other = self.peer_node(p);
+                    if !self.is_host(other) && dist[(other - self.num_hosts) as usize] == u32::MAX {
+                        dist[(other - self.num_hosts) as usize] = dist[s as usize] + 1;
+                        next.push(other - self.num_hosts);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        dist.iter()
+            .map(|&d| match d {
+                0 => Tier::Leaf,
+                1 => Tier::Spine,
+                _ => Tier::Core,
+            })
+            .collect()
+    }
+
+    /// The node at the other end of port `p`'s link.
+    pub fn peer_node(&self, p: u32) -> u32 {
+        self.ports[self.ports[p as usize].peer as usize].node
+    }
+
+    /// The ports of node `a` whose links lead to node `b`, in the order they were connected.
+    pub fn links_between(&self, a: u32, b: u32) -> Vec<u32> {
+        self.node_ports[a as usize].iter().copied().filter(|&p| self.peer_node(p) == b).collect()
+    }
+
+    /// Per node, whether it reaches host 0 over the links whose ports `down` does not mark.
+    pub fn joined_to_host_0(&self, down: &[bool]) -> Vec<bool> {
+        let mut root: Vec<u32> = (0..self.num_nodes()).collect();
+        fn find(root: &mut [u32], mut x: u32) -> u32 {
+            while root[x as usize] != x {
+                root[x as usize] = root[root[x as usize] as usize];
+                x = root[x as usize];
+            }
+            x
+        }
+        for (p, info) in self.ports.iter().enumerate() {
+            if !down[p] {
+                let (a, b) = (find(&mut root, info.node), find(&mut root, self.peer_node(p as u32)));
+                root[a as usize] = b;
+            }
+        }
+        let first = find(&mut root, 0);
+        (0..self.num_nodes()).map(|n| find(&mut root, n) == first).collect()
+    }
+
+    /// Whether every fabric host still reaches every other over the links whose ports `down`
+    /// does not mark; if not, a host that host 0 cannot reach.
+    pub fn hosts_connected(&self, down: &[bool]) -> Result<(), u32> {
+        let joined = self.joined_to_host_0(down);
+        match (1..self.fabric_hosts).find(|&h| !joined[h as usize]) {
+            Some(h) => Err(h),
+            None => Ok(()),
+        }
     }
 
     /// The ports a packet of a flow with this ECMP key crosses from `src` to `dst` (first: the

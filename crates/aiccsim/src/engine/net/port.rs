@@ -200,11 +200,12 @@ impl Simulation {
         port.tx_bytes += size;
         self.counters.packet_hops += 1;
         let arrival = done + port.delay;
-        self.events.push(arrival, Event::Arrive(p, id.0));
         let more = port.has_sendable();
         let host = port.is_host.then_some(port.node);
-        if self.params.tracing {
-            self.trace_packet(TraceEvent::Send, p, id);
+        if self.params.tx_hooks {
+            self.tx_hooks(p, id, arrival);
+        } else {
+            self.events.push(arrival, Event::Arrive(p, id.0));
         }
         if more {
             self.wake_port(p, done);
@@ -212,6 +213,19 @@ impl Simulation {
             if let Some(t) = self.host_next_send_time(h, done) {
                 self.wake_port(p, t);
             }
+        }
+    }
+
+    /// What [`Simulation::start_tx`] does for packet `id` with a trace or link events (out of
+    /// line: a run without either tests one flag, which it tested for the trace before): its
+    /// arrival at `arrival`, or its loss if the link is dark, and its trace row.
+    #[cold]
+    #[inline(never)]
+    fn tx_hooks(&mut self, p: u32, id: PacketId, arrival: SimTime) {
+        let dark = self.links.as_deref().is_some_and(|l| l.is_failed(p));
+        self.events.push(arrival, if dark { Event::Lost(p, id.0) } else { Event::Arrive(p, id.0) });
+        if self.params.tracing {
+            self.trace_packet(TraceEvent::Send, p, id);
         }
     }
 

@@ -1,47 +1,118 @@
-//! Choosing a switch's egress port among the equal-cost next hops to a host: ECMP (a hash of
-//! the flow's key, the same path for every packet of a flow), per-packet spray (a seeded random
-//! pick per packet), or adaptive (the least-loaded port, ties broken from the ECMP pick). The
-//! next-hop sets themselves are the topology's (`topology/routing.rs`).
+//! Choosing a switch's egress port among the equal-cost next hops to a host, each switch as its
+//! tier says (`switch.routing`): ECMP (a hash of the flow's key, the same path for every packet
+//! of a flow), per-packet spray (a seeded random pick per packet), round-robin spray (each
+//! equal-cost set's packets take its hops in turn), adaptive (the least-loaded port, ties broken
+//! from the ECMP pick), or flowlets (a flow keeps its hop until a gap in its packets, then may
+//! move). The next-hop sets themselves are the topology's (`topology/routing.rs`).
 
-use crate::config::Routing;
+use crate::config::{FlowletPick, Routing};
 use crate::engine::net::port::Port;
 use crate::engine::Simulation;
+use crate::rng::mix64;
+use crate::time::SimTime;
 use crate::topology::routing;
 use rand::RngExt;
 
+/// One entry of a switch's flowlet table: the next hop of the flowlet that last used it, and
+/// when its last packet arrived.
+#[derive(Clone, Copy, Debug)]
+struct FlowletSlot {
+    last: SimTime,
+    port: u32,
+}
+
+const EMPTY: FlowletSlot = FlowletSlot { last: SimTime::ZERO, port: u32::MAX };
+
+/// A switch's flowlet table, sized when the run is laid out, as a switch's is in its ASIC: a
+/// flow (and direction) is hashed to one entry. There are no tags: flows that hash to the same
+/// entry share it, as they do in hardware, so they follow one next hop and either one's packets
+/// keep the flowlet alive; where the entry's hop is not among a packet's next hops (a flow to
+/// another destination), the packet starts a flowlet and the entry follows it.
+#[derive(Default)]
+pub struct FlowletTable {
+    slots: Vec<FlowletSlot>,
+}
+
+impl FlowletTable {
+    /// A table of `slots` entries (a power of two).
+    pub fn new(slots: u32) -> Self {
+        debug_assert!(slots.is_power_of_two());
+        FlowletTable { slots: vec![EMPTY; slots as usize] }
+    }
+
+    #[inline]
+    fn slot(&mut self, key: u64, dst: u32) -> &mut FlowletSlot {
+        let h = mix64(key ^ u64::from(dst).wrapping_mul(0x9E37_79B9_7F4A_7C15)) as usize;
+        let mask = self.slots.len() - 1;
+        &mut self.slots[h & mask]
+    }
+}
+
+/// The next hop with the fewest bytes ahead of a new packet, trying them from `first` on (so that
+/// ties go to the first in that order).
+///
+/// A packet's bytes leave `queued` when its serialisation starts, so a port busy sending its last
+/// packet would look as free as an idle one; flows arriving together would then all follow their
+/// hashes. The bytes still to serialise count too: the load is what a new packet would wait
+/// behind.
+#[inline]
+fn least_loaded(ports: &[Port], now: SimTime, hops: &[u32], first: usize) -> u32 {
+    // An idle port's rest is 0 without the multiply and divide of `bytes_in`.
+    let load = |p: &Port| p.queued + if p.busy_until > now { p.bandwidth.bytes_in(p.busy_until - now) } else { 0 };
+    let mut best = hops[first];
+    let mut best_q = load(&ports[best as usize]);
+    for i in 1..hops.len() {
+        let p = hops[(first + i) % hops.len()];
+        let q = load(&ports[p as usize]);
+        if q < best_q {
+            best = p;
+            best_q = q;
+        }
+    }
+    best
+}
+
 impl Simulation {
     /// The egress port at switch `node` for a packet to host `dst` with ECMP hash input `key`.
+    /// (A switch always has a way: one that link failures cut off from the hosts has its
+    /// packets dropped when they are detected, `failures.rs`, and gets no more.)
     #[inline]
     pub(super) fn route(&mut self, node: u32, sw: usize, dst: u32, key: u64) -> u32 {
         let hops = self.topo.next_hops(node, dst);
         if hops.len() == 1 {
             return hops[0];
         }
-        match self.params.routing {
+        match self.switches[sw].routing {
             Routing::Ecmp => hops[routing::ecmp_pick(key, node, hops.len())],
             Routing::Spray => hops[self.spray_rng[sw].random_range(0..hops.len())],
-            Routing::Adaptive => {
-                // A packet's bytes leave `queued` when its serialisation starts, so a port busy
-                // sending its last packet would look as free as an idle one; flows arriving
-                // together would then all follow their hashes. The bytes still to serialise
-                // count too: the load is what a new packet would wait behind.
-                let now = self.now;
-                // An idle port's rest is 0 without the multiply and divide of `bytes_in`.
-                let load =
-                    |p: &Port| p.queued + if p.busy_until > now { p.bandwidth.bytes_in(p.busy_until - now) } else { 0 };
-                let first = routing::ecmp_pick(key, node, hops.len());
-                let mut best = hops[first];
-                let mut best_q = load(&self.ports[best as usize]);
-                for i in 1..hops.len() {
-                    let p = hops[(first + i) % hops.len()];
-                    let q = load(&self.ports[p as usize]);
-                    if q < best_q {
-                        best = p;
-                        best_q = q;
-                    }
-                }
-                best
+            Routing::RoundRobin => {
+                let turn = &mut self.round_robin[self.topo.route_set(node, dst) as usize];
+                // (Kept below the set's size, which a reroute may have changed.)
+                let i = *turn as usize % hops.len();
+                *turn = ((i + 1) % hops.len()) as u32;
+                hops[i]
             }
+            Routing::Adaptive => least_loaded(&self.ports, self.now, hops, routing::ecmp_pick(key, node, hops.len())),
+            Routing::Flowlet => self.flowlet_route(node, sw, dst, key),
         }
+    }
+
+    /// Flowlet switching: the flow's entry keeps its hop while the flow's packets come closer
+    /// together than the gap; otherwise a new flowlet picks its hop.
+    #[inline]
+    fn flowlet_route(&mut self, node: u32, sw: usize, dst: u32, key: u64) -> u32 {
+        let now = self.now;
+        let hops = self.topo.next_hops(node, dst);
+        let slot = self.flowlets[sw].slot(key, dst);
+        if slot.port != u32::MAX && now - slot.last < self.params.flowlet_gap && hops.contains(&slot.port) {
+            slot.last = now;
+            return slot.port;
+        }
+        let port = match self.params.flowlet_pick {
+            FlowletPick::Random => hops[self.spray_rng[sw].random_range(0..hops.len())],
+            FlowletPick::Adaptive => least_loaded(&self.ports, now, hops, routing::ecmp_pick(key, node, hops.len())),
+        };
+        *slot = FlowletSlot { last: now, port };
+        port
     }
 }

@@ -11,7 +11,7 @@
 use super::buffer::Pools;
 use super::port::Port;
 use crate::cc::Telemetry;
-use crate::config::SwitchConfig;
+use crate::config::{Routing, SwitchConfig};
 use crate::engine::net::pool::PacketId;
 use crate::engine::Simulation;
 use crate::metrics::trace::TraceEvent;
@@ -30,16 +30,19 @@ pub struct SwitchState {
     /// This switch sends PFC frames and marks ECN (`[switch]`); an NVSwitch does neither.
     pub pfc: bool,
     pub ecn: bool,
+    /// How it picks among equal-cost next hops (its tier's `switch.routing`).
+    pub routing: Routing,
 }
 
 impl SwitchState {
-    /// A fabric switch, as `[switch]` describes it, with its `ports` (their headrooms set).
-    pub fn new(topo: &Topology, node: u32, sw: &SwitchConfig, ports: &[Port]) -> Self {
+    /// A fabric switch, as `[switch]` describes it, with its `ports` (their headrooms set),
+    /// routing as `routing` says.
+    pub fn new(topo: &Topology, node: u32, sw: &SwitchConfig, ports: &[Port], routing: Routing) -> Self {
         let own = &topo.node_ports[node as usize];
         let reserve = if sw.pfc.enabled { sw.pfc.reserve.0 } else { 0 };
         let headroom = own.iter().map(|&p| ports[p as usize].headroom).sum();
         let pools = Pools::new(sw.buffer.0, reserve.saturating_mul(own.len() as u64), headroom);
-        SwitchState { pools, max_used: 0, max_headroom: 0, reserve, pfc: sw.pfc.enabled, ecn: sw.ecn.enabled }
+        SwitchState { pools, max_used: 0, max_headroom: 0, reserve, pfc: sw.pfc.enabled, ecn: sw.ecn.enabled, routing }
     }
 
     /// A server's NVSwitch: NVLink's credit-based flow control never loses a packet, which we
@@ -47,7 +50,7 @@ impl SwitchState {
     /// what queues here is what credits would have held in the GPUs); no PFC, no ECN.
     pub fn nvswitch() -> Self {
         let pools = Pools::new(u64::MAX, 0, 0);
-        SwitchState { pools, max_used: 0, max_headroom: 0, reserve: 0, pfc: false, ecn: false }
+        SwitchState { pools, max_used: 0, max_headroom: 0, reserve: 0, pfc: false, ecn: false, routing: Routing::Ecmp }
     }
 }
 
@@ -69,16 +72,7 @@ impl Simulation {
 
         let (pfc, ecn) = (self.switches[sw].pfc, self.switches[sw].ecn);
         if !self.admit(sw, in_port, out, prio, size) {
-            if self.tracer.is_some() {
-                self.trace_packet(TraceEvent::Drop, out, id);
-            }
-            self.ports[out as usize].stats.drops += 1;
-            self.counters.packets_dropped += 1;
-            if kind == PacketKind::Data {
-                self.counters.data_bytes_dropped += size;
-            }
-            let dropped = self.packets.take(id);
-            self.int_pool.release(dropped.int);
+            self.drop_packet(out, id);
             return;
         }
         if ecn && !self.params.ecn_at_dequeue && kind == PacketKind::Data {
@@ -101,6 +95,24 @@ impl Simulation {
             port.enqueue(id, &self.packets[id]);
             self.kick(out);
         }
+    }
+
+    /// Packet `id` is lost at port `p` (a full buffer, a failed link): counted there and in the
+    /// run's totals, and taken out of the network.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn drop_packet(&mut self, p: u32, id: PacketId) {
+        if self.tracer.is_some() {
+            self.trace_packet(TraceEvent::Drop, p, id);
+        }
+        let (kind, size) = (self.packets[id].kind, self.packets[id].size as u64);
+        self.ports[p as usize].stats.drops += 1;
+        self.counters.packets_dropped += 1;
+        if kind == PacketKind::Data {
+            self.counters.data_bytes_dropped += size;
+        }
+        let dropped = self.packets.take(id);
+        self.int_pool.release(dropped.int);
     }
 
     /// Charges a packet of `size` bytes from `in_port` at `prio`, bound for egress `out`, to the

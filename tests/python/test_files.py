@@ -9,7 +9,17 @@ import aiccsim
 
 from conftest import python_m_aiccsim
 
-FILES = ["flows.csv", "ports.csv", "queues.csv", "rates.csv", "pauses.csv", "trace.csv", "run.json", "summary.json"]
+FILES = [
+    "flows.csv",
+    "ports.csv",
+    "queues.csv",
+    "rates.csv",
+    "pauses.csv",
+    "links.csv",
+    "trace.csv",
+    "run.json",
+    "summary.json",
+]
 
 
 def assert_same_files(a: Path, b: Path) -> None:

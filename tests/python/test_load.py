@@ -146,6 +146,7 @@ def test_tables_the_scenario_did_not_record_are_none_even_if_a_file_is_left(tmp_
     (tmp_path / "queues.csv").write_text(queues)
     loaded = aiccsim.load(tmp_path)
     assert loaded.queues is None and loaded.rates is None and loaded.trace is None and loaded.pauses is None
+    assert loaded.links is None
 
 
 def test_pauses_are_optional_and_read_with_their_schema(tmp_path: Path) -> None:
@@ -160,6 +161,21 @@ def test_pauses_are_optional_and_read_with_their_schema(tmp_path: Path) -> None:
     assert pauses is not None
     assert [(c, str(t)) for c, t in pauses.dtypes.items()] == SCHEMA["pauses"]
     assert pauses["time_ns"].tolist() == [1000.0, 2500.5] and pauses["event"].tolist() == ["pause", "resume"]
+
+
+def test_links_are_optional_and_read_with_their_schema(tmp_path: Path) -> None:
+    run = aiccsim.run(SMALL)
+    run.write(tmp_path)
+    assert run.links is not None and len(run.links) > 0, "the switch's links to the hosts are sampled"
+    assert aiccsim.load(tmp_path).links.equals(run.links)
+    # A folder from an aiccsim that did not write links.csv yet.
+    (tmp_path / "links.csv").unlink()
+    assert aiccsim.load(tmp_path).links is None
+    (tmp_path / "links.csv").write_text("time_ns,node,port,peer,bytes,utilisation\n10000.000,s0,4,s2,124712,0.997696\n")
+    links = aiccsim.load(tmp_path).links
+    assert links is not None
+    assert [(c, str(t)) for c, t in links.dtypes.items()] == SCHEMA["links"]
+    assert links["bytes"].tolist() == [124712] and links["utilisation"].tolist() == [0.997696]
 
 
 def test_not_a_results_folder(tmp_path: Path) -> None:

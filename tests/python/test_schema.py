@@ -58,6 +58,14 @@ SCHEMA = {
         ("priority", "int64"),
         ("event", "str"),
     ],
+    "links": [
+        ("time_ns", "float64"),
+        ("node", "str"),
+        ("port", "int64"),
+        ("peer", "str"),
+        ("bytes", "int64"),
+        ("utilisation", "float64"),
+    ],
     "trace": [
         ("time_ns", "float64"),
         ("event", "str"),

@@ -423,6 +423,11 @@ pub fn estimate(s: &Scenario) -> Estimate {
         * (slot + size_of::<crate::engine::net::pool::PacketId>() as u128);
     let on_wires = ports * (fabric.max_bdp_bytes as u128 / packet + 1) * (slot + EVENT_BYTES);
     let routes = fabric.switches as u128 * fabric.tors as u128 * 8;
+    // Flowlet tables (16 bytes an entry), as if every switch routed by flowlet.
+    let flowlets = match (s.switch.routing.uses(crate::config::Routing::Flowlet), s.switch.flowlet) {
+        (true, Some(f)) => fabric.switches as u128 * u128::from(f.slots) * 16,
+        _ => 0,
+    };
 
     let (queue_rows, rate_rows) = match s.output.sample_interval {
         Some(iv) if iv.0 > 0 => {
@@ -460,7 +465,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
             what: format!("{} compute steps", work.computes),
             bytes: work.computes.saturating_mul(per_compute),
         },
-        Part { key: "topology", what: format!("{ports} ports"), bytes: ports * per_port + routes },
+        Part { key: "topology", what: format!("{ports} ports"), bytes: ports * per_port + routes + flowlets },
         Part { key: "switch.buffer", what: "packets in buffers and on links".into(), bytes: buffered + on_wires },
         Part {
             key: "output.sample_interval",

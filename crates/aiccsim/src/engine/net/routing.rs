@@ -116,3 +116,5 @@ impl Simulation {
         port
     }
 }
+
+const _: () = assert!(std::mem::size_of::<FlowletSlot>() == 16, "docs and the estimate count 16 bytes an entry");

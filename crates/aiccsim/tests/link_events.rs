@@ -250,6 +250,14 @@ fn bad_link_events_are_refused_with_the_key_and_the_fix() {
             "events[1].action",
             "already failed",
         ),
+        (
+            // s0-s2 is back at 2 us, but routing leaves it out until 102 us: s0-s3 cannot fail.
+            one("1us", "[\"s0\", \"s2\"]", fail)
+                + &one("2us", "[\"s0\", \"s2\"]", "action = \"restore\"\ndetection = \"100us\"")
+                + &one("10us", "[\"s0\", \"s3\"]", fail),
+            "events[2].link",
+            "or restored but not yet detected",
+        ),
     ];
     for (events, key, message) in cases {
         let e = error(&events);

@@ -97,6 +97,10 @@ pub fn event_ports(
 /// while up and is restored only while failed, no failure leaves a host unable to reach another.
 pub fn check(s: &Scenario, topo: &Topology) -> crate::cc::Check {
     let mut down = vec![false; topo.ports.len()];
+    // Restored links that routing still leaves out until their restore is detected: (until,
+    // ports). A failure meanwhile must leave the hosts joined without them too.
+    let mut lingering: Vec<(SimTime, Vec<u32>)> = Vec::new();
+    let default_detection = s.switch.failure_detection.unwrap_or(crate::config::DEFAULT_FAILURE_DETECTION);
     let mut order: Vec<usize> = (0..s.events.len()).collect();
     order.sort_by_key(|&i| s.events[i].at);
     for i in order {
@@ -126,11 +130,16 @@ pub fn check(s: &Scenario, topo: &Topology) -> crate::cc::Check {
                 for &p in &ports {
                     down[p as usize] = true;
                 }
-                if let Err(h) = topo.hosts_connected(&down) {
+                lingering.retain(|(until, _)| *until > e.at);
+                let mut out = down.clone();
+                for &p in lingering.iter().flat_map(|(_, ports)| ports) {
+                    out[p as usize] = true;
+                }
+                if let Err(h) = topo.hosts_connected(&out) {
                     return crate::config::fail(
                         key("link"),
                         format!(
-                            "failing {} at {} (with the links failed before it) leaves host {h} unable to reach host 0; fail fewer links at once, or restore one first",
+                            "failing {} at {} (with the links failed before it, or restored but not yet detected) leaves host {h} unable to reach host 0; fail fewer links at once, or restore one first",
                             e.describe(),
                             e.at
                         ),
@@ -151,6 +160,7 @@ pub fn check(s: &Scenario, topo: &Topology) -> crate::cc::Check {
                 for &p in &ports {
                     down[p as usize] = false;
                 }
+                lingering.push((e.at + e.detection.unwrap_or(default_detection), ports));
             }
         }
     }

@@ -72,7 +72,16 @@ impl Simulation {
 
         let (pfc, ecn) = (self.switches[sw].pfc, self.switches[sw].ecn);
         if !self.admit(sw, in_port, out, prio, size) {
-            self.drop_packet(out, id);
+            if self.tracer.is_some() {
+                self.trace_packet(TraceEvent::Drop, out, id);
+            }
+            self.ports[out as usize].stats.drops += 1;
+            self.counters.packets_dropped += 1;
+            if kind == PacketKind::Data {
+                self.counters.data_bytes_dropped += size;
+            }
+            let dropped = self.packets.take(id);
+            self.int_pool.release(dropped.int);
             return;
         }
         if ecn && !self.params.ecn_at_dequeue && kind == PacketKind::Data {

@@ -56,11 +56,18 @@ impl Simulation {
     /// buffer: resume the upstream once its headroom is empty and its shared bytes are down to
     /// XOFF - xon_delta.
     #[inline]
-    pub(super) fn resume_if_below_xon(&mut self, ing: u32, prio: u8, sw: usize) {
+    ///
+    /// `sending` is the port whose packet is being dequeued, if that is `ing` (a route that
+    /// turns back, which only a link failure makes): the frame then waits behind that packet,
+    /// which the caller is about to start, instead of starting first on the same idle port.
+    pub(super) fn resume_if_below_xon(&mut self, ing: u32, prio: u8, sw: usize, sending: bool) {
         let left = self.ports[ing as usize].prio[prio as usize].ingress;
         if left.below_xon(self.switches[sw].reserve, self.xoff(sw), self.params.xon_delta) {
             self.ports[ing as usize].pausing_peer &= !(1 << prio);
-            self.send_pfc(ing, prio, false);
+            self.queue_pfc(ing, prio, false);
+            if !sending {
+                self.kick(ing);
+            }
         }
     }
 
@@ -86,8 +93,14 @@ impl Simulation {
         }
     }
 
-    /// Queues a PFC frame on port `p` towards its peer.
+    /// Queues a PFC frame on port `p` towards its peer and starts it if the port is idle.
     pub(crate) fn send_pfc(&mut self, p: u32, class: u8, pause: bool) {
+        self.queue_pfc(p, class, pause);
+        self.kick(p);
+    }
+
+    /// Queues a PFC frame on port `p` towards its peer, ahead of every data packet.
+    fn queue_pfc(&mut self, p: u32, class: u8, pause: bool) {
         let mut pkt = Packet::new(PacketKind::Pfc, CONTROL_PRIORITY, self.params.pause_size);
         pkt.pfc_class = class;
         pkt.pfc_pause = pause;
@@ -105,6 +118,5 @@ impl Simulation {
             port.stats.resume_sent += 1;
             self.counters.resume_frames += 1;
         }
-        self.kick(p);
     }
 }

@@ -176,7 +176,7 @@ impl Simulation {
             let ing = ingress as usize;
             self.ports[ing].prio[prio as usize].ingress.release(size, s.reserve, &mut s.pools);
             if pfc && self.ports[ing].pausing_peer & (1 << prio) != 0 {
-                self.resume_if_below_xon(ing as u32, prio, sw);
+                self.resume_if_below_xon(ing as u32, prio, sw, ing as u32 == p);
             }
         }
         if ecn && self.params.ecn_at_dequeue && kind == PacketKind::Data {

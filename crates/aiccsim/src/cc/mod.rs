@@ -15,6 +15,7 @@
 
 #[macro_use]
 mod registry;
+pub mod program;
 
 use crate::tags::CollectiveKind;
 use crate::time::{Bandwidth, SimTime};
@@ -22,6 +23,7 @@ pub use crate::wire::telemetry::{IntHop, Telemetry};
 
 pub use dcqcn::DcqcnReceiver;
 pub use pc4::Pc4Receiver;
+pub use program::{FlowContext, MessageDone, NicEvent, NicProgram, ProbeReply, Programmed};
 use serde::Serialize;
 
 /// Timers an algorithm may own, addressed by a small slot number.
@@ -103,7 +105,8 @@ pub struct AckInfo<'a> {
     pub feedback: [u32; 2],
 }
 
-/// Rare signals, one hook (as Linux's `cwnd_event`).
+/// Rare signals, one hook (as Linux's `cwnd_event`). An algorithm ignores those it has no use
+/// for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CcEvent {
     /// A congestion notification packet arrived.
@@ -112,6 +115,11 @@ pub enum CcEvent {
     Nack { seq: u64 },
     /// No ACK progress for the retransmission timeout.
     Timeout,
+    /// An RTT probe the NIC sent for this flow came back.
+    RttProbe(ProbeReply),
+    /// The last byte of one of the connection's messages was acknowledged (for message-level
+    /// algorithms: on a collective's persistent connections, a message is one chunk).
+    MessageDone(MessageDone),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

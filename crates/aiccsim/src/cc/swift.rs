@@ -207,7 +207,7 @@ impl CongestionControl for Swift {
                     self.set_cwnd(self.cwnd * (1.0 - self.cfg.max_mdf), now);
                 }
             }
-            CcEvent::Cnp => {}
+            CcEvent::Cnp | CcEvent::RttProbe(_) | CcEvent::MessageDone(_) => {}
         }
     }
 

@@ -106,6 +106,9 @@ impl Simulation {
         }
         if flow.snd_una == flow.snd_nxt {
             flow.last_progress = now; // nothing was outstanding: the timeout clock starts now
+            if flow.high_sent == 0 {
+                flow.first_sent = now;
+            }
         }
         let before = flow.in_flight();
         if resend {

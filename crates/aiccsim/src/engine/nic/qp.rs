@@ -5,7 +5,7 @@
 //! The sender keeps `snd_una` (first unacknowledged byte) and `snd_nxt` (next byte to send);
 //! the receiver `rcv_nxt`, the next in-order byte it expects.
 
-use crate::cc::{AckInfo, CcContext, CcEvent, CongestionControl};
+use crate::cc::{AckInfo, CcContext, CcEvent, CongestionControl, MessageDone};
 use crate::config::Recovery;
 use crate::engine::Simulation;
 use crate::tags::CollectiveTag;
@@ -37,6 +37,8 @@ pub struct Flow {
 
     // Sender.
     pub started: bool,
+    /// When its first byte left the NIC (message-level algorithms time messages from here).
+    pub first_sent: SimTime,
     pub snd_una: u64,
     pub snd_nxt: u64,
     /// The pacer lets the next packet out no earlier than this.
@@ -98,6 +100,7 @@ impl Flow {
             shared: false,
             seq_base: 0,
             started: false,
+            first_sent: SimTime::ZERO,
             snd_una: 0,
             snd_nxt: 0,
             next_send: SimTime::ZERO,
@@ -285,6 +288,11 @@ impl Simulation {
         self.int_pool.release(pkt.int);
         self.apply_cc(f, &cx);
         if done {
+            let flow = &self.flows[f as usize];
+            let message = MessageDone { bytes: flow.size, first_sent: flow.first_sent };
+            let mut cx = CcContext::new(now);
+            self.ccs[flow.conn as usize].on_event(CcEvent::MessageDone(message), &mut cx);
+            self.apply_cc(f, &cx);
             self.flows[f as usize].sender_done = Some(now);
             self.flows_done += 1;
             self.sack.release(f);

@@ -320,8 +320,8 @@ def simulation(*, seed: int | None = None, stop_time: str | None = None, stall_t
 
 def switch(*, buffer: str | None = None, routing: str | dict[str, str] | None = None) -> Scenario:
     """``[switch]``: the shared buffer and the routing (``"ecmp"``, ``"spray"``,
-    ``"round_robin"``, ``"adaptive"``, ``"flowlet"``) of every switch, or a dict of them per tier
-    (``{"leaf": "spray", "spine": "ecmp"}``). ``pfc(...)`` and ``ecn(...)`` set its two
+    ``"round_robin"``, ``"adaptive"``, ``"adaptive_spray"``, ``"flowlet"``) of every switch, or a
+    dict of them per tier (``{"leaf": "spray", "spine": "ecmp"}``). ``pfc(...)`` and ``ecn(...)`` set its two
     sub-tables."""
     return Scenario(switch=_table(buffer=buffer, routing=routing))
 

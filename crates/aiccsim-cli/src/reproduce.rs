@@ -39,6 +39,10 @@ struct Experiment {
     /// The table columns printed after the run (`table.csv` has them all); by default the
     /// columns the checks and the plot use.
     columns: Option<Vec<String>>,
+    /// Links whose utilisation the table gives (`min_link_util_pct`, `mean_link_util_pct`), as
+    /// the node sending and the node at the other end: `[["s0", "s2"], ...]`.
+    #[serde(default)]
+    links: Vec<[String; 2]>,
 }
 
 impl Experiment {
@@ -201,10 +205,17 @@ pub fn run(
             (_, Err(e)) => return Err(e),
             (_, Ok(())) => {}
         }
+        if let Some([from, to]) = spec.links.iter().find(|l| link_index(&results, l).is_none()) {
+            return Err(CliError::input(format!(
+                "{}: links: no link from {from} to {to} in run '{}' (name a switch and the node at the other end of one of its ports, as ports.csv does)",
+                spec_path.display(),
+                r.name
+            )));
+        }
         rows.push((r.name.clone(), results));
     }
 
-    let table = table(&rows, &spec.plot);
+    let table = table(&rows, &spec.plot, &spec.links);
     let table_path = out.join("table.csv");
     let shown = table_path.display().to_string();
     std::fs::write(&table_path, to_csv(&table).map_err(|e| CliError::io(&shown, e))?)
@@ -414,6 +425,43 @@ fn min_segment_jain(r: &Results, len: aiccsim::time::SimTime, settle: aiccsim::t
     worst
 }
 
+/// The row of `ports.csv` (the index among all ports) of the port of `from` facing `to`.
+fn link_index(r: &Results, [from, to]: &[String; 2]) -> Option<usize> {
+    r.ports.iter().position(|p| &p.node == from && &p.peer == to)
+}
+
+/// Each link's utilisation over the whole run, in %: the bytes it sent over what it could carry
+/// from the start to the completion, at its speed at the end (a link slowed by `[[events]]` at
+/// the start counts at its slowed speed).
+fn link_utilisations(r: &Results, links: &[[String; 2]]) -> Vec<f64> {
+    let Some(end) = r.summary.completion_time_ns.filter(|&t| t > SimTime::ZERO) else { return Vec::new() };
+    links
+        .iter()
+        .filter_map(|l| link_index(r, l))
+        .map(|i| {
+            let port = &r.ports[i];
+            let speed =
+                r.speed_changes.iter().rev().find(|c| c.port as usize == i).map_or(port.bandwidth, |c| c.bandwidth);
+            port.stats.tx_bytes as f64 * 8.0 / (speed.as_f64() * end.as_secs_f64()) * 100.0
+        })
+        .collect()
+}
+
+/// The mean bus bandwidth of the run's collectives, bits/s.
+fn mean_busbw(r: &Results) -> Option<f64> {
+    let all: Vec<f64> = r.collectives.iter().filter_map(|c| c.busbw_bps()).collect();
+    (!all.is_empty()).then(|| all.iter().sum::<f64>() / all.len() as f64)
+}
+
+/// What a sender's link carries of payload at full speed, bits/s: the slowest host link's speed
+/// less the share of the data packets' headers (`nic.mtu` over `nic.mtu` + `nic.header`).
+fn payload_line_rate(r: &Results) -> Option<f64> {
+    let host_link = r.ports.iter().filter(|p| p.node.starts_with('h') || p.peer.starts_with('h'));
+    let line = host_link.map(|p| p.bandwidth.as_f64()).min_by(f64::total_cmp)?;
+    let (mtu, header) = (r.scenario.nic.mtu.0 as f64, r.scenario.nic.header.0 as f64);
+    Some(line * mtu / (mtu + header))
+}
+
 fn slug(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect()
 }
@@ -424,7 +472,7 @@ struct Table {
 }
 
 /// The table's columns (the names `[[check]]` and bar plots refer to).
-const HEADER: [&str; 26] = [
+const HEADER: [&str; 30] = [
     "scheme",
     "flows",
     "finished",
@@ -451,6 +499,10 @@ const HEADER: [&str; 26] = [
     "mean_iteration_us",
     "mean_exposed_comm_us",
     "busbw_gbps",
+    "mean_busbw_gbps",
+    "line_rate_pct",
+    "min_link_util_pct",
+    "mean_link_util_pct",
 ];
 
 /// The axis label of a bar plot of a table column: what it measures, in words, and its unit.
@@ -481,12 +533,16 @@ fn metric_label(column: &str) -> String {
         "mean_iteration_us" => ("mean iteration time", "µs"),
         "mean_exposed_comm_us" => ("mean exposed communication", "µs"),
         "busbw_gbps" => ("bus bandwidth", "Gbit/s"),
+        "mean_busbw_gbps" => ("mean bus bandwidth of the collectives", "Gbit/s"),
+        "line_rate_pct" => ("mean bus bandwidth, of the payload line rate", "%"),
+        "min_link_util_pct" => ("lowest utilisation of the listed links", "%"),
+        "mean_link_util_pct" => ("mean utilisation of the listed links", "%"),
         other => return other.to_string(),
     };
     format!("{what} ({unit})")
 }
 
-fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
+fn table(rows: &[(String, Results)], plot: &PlotSpec, links: &[[String; 2]]) -> Table {
     let header = HEADER.to_vec();
     let rows = rows
         .iter()
@@ -509,6 +565,7 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
                 }
                 _ => String::new(),
             };
+            let utilisation = link_utilisations(r, links);
             let jain = r.steady_throughputs().map(|t| format!("{:.4}", jain_index(&t))).unwrap_or_default();
             let min_jain = match plot {
                 PlotSpec::Throughput { segments: Some(len), settle, .. } => {
@@ -548,6 +605,17 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec) -> Table {
                 match r.collectives.as_slice() {
                     [one] => one.busbw_bps().map(|b| format!("{:.2}", b / 1e9)).unwrap_or_default(),
                     _ => String::new(),
+                },
+                mean_busbw(r).map(|b| format!("{:.2}", b / 1e9)).unwrap_or_default(),
+                mean_busbw(r)
+                    .zip(payload_line_rate(r))
+                    .map(|(b, l)| format!("{:.1}", b / l * 100.0))
+                    .unwrap_or_default(),
+                utilisation.iter().copied().min_by(f64::total_cmp).map(|u| format!("{u:.1}")).unwrap_or_default(),
+                if utilisation.is_empty() {
+                    String::new()
+                } else {
+                    format!("{:.1}", utilisation.iter().sum::<f64>() / utilisation.len() as f64)
                 },
             ]
         })

@@ -299,6 +299,8 @@ registry! {
     swift: "swift" => Swift(SwiftConfig, Swift),
     /// PC4 (paper 000): receiver base rate per collective, one-way delay against a target.
     pc4: "pc4" => Pc4(Pc4Config, Pc4),
+    /// MCC (paper 003): a window in message chunks, cut on message delay, held on one path's.
+    mcc: "mcc" => Mcc(MccConfig, Mcc),
     /// AIMD on ECN echoes: the worked example of docs/cc/adding.md.
     aimd: "aimd" => Aimd(AimdConfig, Aimd),
 }

@@ -184,6 +184,9 @@ pub enum Routing {
     /// The next hop with the fewest bytes ahead of a new packet, the one in service included
     /// (ties by flow hash).
     Adaptive,
+    /// As `Adaptive`, with ties drawn at random: packets spread over every path while the
+    /// queues are equal (an idle fabric's), and steer away from the ones that build.
+    AdaptiveSpray,
     /// Flowlet switching: a flow keeps its next hop while its packets follow each other at this
     /// switch closer than `switch.flowlet.gap`; after a longer gap it may move
     /// (`switch.flowlet.pick`).
@@ -197,6 +200,7 @@ impl Routing {
             Routing::Spray => "spray",
             Routing::RoundRobin => "round_robin",
             Routing::Adaptive => "adaptive",
+            Routing::AdaptiveSpray => "adaptive_spray",
             Routing::Flowlet => "flowlet",
         }
     }

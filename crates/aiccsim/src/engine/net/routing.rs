@@ -8,7 +8,7 @@
 use crate::config::{FlowletPick, Routing};
 use crate::engine::net::port::Port;
 use crate::engine::Simulation;
-use crate::rng::mix64;
+use crate::rng::{mix64, SimRng};
 use crate::time::SimTime;
 use crate::topology::routing;
 use rand::RngExt;
@@ -57,8 +57,7 @@ impl FlowletTable {
 /// behind.
 #[inline]
 fn least_loaded(ports: &[Port], now: SimTime, hops: &[u32], first: usize) -> u32 {
-    // An idle port's rest is 0 without the multiply and divide of `bytes_in`.
-    let load = |p: &Port| p.queued + if p.busy_until > now { p.bandwidth.bytes_in(p.busy_until - now) } else { 0 };
+    let load = |p: &Port| load(p, now);
     let mut best = hops[first];
     let mut best_q = load(&ports[best as usize]);
     for i in 1..hops.len() {
@@ -67,6 +66,34 @@ fn least_loaded(ports: &[Port], now: SimTime, hops: &[u32], first: usize) -> u32
         if q < best_q {
             best = p;
             best_q = q;
+        }
+    }
+    best
+}
+
+/// The bytes a new packet at port `p` would wait behind: those queued and the rest of the one
+/// being serialised (an idle port's rest is 0 without the multiply and divide of `bytes_in`).
+#[inline]
+fn load(p: &Port, now: SimTime) -> u64 {
+    p.queued + if p.busy_until > now { p.bandwidth.bytes_in(p.busy_until - now) } else { 0 }
+}
+
+/// The next hop with the fewest bytes ahead of a new packet (counted as [`least_loaded`] counts
+/// them), drawn at random among those that tie: each of k equals is picked with probability 1/k
+/// (reservoir sampling, one pass).
+#[inline]
+fn least_loaded_at_random(ports: &[Port], now: SimTime, hops: &[u32], rng: &mut SimRng) -> u32 {
+    let load = |p: &Port| load(p, now);
+    let (mut best, mut best_q, mut ties) = (hops[0], load(&ports[hops[0] as usize]), 1u32);
+    for &p in &hops[1..] {
+        let q = load(&ports[p as usize]);
+        if q < best_q {
+            (best, best_q, ties) = (p, q, 1);
+        } else if q == best_q {
+            ties += 1;
+            if rng.random_range(0..ties) == 0 {
+                best = p;
+            }
         }
     }
     best
@@ -93,6 +120,7 @@ impl Simulation {
                 hops[i]
             }
             Routing::Adaptive => least_loaded(&self.ports, self.now, hops, routing::ecmp_pick(key, node, hops.len())),
+            Routing::AdaptiveSpray => least_loaded_at_random(&self.ports, self.now, hops, &mut self.spray_rng[sw]),
             Routing::Flowlet => self.flowlet_route(node, sw, dst, key),
         }
     }

@@ -40,7 +40,7 @@ def load(spec: str, path: str, params: dict[str, Any]) -> tuple[type, list[str]]
     and the handlers it defines, checked by making one instance with ``params``."""
     module_name, sep, class_name = spec.partition(":")
     if not sep or not module_name or not class_name:
-        raise SpecError("class", f"`{spec}` is not of the form \"module:Class\" (e.g. \"my_cc:MyCc\")")
+        raise SpecError("class", f'`{spec}` is not of the form "module:Class" (e.g. "my_cc:MyCc")')
     if path not in sys.path:
         # First, so that a module next to the scenario wins over one of the same name elsewhere.
         sys.path.insert(0, path)
@@ -82,7 +82,9 @@ def check_handlers(cls: type, spec: str) -> list[str]:
     known = ", ".join(HANDLERS)
     for name in dir(cls):
         if name.startswith("on_") and name not in HANDLERS:
-            raise SpecError("class", f"`{spec}` has a method `{name}`, which is no event handler: the handlers are {known}")
+            raise SpecError(
+                "class", f"`{spec}` has a method `{name}`, which is no event handler: the handlers are {known}"
+            )
     found = [name for name in HANDLERS if callable(getattr(cls, name, None))]
     if not found:
         raise SpecError("class", f"`{spec}` defines no event handler: define at least one of {known}")

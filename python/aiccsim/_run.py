@@ -76,7 +76,10 @@ def text_source(scenario: str | os.PathLike[str]) -> tuple[str, str]:
 
 
 def _plain(value: Any) -> Any:
-    """Any Mapping or tuple as the dict or list the native side reads."""
+    """Any Mapping or tuple as the dict or list the native side reads; a class (an algorithm's,
+    for ``cc.class``) as the "module:Class" that names it."""
+    if isinstance(value, type):
+        return f"{value.__module__}:{value.__qualname__}"
     if isinstance(value, Mapping):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -104,6 +104,7 @@ def run(
     origin: str,
     seed: int | None = None,
     wall_limit: float | None = None,
+    folder: str | None = None,
 ) -> NativeResult: ...
 def cli_main(args: list[str], relaunch: list[str]) -> int: ...
 

@@ -45,7 +45,9 @@ def run(
     source, origin = _source(scenario)
     if isinstance(wall_limit, datetime.timedelta):
         wall_limit = wall_limit.total_seconds()
-    result = from_native(_native.run(source, origin, seed, wall_limit))
+    # A file's relative paths (an algorithm's module folder) are taken against its folder.
+    folder = None if isinstance(scenario, Mapping) or origin == "<string>" else os.path.dirname(origin) or "."
+    result = from_native(_native.run(source, origin, seed, wall_limit, folder))
     for w in result.summary["warnings"]:
         warnings.warn(f"{origin}: {w['key']}: {w['message']}", ScenarioWarning, stacklevel=2)
     return result

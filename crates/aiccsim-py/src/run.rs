@@ -20,16 +20,18 @@ use std::time::Duration;
 /// flag every 65536 events (milliseconds).
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
 
-/// Runs `source` (TOML text or a dict; `origin` names it in errors), with the scenario's seed
-/// replaced by `seed` if given, stopping after `wall_limit` seconds if given.
+/// Runs `source` (TOML text or a dict; `origin` names it in errors; relative paths in it are
+/// taken against `folder`, else the working directory), with the scenario's seed replaced by
+/// `seed` if given, stopping after `wall_limit` seconds if given.
 #[pyfunction]
-#[pyo3(signature = (source, origin, seed=None, wall_limit=None))]
+#[pyo3(signature = (source, origin, seed=None, wall_limit=None, folder=None))]
 pub fn run(
     py: Python<'_>,
     source: &Bound<'_, PyAny>,
     origin: &str,
     seed: Option<u64>,
     wall_limit: Option<f64>,
+    folder: Option<std::path::PathBuf>,
 ) -> PyResult<NativeResult> {
     let wall_limit = match wall_limit {
         None => None,
@@ -38,7 +40,7 @@ pub fn run(
             return Err(PyValueError::new_err(format!("wall_limit must be a positive number of seconds, not {s}")))
         }
     };
-    let mut scenario = scenario::parse(py, source, origin)?;
+    let mut scenario = scenario::parse(py, source, origin, folder.as_deref())?;
     if let Some(seed) = seed {
         scenario.simulation.seed = seed;
     }

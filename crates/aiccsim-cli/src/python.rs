@@ -89,14 +89,14 @@ pub fn hand_over(file: &std::path::Path, args: &[OsString]) -> u8 {
         eprintln!("error: {why}, and `{shown} -m aiccsim` cannot run it: install this version of the package (`pip install .` in the aiccsim source tree, or `make python`)");
         return 1;
     }
-    let probe = Command::new(&python).args(["-c", "import aiccsim"]).output();
+    // Finding the package, not importing it: an import (pandas, pyarrow) would take as long as
+    // the command's own start, which imports it anyway.
+    let probe = Command::new(&python)
+        .args(["-c", "import importlib.util, sys; sys.exit(importlib.util.find_spec('aiccsim') is None)"])
+        .output();
     let failed = match probe {
         Err(e) => Some(format!("`{shown}` cannot be started: {e}")),
-        Ok(out) if !out.status.success() => {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("the import failed");
-            Some(format!("`{shown}` cannot import aiccsim: {}", last.trim()))
-        }
+        Ok(out) if !out.status.success() => Some(format!("`{shown}` has no aiccsim package")),
         Ok(_) => None,
     };
     if let Some(failed) = failed {

@@ -123,3 +123,25 @@ pub fn hand_over(file: &std::path::Path, args: &[OsString]) -> u8 {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(text: &str) -> bool {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.toml");
+        std::fs::write(&path, text).unwrap();
+        names_python_algorithm(&[dir.path().join("missing.toml"), path.clone()]) == Some(path)
+    }
+
+    #[test]
+    fn a_file_names_the_python_algorithm_in_cc_a_grid_or_a_runs_settings() {
+        assert!(named("[cc]\nalgorithm = \"python\"\nclass = \"m:C\"\n"));
+        assert!(named("base = \"b.toml\"\n[grid]\n\"cc.algorithm\" = [\"dcqcn\", \"python\"]\n"));
+        assert!(named("[[run]]\nname = \"x\"\nset = { cc = { algorithm = \"python\" } }\n"));
+        assert!(!named("[cc]\nalgorithm = \"dcqcn\"\n[workload]\nkind = \"all_reduce\"\nalgorithm = \"ring\"\n"));
+        assert!(!named("[cc]\nalgorithm = \"dctcp\"\nnote = \"python\"\n"));
+        assert!(!named("not toml ["));
+    }
+}

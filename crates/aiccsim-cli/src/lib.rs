@@ -610,6 +610,11 @@ fn print_algorithms() {
             }
             writeln!(out)?;
         }
+        // Not in the registry: built by the Python package, to which this command hands it.
+        writeln!(out, "{}\n  an algorithm written as a Python class with one method per NIC event; runs in the Python package (docs/cc/programmable.md)", python::ALGORITHM)?;
+        writeln!(out, "    class = (required: \"module:Class\")")?;
+        writeln!(out, "    path = (unset: the scenario file's folder)")?;
+        writeln!(out, "    any other key = (a parameter of the class's constructor)")?;
         Ok(())
     };
     let _ = write();

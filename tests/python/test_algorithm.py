@@ -356,3 +356,27 @@ def test_reproduce_runs_an_experiment_with_a_python_algorithm(tmp_path: Path, ai
     tenth = aiccsim.load(tmp_path / "out" / "tenth")
     full = aiccsim.load(tmp_path / "out" / "full")
     assert tenth.flows["fct_ns"].min() > full.flows["fct_ns"].max()
+
+
+FAILS_LATER = """
+class FailsLater:
+    made = 0
+
+    def __init__(self):
+        # The first instance is the check made when the scenario is read; then one per flow.
+        FailsLater.made += 1
+        if FailsLater.made == 3:
+            raise RuntimeError("no third instance")
+
+    def on_start(self, flow):
+        pass
+"""
+
+
+def test_a_constructor_that_fails_for_a_flow_ends_the_run_naming_it(tmp_path: Path) -> None:
+    name = module(tmp_path, FAILS_LATER)
+    with pytest.raises(aiccsim.AlgorithmError) as caught:
+        aiccsim.run(small(f"{name}:FailsLater", "path = " + json.dumps(str(tmp_path))))
+    assert (caught.value.flow, caught.value.time_ns) == (1, 0.0)
+    assert f"{name}:FailsLater(**params) raised RuntimeError: no third instance" in str(caught.value)
+    assert isinstance(caught.value.__cause__, RuntimeError)

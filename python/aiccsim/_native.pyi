@@ -15,6 +15,80 @@ class ScenarioError(ValueError):
     message: str
     """What is wrong and what to write instead."""
 
+class AlgorithmError(RuntimeError):
+    """An algorithm written in Python raised an exception during a run (``__cause__``)."""
+
+    flow: int
+    """The flow whose handler raised (a connection's first flow, for a shared connection)."""
+    time_ns: float
+    """Simulated time of the event it was handling, nanoseconds."""
+
+class Flow:
+    """A flow's context in an algorithm written in Python (docs/cc/programmable.md). Times in
+    seconds, rates in bits per second, sizes in bytes."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def now(self) -> float: ...
+    @property
+    def now_ps(self) -> int: ...
+    @property
+    def line_rate(self) -> float: ...
+    @property
+    def receiver_line_rate(self) -> float: ...
+    @property
+    def base_rtt(self) -> float: ...
+    @property
+    def one_way_baseline(self) -> float: ...
+    @property
+    def hops(self) -> int: ...
+    @property
+    def mtu(self) -> int: ...
+    @property
+    def packet_bytes(self) -> int: ...
+    @property
+    def collective(self) -> tuple[str, int] | None: ...
+    @property
+    def incoming_at_start(self) -> int: ...
+    rate: float
+    window: int | None
+    def set_timer(self, slot: int, at: float) -> None: ...
+    def cancel_timer(self, slot: int) -> None: ...
+
+class Ack:
+    """One ACK's feedback; the same object, rewritten, for every ACK of a flow."""
+
+    @property
+    def ack_seq(self) -> int: ...
+    @property
+    def newly_acked(self) -> int: ...
+    @property
+    def ecn_echo(self) -> bool: ...
+    @property
+    def rtt(self) -> float: ...
+    @property
+    def in_flight(self) -> int: ...
+    @property
+    def snd_nxt(self) -> int: ...
+    @property
+    def pint(self) -> int: ...
+    @property
+    def feedback(self) -> tuple[int, int]: ...
+    @property
+    def int(self) -> list[tuple[float, int, int, float]]: ...
+
+class Probe:
+    sent_at: float
+    remote_arrival: float
+    remote_reply: float
+    rtt: float
+    network_rtt: float
+
+class Message:
+    nbytes: int
+    first_sent: float
+
 # (name, type: "int64" | "float64" | "string", nullable, length, null count,
 #  Arrow buffers: validity or None, [offsets,] values)
 ColumnParts = tuple[str, str, bool, int, int, list[bytes | None]]
@@ -30,6 +104,7 @@ def run(
     origin: str,
     seed: int | None = None,
     wall_limit: float | None = None,
+    folder: str | None = None,
 ) -> NativeResult: ...
 def cli_main(args: list[str], relaunch: list[str]) -> int: ...
 

@@ -45,7 +45,9 @@ def run(
     source, origin = _source(scenario)
     if isinstance(wall_limit, datetime.timedelta):
         wall_limit = wall_limit.total_seconds()
-    result = from_native(_native.run(source, origin, seed, wall_limit))
+    # A file's relative paths (an algorithm's module folder) are taken against its folder.
+    folder = None if isinstance(scenario, Mapping) or origin == "<string>" else os.path.dirname(origin) or "."
+    result = from_native(_native.run(source, origin, seed, wall_limit, folder))
     for w in result.summary["warnings"]:
         warnings.warn(f"{origin}: {w['key']}: {w['message']}", ScenarioWarning, stacklevel=2)
     return result
@@ -76,7 +78,10 @@ def text_source(scenario: str | os.PathLike[str]) -> tuple[str, str]:
 
 
 def _plain(value: Any) -> Any:
-    """Any Mapping or tuple as the dict or list the native side reads."""
+    """Any Mapping or tuple as the dict or list the native side reads; a class (an algorithm's,
+    for ``cc.class``) as the "module:Class" that names it."""
+    if isinstance(value, type):
+        return f"{value.__module__}:{value.__qualname__}"
     if isinstance(value, Mapping):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

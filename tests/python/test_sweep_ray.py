@@ -160,3 +160,43 @@ def test_an_address_where_no_cluster_listens_fails_at_once(sweep_file: Path, tmp
     assert done.returncode == 1
     assert f"cannot reach the Ray cluster at 127.0.0.1:{port}" in done.stderr
     assert "ray start --head" in done.stderr
+
+
+FRACTION = """
+class Fraction:
+    def __init__(self, fraction):
+        self.fraction = fraction
+
+    def on_start(self, flow):
+        flow.rate = flow.line_rate * self.fraction
+"""
+
+
+def test_ray_workers_import_an_algorithm_written_in_python(tmp_path: Path, aiccsim_bin: Path, ray_address: str) -> None:
+    """The points' scenarios name the module's folder absolutely: the workers (other processes,
+    in other folders) import the class from it, and the table is the local backend's."""
+    spec = tmp_path / "spec"
+    spec.mkdir()
+    (spec / "ray_fraction_cc.py").write_text(FRACTION)
+    base = BASE.replace(
+        'algorithm = "dcqcn"', 'algorithm = "python"\nclass = "ray_fraction_cc:Fraction"\nfraction = 0.5'
+    )
+    (spec / "base.toml").write_text(base)
+    (spec / "sweep.toml").write_text('base = "base.toml"\n[grid]\n"cc.fraction" = [0.1, 1.0]\n')
+    done = cli(
+        aiccsim_bin,
+        "sweep",
+        spec / "sweep.toml",
+        "--backend",
+        "ray",
+        "--address",
+        ray_address,
+        "--out",
+        tmp_path / "ray",
+    )
+    assert done.returncode == 0, done.stderr
+    local = cli(aiccsim_bin, "sweep", spec / "sweep.toml", "-j", "2", "--out", tmp_path / "local")
+    assert local.returncode == 0, local.stderr
+    assert (tmp_path / "ray" / "sweep.csv").read_bytes() == (tmp_path / "local" / "sweep.csv").read_bytes()
+    df = pd.read_csv(tmp_path / "ray" / "sweep.csv")
+    assert df["fct_max_ns"].iloc[0] > df["fct_max_ns"].iloc[1]

@@ -160,7 +160,7 @@ enum SweepBackend {
 /// is the command that starts this same program again (`bench` and `sweep` run each scenario in
 /// a child process): the executable for the binary, `python -m aiccsim` from Python.
 pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
             // --help and --version land here too, with exit code 0.
@@ -168,6 +168,13 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
             return u8::try_from(e.exit_code()).unwrap_or(2);
         }
     };
+    // A scenario with an algorithm written in Python runs where Python is: this binary, if it is
+    // not the Python package's own command (`python -m aiccsim`), hands the command over to it.
+    if !aiccsim::cc::external::is_registered(python::ALGORITHM) {
+        if let Some(file) = python::names_python_algorithm(&cli.command_files()) {
+            return python::hand_over(&file, &args);
+        }
+    }
     let result = match cli.command {
         Command::Run { scenario, out, seed, quiet, max_wall } => cmd_run(&scenario, &out, seed, quiet, max_wall),
         Command::Validate { scenario: path } => Scenario::load(&path).map_err(CliError::from).and_then(|s| {
@@ -229,6 +236,46 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
             e.code
         }
     }
+}
+
+impl Cli {
+    /// The scenario, sweep and experiment files the command reads (that exist).
+    fn command_files(&self) -> Vec<PathBuf> {
+        let mut files = match &self.command {
+            Command::Run { scenario, .. } | Command::Validate { scenario } => vec![scenario.clone()],
+            Command::Sweep { file, .. } => {
+                let mut files = vec![file.clone()];
+                let base = std::fs::read_to_string(file).ok().and_then(|t| t.parse::<toml::Table>().ok());
+                if let Some(toml::Value::String(base)) = base.as_ref().and_then(|t| t.get("base")) {
+                    files.push(aiccsim::config::folder_of(file).join(base));
+                }
+                files
+            }
+            Command::Reproduce { id, experiments, .. } => {
+                let dir = reproduce::experiments_dir(experiments.clone()).join(id);
+                let entries: Vec<PathBuf> =
+                    std::fs::read_dir(dir).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+                entries.into_iter().filter(|p| p.extension().is_some_and(|x| x == "toml")).collect()
+            }
+            Command::Bench { scenarios, .. } => scenarios.clone(),
+            _ => Vec::new(),
+        };
+        files.retain(|f| f.is_file());
+        files
+    }
+}
+
+/// `f`, or the error of an algorithm from outside the core (written in Python) that ended it:
+/// its traceback is printed here, whole, and the error is its first line.
+fn caught<T>(f: impl FnOnce() -> Result<T, CliError>) -> Result<T, CliError> {
+    aiccsim::cc::external::catch(f).unwrap_or_else(|failure| {
+        let text = failure.to_string();
+        let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
+        if !rest.trim().is_empty() {
+            eprintln!("{}", rest.trim_end());
+        }
+        Err(CliError { message: format!("{first} (traceback above)"), code: 1 })
+    })
 }
 
 /// An error for the user: one line, and the exit code (2: bad input, 1: anything else).
@@ -346,13 +393,15 @@ pub fn build_run(scenario: &Scenario, label: &str, quiet: bool, control: &RunCon
     let mut phases = progress::Phases::new(label, quiet);
     let mut observe = |phase, done, total| phases.observe(phase, done, total);
     let mut watch = Watch::new(control.clone(), &mut observe);
-    let built = match admit::check_watched(scenario, &mut watch) {
-        Ok(fabric) => Simulation::with_fabric_watched(scenario, fabric, &mut watch).map_err(BuildError::from),
-        Err(e) => Err(e),
-    };
+    let built = caught(|| {
+        Ok(match admit::check_watched(scenario, &mut watch) {
+            Ok(fabric) => Simulation::with_fabric_watched(scenario, fabric, &mut watch).map_err(BuildError::from),
+            Err(e) => Err(e),
+        })
+    });
     drop(watch);
     phases.finish();
-    match built {
+    match built? {
         Ok(sim) => Ok(sim),
         Err(BuildError::Invalid(e)) => Err(e.into()),
         Err(BuildError::Stopped(stop)) => Err(stopped_early(stop)),
@@ -387,14 +436,16 @@ pub fn run_built(
     let ideal = warn_about_output(scenario, label);
     sim.set_control(control.clone());
     let mut bar = progress::RunBar::new(label, quiet, ideal);
-    let results = sim.run(&mut |p| {
-        if let (true, Some(note)) = (p.ended, ended) {
-            interrupt::enter(Stage::Writing, note);
-        }
-        bar.observe(&p)
+    let results = caught(|| {
+        Ok(sim.run(&mut |p| {
+            if let (true, Some(note)) = (p.ended, ended) {
+                interrupt::enter(Stage::Writing, note);
+            }
+            bar.observe(&p)
+        }))
     });
     bar.finish();
-    Ok(results)
+    results
 }
 
 /// How the command stops a run from outside: Ctrl-C, and `max_wall` counted from `since` (the
@@ -441,7 +492,16 @@ fn cmd_run(
     // the folder is not complete. (The interrupt that stopped the run is spent: it asked for
     // these results.)
     let incomplete = format!("interrupted while writing the results; {} holds no complete results", out.display());
-    let results = run_built(sim, &scenario, &label, quiet, &control, Some(&incomplete))?;
+    let results = match run_built(sim, &scenario, &label, quiet, &control, Some(&incomplete)) {
+        Ok(results) => results,
+        // An algorithm's error: no results, so no marker of a run writing them.
+        Err(e) => {
+            if let Err(not_removed) = remove_marker() {
+                eprintln!("warning: {}", not_removed.message);
+            }
+            return Err(e);
+        }
+    };
     interrupt::enter(Stage::Writing, incomplete);
     let pressed = interrupt::flag().swap(false, Ordering::SeqCst);
     let pressed = pressed && results.summary.stop_reason != StopReason::Interrupted;
@@ -550,6 +610,11 @@ fn print_algorithms() {
             }
             writeln!(out)?;
         }
+        // Not in the registry: built by the Python package, to which this command hands it.
+        writeln!(out, "{}\n  an algorithm written as a Python class with one method per NIC event; runs in the Python package (docs/cc/programmable.md)", python::ALGORITHM)?;
+        writeln!(out, "    class = (required: \"module:Class\")")?;
+        writeln!(out, "    path = (unset: the scenario file's folder)")?;
+        writeln!(out, "    any other key = (a parameter of the class's constructor)")?;
         Ok(())
     };
     let _ = write();

@@ -11,12 +11,13 @@ pub fn read_base(file: &Path) -> Result<toml::Table, CliError> {
     toml::from_str(&text).map_err(|e| CliError::input(format!("{}: {}", file.display(), e.message())))
 }
 
-/// `base` with `set`'s keys replaced, checked as a scenario; `origin` names it in errors.
-pub fn apply(base: &toml::Table, set: &toml::Table, origin: &str) -> Result<Scenario, CliError> {
+/// `base` with `set`'s keys replaced, checked as a scenario; `origin` names it in errors, and
+/// relative paths in it are taken against `folder` (the base file's).
+pub fn apply(base: &toml::Table, set: &toml::Table, origin: &str, folder: &Path) -> Result<Scenario, CliError> {
     let mut doc = base.clone();
     merge(&mut doc, set);
     let merged = toml::to_string(&doc).map_err(|e| CliError::input(format!("{origin}: {e}")))?;
-    let scenario = Scenario::from_toml(&merged, origin)?;
+    let scenario = Scenario::from_toml_in(&merged, origin, Some(folder))?;
     crate::admit::check(&scenario)?;
     Ok(scenario)
 }

@@ -40,3 +40,108 @@ pub fn run(command: &str, args: Vec<OsString>, modules: &[&str], package: &str) 
         }
     }
 }
+
+/// `[cc] algorithm = "python"`: an algorithm written in Python (docs/cc/programmable.md). The
+/// Python package registers it when it is imported; this binary alone cannot run it.
+pub const ALGORITHM: &str = "python";
+
+/// Set in the environment of the command a binary hands over, so that a Python package that
+/// cannot run such algorithms (an older install) fails instead of handing it back.
+const HANDED_OVER: &str = "AICCSIM_HANDED_OVER";
+
+/// The first of `files` (TOML) that names the Python algorithm: a key `algorithm` (`[cc]`, a
+/// run's `set`) or a sweep's `"cc.algorithm"` axis set to "python" or to a list holding it.
+/// Files that do not parse are left to the command, which reports them.
+pub fn names_python_algorithm(files: &[std::path::PathBuf]) -> Option<std::path::PathBuf> {
+    fn names(table: &toml::Table) -> bool {
+        table.iter().any(|(k, v)| {
+            let is_key = k == "algorithm" || k.ends_with(".algorithm");
+            match v {
+                toml::Value::String(s) => is_key && s == ALGORITHM,
+                toml::Value::Array(items) => items.iter().any(|i| match i {
+                    toml::Value::String(s) => is_key && s == ALGORITHM,
+                    toml::Value::Table(t) => names(t),
+                    _ => false,
+                }),
+                toml::Value::Table(t) => names(t),
+                _ => false,
+            }
+        })
+    }
+    files
+        .iter()
+        .find(|f| {
+            std::fs::read_to_string(f).ok().and_then(|t| t.parse::<toml::Table>().ok()).is_some_and(|t| names(&t))
+        })
+        .cloned()
+}
+
+/// Runs this command line (`args[0]` is the program) as `python -m aiccsim ARGS...` in the
+/// interpreter named by `AICCSIM_PYTHON` (else `python3`), because `file` names an algorithm
+/// written in Python; returns its exit code. On Unix the process becomes that command, so
+/// signals and the exit code are its own.
+pub fn hand_over(file: &std::path::Path, args: &[OsString]) -> u8 {
+    let python = std::env::var_os("AICCSIM_PYTHON").unwrap_or_else(|| OsString::from("python3"));
+    let shown = python.to_string_lossy().into_owned();
+    let why =
+        format!("{} names cc.algorithm = \"{ALGORITHM}\", which runs in the aiccsim Python package", file.display());
+    if std::env::var_os(HANDED_OVER).is_some() {
+        eprintln!("error: {why}, and `{shown} -m aiccsim` cannot run it: install this version of the package (`pip install .` in the aiccsim source tree, or `make python`)");
+        return 1;
+    }
+    // Finding the package, not importing it: an import (pandas, pyarrow) would take as long as
+    // the command's own start, which imports it anyway.
+    let probe = Command::new(&python)
+        .args(["-c", "import importlib.util, sys; sys.exit(importlib.util.find_spec('aiccsim') is None)"])
+        .output();
+    let failed = match probe {
+        Err(e) => Some(format!("`{shown}` cannot be started: {e}")),
+        Ok(out) if !out.status.success() => Some(format!("`{shown}` has no aiccsim package")),
+        Ok(_) => None,
+    };
+    if let Some(failed) = failed {
+        eprintln!(
+            "error: {why}, and {failed}; install it with `pip install .` in the aiccsim source tree (or `make python`), and set AICCSIM_PYTHON to that Python if it is not python3"
+        );
+        return 1;
+    }
+    let mut command = Command::new(&python);
+    command.args(["-m", "aiccsim"]).args(args.iter().skip(1)).env(HANDED_OVER, "1");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        let e = command.exec();
+        eprintln!("error: cannot start `{shown}`: {e}");
+        1
+    }
+    #[cfg(not(unix))]
+    match command.status() {
+        Ok(status) => status.code().map_or(130, |c| u8::try_from(c).unwrap_or(1)),
+        Err(e) => {
+            eprintln!("error: cannot start `{shown}`: {e}");
+            1
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(text: &str) -> bool {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.toml");
+        std::fs::write(&path, text).unwrap();
+        names_python_algorithm(&[dir.path().join("missing.toml"), path.clone()]) == Some(path)
+    }
+
+    #[test]
+    fn a_file_names_the_python_algorithm_in_cc_a_grid_or_a_runs_settings() {
+        assert!(named("[cc]\nalgorithm = \"python\"\nclass = \"m:C\"\n"));
+        assert!(named("base = \"b.toml\"\n[grid]\n\"cc.algorithm\" = [\"dcqcn\", \"python\"]\n"));
+        assert!(named("[[run]]\nname = \"x\"\nset = { cc = { algorithm = \"python\" } }\n"));
+        assert!(!named("[cc]\nalgorithm = \"dcqcn\"\n[workload]\nkind = \"all_reduce\"\nalgorithm = \"ring\"\n"));
+        assert!(!named("[cc]\nalgorithm = \"dctcp\"\nnote = \"python\"\n"));
+        assert!(!named("not toml ["));
+    }
+}

@@ -107,7 +107,7 @@ enum PlotSpec {
     },
 }
 
-fn experiments_dir(given: Option<PathBuf>) -> PathBuf {
+pub(crate) fn experiments_dir(given: Option<PathBuf>) -> PathBuf {
     if let Some(d) = given {
         return d;
     }
@@ -343,7 +343,8 @@ fn scenario_of(dir: &Path, spec: &Experiment, r: &RunSpec) -> Result<aiccsim::Sc
         }
     };
     let Some(set) = &r.set else { return load(&file) };
-    overrides::apply(&overrides::read_base(&file)?, set, &format!("{} with run '{}' settings", file.display(), r.name))
+    let origin = format!("{} with run '{}' settings", file.display(), r.name);
+    overrides::apply(&overrides::read_base(&file)?, set, &origin, aiccsim::config::folder_of(&file))
 }
 
 /// The queue of one port at every sample time of the run as (us, KB): `queues.csv` leaves out

@@ -178,7 +178,7 @@ fn points(path: &Path) -> Result<(Vec<String>, Vec<Point>), CliError> {
             } else {
                 format!("{shown} with {}", settings.join(", "))
             };
-            let scenario: Scenario = overrides::apply(&base, &set, &origin)?;
+            let scenario: Scenario = overrides::apply(&base, &set, &origin, aiccsim::config::folder_of(&base_path))?;
             let seeds = spec.seeds.clone().unwrap_or_else(|| vec![scenario.simulation.seed]);
             for seed in seeds {
                 let mut s = scenario.clone();

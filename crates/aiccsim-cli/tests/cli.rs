@@ -242,7 +242,7 @@ fn reproduce_tables_iteration_figures() {
 fn algorithms_lists_parameters_with_defaults() {
     let o = aiccsim(&["algorithms"]);
     let text = String::from_utf8(o.stdout).unwrap();
-    for name in ["none", "dcqcn", "dctcp", "timely", "hpcc", "hpcc_pint", "swift"] {
+    for name in ["none", "dcqcn", "dctcp", "timely", "hpcc", "hpcc_pint", "swift", "python"] {
         assert!(text.lines().any(|l| l == name), "{name} missing from\n{text}");
     }
     for line in [

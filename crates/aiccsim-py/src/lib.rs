@@ -4,6 +4,7 @@
 //! offers the `aiccsim` command line. Everything a user touches is wrapped in Python; this
 //! module stays small and typed by `python/aiccsim/_native.pyi`.
 
+mod algorithm;
 mod cli;
 mod columns;
 mod errors;
@@ -30,6 +31,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(table_schemas, m)?)?;
     m.add_class::<result::NativeResult>()?;
     m.add("ScenarioError", m.py().get_type::<errors::ScenarioError>())?;
+    m.add("AlgorithmError", m.py().get_type::<errors::AlgorithmError>())?;
+    m.add_class::<algorithm::Flow>()?;
+    m.add_class::<algorithm::Ack>()?;
+    m.add_class::<algorithm::Probe>()?;
+    m.add_class::<algorithm::Message>()?;
+    // Scenarios may name `algorithm = "python"` from here on, in this process.
+    algorithm::register();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

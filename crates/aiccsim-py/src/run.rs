@@ -3,9 +3,11 @@
 //! handle signals. A signal handler that raises (Ctrl-C's KeyboardInterrupt) stops the build or
 //! the engine through its interrupt flag, and the exception propagates once they have stopped.
 
-use crate::errors::scenario_error;
+use crate::errors::{algorithm_error, scenario_error};
 use crate::result::NativeResult;
 use crate::scenario;
+use aiccsim::cc::external::{self, AlgorithmFailure};
+use aiccsim::cc::CcConfig;
 use aiccsim::watch::{BuildError, Stop, Watch};
 use aiccsim::{ConfigError, Results, RunControl, Scenario, Simulation};
 use pyo3::exceptions::{PyTimeoutError, PyValueError};
@@ -18,16 +20,18 @@ use std::time::Duration;
 /// flag every 65536 events (milliseconds).
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
 
-/// Runs `source` (TOML text or a dict; `origin` names it in errors), with the scenario's seed
-/// replaced by `seed` if given, stopping after `wall_limit` seconds if given.
+/// Runs `source` (TOML text or a dict; `origin` names it in errors; relative paths in it are
+/// taken against `folder`, else the working directory), with the scenario's seed replaced by
+/// `seed` if given, stopping after `wall_limit` seconds if given.
 #[pyfunction]
-#[pyo3(signature = (source, origin, seed=None, wall_limit=None))]
+#[pyo3(signature = (source, origin, seed=None, wall_limit=None, folder=None))]
 pub fn run(
     py: Python<'_>,
     source: &Bound<'_, PyAny>,
     origin: &str,
     seed: Option<u64>,
     wall_limit: Option<f64>,
+    folder: Option<std::path::PathBuf>,
 ) -> PyResult<NativeResult> {
     let wall_limit = match wall_limit {
         None => None,
@@ -36,18 +40,19 @@ pub fn run(
             return Err(PyValueError::new_err(format!("wall_limit must be a positive number of seconds, not {s}")))
         }
     };
-    let mut scenario = scenario::parse(py, source, origin)?;
+    let mut scenario = scenario::parse(py, source, origin, folder.as_deref())?;
     if let Some(seed) = seed {
         scenario.simulation.seed = seed;
     }
     let interrupt = Arc::new(AtomicBool::new(false));
     let control = RunControl { interrupt: Some(interrupt.clone()), wall_limit, since: None };
     let results = match run_polling_signals(py, &scenario, control, &interrupt)? {
-        Ok(results) => results,
-        Err(BuildError::Invalid(e)) => return Err(scenario_error(py, e)),
+        Err(failure) => return Err(algorithm_error(py, failure)),
+        Ok(Ok(results)) => results,
+        Ok(Err(BuildError::Invalid(e))) => return Err(scenario_error(py, e)),
         // Ctrl-C raised its exception above; a wall-clock limit spent before the simulation
         // started leaves no results to return.
-        Err(BuildError::Stopped(Stop { phase, .. })) => {
+        Ok(Err(BuildError::Stopped(Stop { phase, .. }))) => {
             return Err(PyTimeoutError::new_err(format!(
                 "wall_limit reached while {} (before the simulation started): no results",
                 phase.describe()
@@ -57,19 +62,29 @@ pub fn run(
     Ok(NativeResult { results })
 }
 
-/// The run's results, or why it has none: a bad scenario, or a stop before the simulation.
-type Outcome = Result<Results, BuildError<ConfigError>>;
+/// The run's results, or why it has none: a bad scenario, a stop before the simulation, or an
+/// exception in an algorithm written in Python.
+type Outcome = Result<Result<Results, BuildError<ConfigError>>, AlgorithmFailure>;
 
 /// Builds and runs `scenario` under `control` on an engine thread (a million-host fabric takes
 /// seconds to build, so the build is watched too), polling Python's signals meanwhile.
 fn build_and_run(scenario: &Scenario, control: RunControl) -> Outcome {
-    let mut unobserved = |_, _, _| {};
-    let mut watch = Watch::new(control.clone(), &mut unobserved);
-    let fabric = aiccsim_cli::admit::check_watched(scenario, &mut watch)?;
-    let mut sim = Simulation::with_fabric_watched(scenario, fabric, &mut watch)?;
-    drop(watch);
-    sim.set_control(control);
-    Ok(sim.run(&mut |_| {}))
+    let build_and_run = |yield_gil: &mut dyn FnMut()| -> Result<Results, BuildError<ConfigError>> {
+        let mut unobserved = |_, _, _| {};
+        let mut watch = Watch::new(control.clone(), &mut unobserved);
+        let fabric = aiccsim_cli::admit::check_watched(scenario, &mut watch)?;
+        let mut sim = Simulation::with_fabric_watched(scenario, fabric, &mut watch)?;
+        drop(watch);
+        sim.set_control(control.clone());
+        Ok(sim.run(&mut |_| yield_gil()))
+    };
+    if !matches!(scenario.cc, CcConfig::External(_)) {
+        return Ok(build_and_run(&mut || {}));
+    }
+    // An algorithm in Python is called on every event it handles: the engine thread holds the
+    // GIL for the run, so that each call does not take it again, and lets it go every 2^16
+    // events, so that the calling thread still gets it to handle signals.
+    Python::attach(|py| external::catch(|| build_and_run(&mut || py.detach(|| ()))))
 }
 
 fn run_polling_signals(

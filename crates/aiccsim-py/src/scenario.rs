@@ -7,8 +7,14 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-/// `source` is TOML text or a dict; `origin` names it in errors (the path for a file).
-pub fn parse(py: Python<'_>, source: &Bound<'_, PyAny>, origin: &str) -> PyResult<Scenario> {
+/// `source` is TOML text or a dict; `origin` names it in errors (the path for a file), and
+/// relative paths in it are taken against `folder` (the file's).
+pub fn parse(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    origin: &str,
+    folder: Option<&std::path::Path>,
+) -> PyResult<Scenario> {
     let text = if let Ok(text) = source.cast::<PyString>() {
         text.to_cow()?.into_owned()
     } else if let Ok(dict) = source.cast::<PyDict>() {
@@ -20,7 +26,7 @@ pub fn parse(py: Python<'_>, source: &Bound<'_, PyAny>, origin: &str) -> PyResul
             source.get_type().name()?
         )));
     };
-    Scenario::from_toml(&text, origin).map_err(|e| scenario_error(py, e))
+    Scenario::from_toml_in(&text, origin, folder).map_err(|e| scenario_error(py, e))
 }
 
 fn bad(py: Python<'_>, origin: &str, key: &str, message: &str) -> PyErr {

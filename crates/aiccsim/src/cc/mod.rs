@@ -15,6 +15,7 @@
 
 #[macro_use]
 mod registry;
+pub mod external;
 pub mod program;
 
 use crate::tags::CollectiveKind;
@@ -32,6 +33,8 @@ pub const MAX_TIMERS: usize = 4;
 /// What the algorithm knows about its flow and path, fixed when the flow starts.
 #[derive(Clone, Copy, Debug)]
 pub struct FlowFacts {
+    /// The flow's id (for a connection that carries several flows' messages, its first flow's).
+    pub flow: u32,
     /// Speed of the sender's NIC: the highest rate the flow can use.
     pub line_rate: Bandwidth,
     /// Round-trip time of an MTU packet and its ACK on the idle path (propagation and
@@ -315,6 +318,7 @@ pub(crate) mod tests {
     /// A 100 Gbps flow over one switch: the facts most unit tests start from.
     pub(crate) fn facts() -> FlowFacts {
         FlowFacts {
+            flow: 0,
             line_rate: Bandwidth::from_gbps(100),
             base_rtt: SimTime::from_us(8),
             hops: 1,

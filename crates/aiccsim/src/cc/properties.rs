@@ -166,6 +166,7 @@ fn flow_facts() -> impl Strategy<Value = FlowFacts> {
             let one_way = SimTime((delay_ps + line_rate.tx_time(packet_bytes).0) * links);
             let back = SimTime((delay_ps + line_rate.tx_time(60).0) * links);
             FlowFacts {
+                flow: 0,
                 line_rate,
                 base_rtt: one_way + back,
                 hops,

@@ -17,24 +17,44 @@ macro_rules! registry {
         $( pub mod $module; pub use $module::{$config, $sender}; )+
 
         /// Algorithm choice and parameters, as written under `[cc]` in a scenario.
-        #[derive(Clone, Debug, Serialize)]
-        #[serde(tag = "algorithm")]
+        #[derive(Clone, Debug)]
         pub enum CcConfig {
-            $( $(#[$doc])* #[serde(rename = $name)] $variant($config), )+
+            $( $(#[$doc])* $variant($config), )+
+            /// One a front end registered (`external.rs`): an algorithm written in Python.
+            External($crate::cc::external::ExternalConfig),
+        }
+
+        impl Serialize for CcConfig {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                #[derive(Serialize)]
+                #[serde(tag = "algorithm")]
+                enum Tagged<'a> {
+                    $( #[serde(rename = $name)] $variant(&'a $config), )+
+                }
+                match self {
+                    $( CcConfig::$variant(c) => Tagged::$variant(c).serialize(s), )+
+                    CcConfig::External(e) => e.serialize(s),
+                }
+            }
         }
 
         // As `tagged_enum!` makes it, with the algorithm's `preset` put under the keys given.
         impl<'de> serde::Deserialize<'de> for CcConfig {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 let mut table = <toml::Table as serde::Deserialize>::deserialize(d)?;
-                let names = [$( $name, $( $alias, )* )+];
+                let mut names = vec![$( $name, $( $alias, )* )+];
+                names.extend($crate::cc::external::names());
                 let tag = $crate::tagged_enum::take_tag::<D::Error>(&mut table, "algorithm", &names)?;
                 match tag.as_str() {
                     $( $name $( | $alias )* => {
                         let table = $crate::cc::registry::with_preset::<D::Error>(&<$config>::default(), table)?;
                         $crate::tagged_enum::variant::<$config, D::Error>(table).map(CcConfig::$variant)
                     } )+
-                    _ => unreachable!("take_tag checked the tag"),
+                    external => match $crate::cc::external::ExternalConfig::build(external, table) {
+                        Some(Ok(cfg)) => Ok(CcConfig::External(cfg)),
+                        Some(Err((key, message))) => Err($crate::tagged_enum::at_key::<D::Error>(&key, message)),
+                        None => unreachable!("take_tag checked the tag"),
+                    },
                 }
             }
         }
@@ -44,6 +64,7 @@ macro_rules! registry {
             pub fn as_algorithm(&self) -> &dyn Algorithm {
                 match self {
                     $( CcConfig::$variant(c) => c, )+
+                    CcConfig::External(e) => e.algorithm(),
                 }
             }
 

@@ -153,7 +153,19 @@ impl std::error::Error for ConfigError {}
 
 impl Scenario {
     /// Parses a scenario from TOML text; `origin` names it in errors (usually the file path).
+    /// Relative paths in it (an external algorithm's module folder) are taken against the
+    /// working directory.
     pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, ConfigError> {
+        Scenario::from_toml_in(text, origin, None)
+    }
+
+    /// As [`Scenario::from_toml`], with relative paths taken against `folder` (the scenario
+    /// file's, or the base file's for a scenario made from one).
+    pub fn from_toml_in(text: &str, origin: &str, folder: Option<&std::path::Path>) -> Result<Scenario, ConfigError> {
+        crate::cc::external::with_folder(folder, || Scenario::parse(text, origin))
+    }
+
+    fn parse(text: &str, origin: &str) -> Result<Scenario, ConfigError> {
         let de = toml::Deserializer::parse(text).map_err(|e| ConfigError {
             file: origin.to_string(),
             key: String::new(),
@@ -191,7 +203,7 @@ impl Scenario {
             key: String::new(),
             message: format!("cannot read the scenario file: {e}"),
         })?;
-        Scenario::from_toml(&text, &origin)
+        Scenario::from_toml_in(&text, &origin, Some(folder_of(path)))
     }
 
     /// An error in this scenario, at `key`.
@@ -202,6 +214,14 @@ impl Scenario {
     /// The scenario as TOML with every default written out.
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot render scenario: {e}"))
+    }
+}
+
+/// The folder a file is in ("." for a bare file name).
+pub fn folder_of(path: &std::path::Path) -> &std::path::Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
     }
 }
 

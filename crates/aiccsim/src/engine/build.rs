@@ -570,6 +570,7 @@ impl Simulation {
             largest_base_rtt = largest_base_rtt.max(base_rtt);
             let one_way_baseline = topo.path_latency(&path, max_packet);
             let facts = FlowFacts {
+                flow: conn,
                 line_rate: topo.ports[topo.host_port(d.src) as usize].bandwidth,
                 base_rtt,
                 hops: path.len() as u32 - 1,

@@ -338,3 +338,17 @@ fn mcc_spray_partial_meets_what_its_readme_reports() {
     assert!(of("PFC only") > 90.0 && of("TIMELY") > 90.0, "{util:?}");
     assert!(of("DCQCN") < 0.7 * of("PFC only"), "{util:?}");
 }
+
+/// barre-dcqcn-tuning at a small scale (its 3 runs take about 3 minutes; the figures are in the
+/// experiment's README): 16 MB all-reduces on 16 GPUs (2 racks of 2 servers of 4, 4 spines).
+/// Every run finishes, and the lossless reference never pauses.
+#[test]
+fn barre_dcqcn_tuning_runs_at_a_small_scale() {
+    let (_root, out, header, rows) =
+        reproduce_small("barre-dcqcn-tuning", |text| text.replace("size = \"256MB\"", "size = \"16MB\""));
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    assert_eq!(rows.len(), 3);
+    assert!(rows.iter().all(|r| r[col("flows")] == r[col("finished")]), "every run finishes");
+    let checks = std::fs::read_to_string(out.join("checks.csv")).unwrap();
+    assert!(checks.contains("\"The lossless reference never pauses\",true"), "{checks}");
+}

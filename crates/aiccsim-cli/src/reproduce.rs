@@ -448,6 +448,31 @@ fn link_utilisations(r: &Results, links: &[[String; 2]]) -> Vec<f64> {
         .collect()
 }
 
+/// The highest bus bandwidth the run's one collective could reach on its topology, bits/s: its
+/// bus bandwidth if it took only as long as its busiest host link (a NIC, or a GPU's NVLink
+/// port) needs to send or receive the wire bytes of the flows through it, every link at full
+/// speed from the start. It leaves out the fabric (exact for a non-blocking one), the paths'
+/// delays, the order the algorithm imposes and the ACKs, so no run exceeds it.
+fn busbw_bound(r: &Results) -> Option<f64> {
+    let [one] = r.collectives.as_slice() else { return None };
+    let (mtu, header) = (r.scenario.nic.mtu.0, r.scenario.nic.header.0);
+    let speed: std::collections::HashMap<&str, f64> =
+        r.ports.iter().filter(|p| !p.node.starts_with('s')).map(|p| (p.node.as_str(), p.bandwidth.as_f64())).collect();
+    // Seconds each host link (by name) is busy sending, and receiving.
+    let mut busy: std::collections::HashMap<(String, bool), f64> = Default::default();
+    for f in r.flows.iter().filter(|f| f.collective.as_ref() == one.info.name().as_str()) {
+        let wire = (f.size_bytes + f.size_bytes.div_ceil(mtu) * header) as f64 * 8.0;
+        let prefix = if f.nvlink { "nvl" } else { "h" };
+        for (host, sending) in [(f.src, true), (f.dst, false)] {
+            let name = format!("{prefix}{host}");
+            let bw = *speed.get(name.as_str())?;
+            *busy.entry((name, sending)).or_default() += wire / bw;
+        }
+    }
+    let least_time = busy.values().copied().fold(0.0, f64::max);
+    (least_time > 0.0).then(|| one.info.size as f64 * 8.0 / least_time * one.info.bus_factor())
+}
+
 /// The mean bus bandwidth of the run's collectives, bits/s.
 fn mean_busbw(r: &Results) -> Option<f64> {
     let all: Vec<f64> = r.collectives.iter().filter_map(|c| c.busbw_bps()).collect();
@@ -473,7 +498,7 @@ struct Table {
 }
 
 /// The table's columns (the names `[[check]]` and bar plots refer to).
-const HEADER: [&str; 30] = [
+const HEADER: [&str; 31] = [
     "scheme",
     "flows",
     "finished",
@@ -500,6 +525,7 @@ const HEADER: [&str; 30] = [
     "mean_iteration_us",
     "mean_exposed_comm_us",
     "busbw_gbps",
+    "busbw_bound_gbps",
     "mean_busbw_gbps",
     "line_rate_pct",
     "min_link_util_pct",
@@ -534,6 +560,7 @@ fn metric_label(column: &str) -> String {
         "mean_iteration_us" => ("mean iteration time", "µs"),
         "mean_exposed_comm_us" => ("mean exposed communication", "µs"),
         "busbw_gbps" => ("bus bandwidth", "Gbit/s"),
+        "busbw_bound_gbps" => ("bus bandwidth bound of the topology", "Gbit/s"),
         "mean_busbw_gbps" => ("mean bus bandwidth of the collectives", "Gbit/s"),
         "line_rate_pct" => ("mean bus bandwidth, of the payload line rate", "%"),
         "min_link_util_pct" => ("lowest utilisation of the listed links", "%"),
@@ -607,6 +634,7 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec, links: &[[String; 2]]) -> 
                     [one] => one.busbw_bps().map(|b| format!("{:.2}", b / 1e9)).unwrap_or_default(),
                     _ => String::new(),
                 },
+                busbw_bound(r).map(|b| format!("{:.2}", b / 1e9)).unwrap_or_default(),
                 mean_busbw(r).map(|b| format!("{:.2}", b / 1e9)).unwrap_or_default(),
                 mean_busbw(r)
                     .zip(payload_line_rate(r))

@@ -40,8 +40,8 @@ fn rocecc_incast_meets_its_must_show() {
         assert!(table.lines().any(|l| l.starts_with(&format!("{scheme},"))), "no row for {scheme}");
     }
     // The terminal gets the columns the claims use, within 100 characters a line (it was 330
-    // wide with 26 columns, five of them empty); table.csv keeps all 30.
-    assert_eq!(table.lines().next().unwrap().split(',').count(), 30);
+    // wide with 26 columns, five of them empty); table.csv keeps all 31.
+    assert_eq!(table.lines().next().unwrap().split(',').count(), 31);
     let printed: Vec<&str> = stdout.lines().skip_while(|l| !l.trim_start().starts_with("scheme")).collect();
     let header: Vec<&str> = printed[0].split_whitespace().collect();
     assert_eq!(header, ["scheme", "pause_frames", "max_queue_kb", "mean_queue_kb", "completion_us", "drops"]);
@@ -351,4 +351,39 @@ fn barre_dcqcn_tuning_runs_at_a_small_scale() {
     assert!(rows.iter().all(|r| r[col("flows")] == r[col("finished")]), "every run finishes");
     let checks = std::fs::read_to_string(out.join("checks.csv")).unwrap();
     assert!(checks.contains("\"The lossless reference never pauses\",true"), "{checks}");
+}
+
+/// `busbw_bound_gbps`: an all-to-all on a star is bound by each host's NIC sending 7 parts of
+/// its buffer (payload over wire bytes of its 100 Gbit/s: 95.42), and the run stays under it.
+#[test]
+fn the_bus_bandwidth_bound_is_the_busiest_host_links() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("bound");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(
+        dir.join("a2a.toml"),
+        "[topology]\nkind = \"star\"\nhosts = 8\nlink = { bandwidth = \"100Gbps\", delay = \"1us\" }\n[cc]\nalgorithm = \"none\"\n[workload]\nkind = \"all_to_all\"\nsize = \"1MB\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("experiment.toml"),
+        "title = \"bound\"\nbase = \"a2a.toml\"\n[[run]]\nname = \"a2a\"\n[plot]\nkind = \"bars\"\nmetric = \"busbw_bound_gbps\"\n",
+    )
+    .unwrap();
+    let out = root.path().join("out");
+    let o = aiccsim(&[
+        "reproduce",
+        "bound",
+        "--experiments",
+        root.path().to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut table = csv::Reader::from_path(out.join("table.csv")).unwrap();
+    let header = table.headers().unwrap().clone();
+    let row = table.records().next().unwrap().unwrap();
+    let col = |name: &str| -> f64 { row[header.iter().position(|h| h == name).unwrap()].parse().unwrap() };
+    assert_eq!(col("busbw_bound_gbps"), 95.42);
+    assert!(col("busbw_gbps") <= col("busbw_bound_gbps") && col("busbw_gbps") > 80.0, "{}", col("busbw_gbps"));
 }

@@ -456,10 +456,10 @@ fn link_utilisations(r: &Results, links: &[[String; 2]]) -> Vec<f64> {
 fn busbw_bound(r: &Results) -> Option<f64> {
     let [one] = r.collectives.as_slice() else { return None };
     let (mtu, header) = (r.scenario.nic.mtu.0, r.scenario.nic.header.0);
-    let speed: std::collections::HashMap<&str, f64> =
+    let speed: std::collections::BTreeMap<&str, f64> =
         r.ports.iter().filter(|p| !p.node.starts_with('s')).map(|p| (p.node.as_str(), p.bandwidth.as_f64())).collect();
     // Seconds each host link (by name) is busy sending, and receiving.
-    let mut busy: std::collections::HashMap<(String, bool), f64> = Default::default();
+    let mut busy: std::collections::BTreeMap<(String, bool), f64> = Default::default();
     for f in r.flows.iter().filter(|f| f.collective.as_ref() == one.info.name().as_str()) {
         let wire = (f.size_bytes + f.size_bytes.div_ceil(mtu) * header) as f64 * 8.0;
         let prefix = if f.nvlink { "nvl" } else { "h" };

@@ -254,6 +254,12 @@ pub trait Algorithm {
     fn receiver(&self, _facts: &FlowFacts) -> Receiver {
         Receiver::Echo
     }
+    /// How often the sending NIC probes the round trip of one of its flows, if the algorithm
+    /// wants probes (`engine/nic/probe.rs`): each reply reaches the sender half as
+    /// [`CcEvent::RttProbe`]. `None` (the default): no probes, and the run pays nothing for them.
+    fn rtt_probe_interval(&self, _facts: &FlowFacts) -> Option<SimTime> {
+        None
+    }
 }
 
 /// A check's outcome: the dotted key at fault and what to write instead.

@@ -307,6 +307,8 @@ registry! {
     pc4: "pc4" => Pc4(Pc4Config, Pc4),
     /// AIMD on ECN echoes: the worked example of docs/cc/adding.md.
     aimd: "aimd" => Aimd(AimdConfig, Aimd),
+    /// Barre (paper 004): a NIC program on CNPs and RTT probes.
+    barre: "barre" => Barre(BarreConfig, Barre),
 }
 
 #[cfg(test)]

@@ -243,17 +243,16 @@ fn under_dual_lock_a_sub_mtu_flow_increases_only_when_its_byte_counter_allows() 
     }
     assert!(from_slow > 20, "the incast must drive flows below one packet per RTT: {from_slow} increases there");
     assert_eq!(unpaid, 0, "{unpaid} increases came without a packet sent");
-    // Without the lock, the timer alone lets sub-packet flows increase with nothing sent.
-    let (_, logs) = run_logged(&barre_incast(128, "1MB", "dual_lock = false", ""), &logged);
-    let unpaid: usize = logs.iter().map(|l| increases(l, 1048, sub_mtu).1).sum();
-    assert!(unpaid > 0, "without the lock no increase came between packets");
+    // (Without the lock, the timer alone increases a flow that sent nothing: the unit test
+    // `dual_lock_holds_a_sub_mtu_flow_until_its_byte_counter_fills` in cc/barre.rs. In this
+    // incast the queue holds the real-time RTT so long that a packet goes out in every one.)
 }
 
 #[test]
-fn the_inflight_monitor_engages_above_r_times_rtt_and_releases_on_the_next_cnp() {
+fn the_inflight_monitor_engages_above_r_times_rtt_and_releases_on_the_next_cnp_or_a_quiet_rtt() {
     let logged: Vec<u32> = (0..16).collect();
     let (_, logs) = run_logged(&barre_incast(16, "500KB", "", ""), &logged);
-    let (mut engaged, mut released) = (0, 0);
+    let (mut engaged, mut released, mut on_cnp_releases) = (0, 0, 0);
     for log in &logs {
         let mut restricted = false;
         let mut last_cnp = None;
@@ -273,8 +272,13 @@ fn the_inflight_monitor_engages_above_r_times_rtt_and_releases_on_the_next_cnp()
                         );
                     }
                     if !now && restricted {
+                        // On a CNP, or (where no congestion followed) after a whole RTT
+                        // without one.
+                        let on_cnp = last_cnp == Some(at);
+                        on_cnp_releases += usize::from(on_cnp);
+                        let quiet = last_cnp.is_none_or(|c| at.0 - c.0 >= rtt.0);
+                        assert!(on_cnp || quiet, "released at {at}, {last_cnp:?} inside the last RTT");
                         released += 1;
-                        assert_eq!(last_cnp, Some(at), "released at {at} without a CNP");
                     }
                     restricted = now;
                 }
@@ -283,7 +287,7 @@ fn the_inflight_monitor_engages_above_r_times_rtt_and_releases_on_the_next_cnp()
         }
     }
     assert!(engaged > 0, "the incast never drove a flow above R x RTT");
-    assert!(released > 0);
+    assert!(on_cnp_releases > 0, "{released} releases, none on a CNP");
 }
 
 /// Two flows into host 0 through one switch: host 1 over 1 us links, host 2 over a 20 us link.

@@ -18,7 +18,9 @@
 //!   paces its increases to the packets that can bring back a CNP; a fast flow sends many
 //!   packets per RTT, and the timer binds.
 //! - **inflight monitor** (Inflight Monitor): S_now, the bytes sent in the current RTT (TX
-//!   events), above R x RTT cuts the rate to R/4 until the next CNP.
+//!   events), above R x RTT cuts the rate to R/4 until the next CNP, or (our addition, see
+//!   docs/cc/barre.md) until an increase finds a whole RTT without one: a restriction no
+//!   congestion follows would otherwise hold the flow at R/4 for good.
 //! - **per-flow alpha** (RTT-based Enhancement): alpha_k = RTT_k x alpha / C (and A likewise),
 //!   so that flows with different path lengths, which increase once per their own RTT, gain
 //!   rate at the same speed.
@@ -171,8 +173,10 @@ pub struct BarreRules {
     last_decrease: Option<SimTime>,
     /// Dual lock's byte counter.
     bytes_since_increase: u64,
-    /// Inflight monitor: the current RTT window and the bytes sent in it (S_now).
+    /// Inflight monitor: the current RTT window (its start and length, the real-time RTT when
+    /// it started) and the bytes sent in it (S_now).
     window_start: SimTime,
+    window_rtt: SimTime,
     sent_in_window: u64,
     restricted: bool,
 }
@@ -193,6 +197,7 @@ impl BarreRules {
             last_decrease: None,
             bytes_since_increase: 0,
             window_start: SimTime::ZERO,
+            window_rtt: facts.base_rtt.max(MIN_RTT),
             sent_in_window: 0,
             restricted: false,
         }
@@ -238,10 +243,15 @@ impl BarreRules {
         let no_cnp = self.last_cnp.is_none_or(|t| now.saturating_sub(t) >= self.rtt);
         let bytes = !self.cfg.dual_lock
             || self.bytes_since_increase >= self.packet_bytes.saturating_mul(self.cfg.byte_counter_packets as u64);
-        if timer && no_cnp && bytes && self.rate < self.line {
-            self.rate = (self.rate + self.step(now)).min(self.line);
-            self.last_increase = now;
-            self.bytes_since_increase = 0;
+        if timer && no_cnp && bytes {
+            // A whole RTT without a CNP: whatever set the inflight monitor off was not
+            // congestion (a shrinking RTT sample shortens the window S_now is held to).
+            self.restricted = false;
+            if self.rate < self.line {
+                self.rate = (self.rate + self.step(now)).min(self.line);
+                self.last_increase = now;
+                self.bytes_since_increase = 0;
+            }
         }
     }
 
@@ -261,13 +271,16 @@ impl BarreRules {
     /// Inflight Monitor: S_now, the bytes sent in the current RTT, against R x RTT. One packet
     /// of slack: the limiter sends whole packets, so a flow paced at R whose R x RTT is below a
     /// packet still sends one in some RTTs.
+    /// The window keeps the length it started with: measured against a real-time RTT that
+    /// shrank in the middle of it, bytes sent at the full rate would look like an excess.
     fn monitor(&mut self, now: SimTime, bytes: u64) {
-        if now.saturating_sub(self.window_start) >= self.rtt {
+        if now.saturating_sub(self.window_start) >= self.window_rtt {
             self.window_start = now;
+            self.window_rtt = self.rtt;
             self.sent_in_window = 0;
         }
         self.sent_in_window += bytes;
-        let allowed = self.rate * self.rtt.as_secs_f64() / 8.0 + self.packet_bytes as f64;
+        let allowed = self.rate * self.window_rtt.as_secs_f64() / 8.0 + self.packet_bytes as f64;
         if self.cfg.inflight_monitor && !self.restricted && self.sent_in_window as f64 > allowed {
             self.restricted = true;
         }
@@ -282,6 +295,7 @@ impl NicProgram for BarreRules {
                 self.quiet_since = now;
                 self.last_increase = now;
                 self.window_start = now;
+                self.window_rtt = self.rtt;
                 flow.set_timer(INCREASE_TIMER, now + self.rtt);
             }
             NicEvent::Tx { bytes } => {
@@ -465,14 +479,23 @@ mod tests {
         b.on_send(1048, &mut at_us(2));
         assert!(b.program.restricted());
         assert!((b.rate() - r / 4.0).abs() < 1.0, "{} vs {}", b.rate(), r / 4.0);
-        // The timer's increase moves R, not the restriction.
-        b.on_timer(INCREASE_TIMER, &mut at_us(16));
-        assert!(b.program.restricted());
-        assert!((b.rate() - (r + 100e6) / 4.0).abs() < 1.0);
         // The next CNP releases it (and cuts R by beta).
-        b.on_event(CcEvent::Cnp, &mut at_us(17));
+        b.on_event(CcEvent::Cnp, &mut at_us(3));
         assert!(!b.program.restricted());
-        assert!((b.rate() - (r + 100e6) * 0.97).abs() < 1.0, "{}", b.rate());
+        assert!((b.rate() - r * 0.97).abs() < 1.0, "{}", b.rate());
+        // Set off again in the next window; with a CNP inside the last RTT the timer does not
+        // release it.
+        for _ in 0..100 {
+            b.on_send(1048, &mut at_us(10));
+        }
+        assert!(b.program.restricted());
+        b.on_timer(INCREASE_TIMER, &mut at_us(10));
+        assert!(b.program.restricted());
+        // A whole RTT without a CNP (the increase rule fires) releases it too: no congestion
+        // followed the excess.
+        b.on_timer(INCREASE_TIMER, &mut at_us(12));
+        assert!(!b.program.restricted());
+        assert!((b.rate() - (r * 0.97 + 100e6)).abs() < 1.0, "{}", b.rate());
         // Off, the same burst changes nothing.
         let mut off = barre(BarreConfig { inflight_monitor: false, ..cfg_of(&b) });
         for _ in 0..200 {

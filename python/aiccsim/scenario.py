@@ -383,11 +383,13 @@ def nic(
     recovery: str | None = None,
     sack_bitmap: int | None = None,
     reorder_window: int | None = None,
+    probe_loss: float | None = None,
 ) -> Scenario:
     """``[nic]``: packet sizes and transport timers, the same for every host; ``connections``
     is ``"persistent"`` (a collective's transfers between two ranks ride one queue pair) or
     ``"per_transfer"``; ``recovery`` is ``"go_back_n"`` or ``"selective"`` (with its bitmap of
-    ``sack_bitmap`` packets and its ``reorder_window``)."""
+    ``sack_bitmap`` packets and its ``reorder_window``); ``probe_loss`` is the fraction of RTT
+    probes that get no reply (algorithms that probe, such as Barre)."""
     return Scenario(
         nic=_table(
             mtu=mtu,
@@ -403,6 +405,7 @@ def nic(
             recovery=recovery,
             sack_bitmap=sack_bitmap,
             reorder_window=reorder_window,
+            probe_loss=probe_loss,
         )
     )
 

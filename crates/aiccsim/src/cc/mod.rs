@@ -257,6 +257,12 @@ pub trait Algorithm {
     fn receiver(&self, _facts: &FlowFacts) -> Receiver {
         Receiver::Echo
     }
+    /// How often the sending NIC probes the round trip of one of its flows, if the algorithm
+    /// wants probes (`engine/nic/probe.rs`): each reply reaches the sender half as
+    /// [`CcEvent::RttProbe`]. `None` (the default): no probes, and the run pays nothing for them.
+    fn rtt_probe_interval(&self, _facts: &FlowFacts) -> Option<SimTime> {
+        None
+    }
 }
 
 /// A check's outcome: the dotted key at fault and what to write instead.
@@ -306,6 +312,8 @@ registry! {
     mcc: "mcc" => Mcc(MccConfig, Mcc),
     /// AIMD on ECN echoes: the worked example of docs/cc/adding.md.
     aimd: "aimd" => Aimd(AimdConfig, Aimd),
+    /// Barre (paper 004): a NIC program on CNPs and RTT probes.
+    barre: "barre" => Barre(BarreConfig, Barre),
 }
 
 #[cfg(test)]

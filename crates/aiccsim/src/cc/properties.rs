@@ -42,6 +42,13 @@ enum Event {
         sack: bool,
     },
     Cnp,
+    /// An RTT probe's reply: its round trip, and the receiver's clock at the probe's arrival
+    /// and how long after it replied (negative with timestamp noise).
+    Probe {
+        rtt_ps: u64,
+        remote_arrival: i64,
+        hold_ps: i64,
+    },
     /// Go back to the first unacknowledged byte (go-back-N), or declare the packet `nth`
     /// packets past it lost (selective).
     Nack {
@@ -111,6 +118,12 @@ fn single_event() -> impl Strategy<Value = Event> {
     prop_oneof![
         4 => ack,
         1 => Just(Event::Cnp),
+        1 => (
+            prop_oneof![Just(0u64), 1_000_000u64..100_000_000, 0u64..1_000_000_000],
+            any::<i64>().prop_map(|t| t / 4),
+            prop_oneof![Just(0i64), -1_000_000i64..10_000_000],
+        )
+            .prop_map(|(rtt_ps, remote_arrival, hold_ps)| Event::Probe { rtt_ps, remote_arrival, hold_ps }),
         1 => (0u64..64).prop_map(|nth| Event::Nack { nth }),
         1 => Just(Event::Timeout),
         3 => Just(Event::Send),
@@ -301,6 +314,13 @@ impl Harness {
                 let q = p.target_qtime();
                 prop_assert!(q.is_finite() && q >= 0.0, "after {hook}: PC4 target queuing time {q}");
             }
+            Cc::Barre(b) => {
+                let r = b.program.nominal_rate();
+                prop_assert!(r.is_finite() && r >= floor - 1.0 && r <= line + 1.0, "after {hook}: Barre R {r}");
+                // The inflight monitor only ever holds the flow below R (or at the floor).
+                prop_assert!(rate <= r + 1.0, "after {hook}: Barre sends at {rate} above R {r}");
+                prop_assert!(b.program.rtt() > SimTime::ZERO, "after {hook}: Barre RTT zero");
+            }
             // Algorithms without invariants of their own beyond the common ones above.
             _ => {}
         }
@@ -391,6 +411,16 @@ impl Harness {
             Event::Cnp => {
                 self.cc.on_event(CcEvent::Cnp, &mut cx);
                 "CNP"
+            }
+            Event::Probe { rtt_ps, remote_arrival, hold_ps } => {
+                let reply = ProbeReply {
+                    sent_at: self.now.saturating_sub(SimTime(*rtt_ps)),
+                    remote_arrival: *remote_arrival,
+                    remote_reply: remote_arrival.saturating_add(*hold_ps),
+                    rtt: SimTime(*rtt_ps),
+                };
+                self.cc.on_event(CcEvent::RttProbe(reply), &mut cx);
+                "RTT probe"
             }
             Event::Nack { nth } if self.selective => {
                 let seq = self.una + nth * self.facts.mtu;
@@ -577,6 +607,32 @@ fn aimd() -> impl Strategy<Value = CcConfig> {
     prop_oneof![Just(AimdConfig::default()), varied].prop_map(CcConfig::Aimd)
 }
 
+fn barre() -> impl Strategy<Value = CcConfig> {
+    let flags = (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
+    let knobs = (0.5f64..0.999, 1u64..=10_000, 1u64..=100_000, 0u32..=20, 1u32..=16, 10_000u64..=100_000_000);
+    let varied = (flags, knobs).prop_map(
+        |(
+            (realtime_rtt, per_cnp_decrease, fast_increase, dual_lock, inflight_monitor, per_flow_alpha),
+            (beta, alpha_mbps, fast_mbps, fast_increase_rtts, byte_counter_packets, probe_ps),
+        )| BarreConfig {
+            realtime_rtt,
+            per_cnp_decrease,
+            fast_increase,
+            dual_lock,
+            inflight_monitor,
+            per_flow_alpha,
+            beta,
+            alpha: Bandwidth(alpha_mbps * 1_000_000),
+            fast_step: Bandwidth(fast_mbps * 1_000_000),
+            fast_increase_rtts,
+            byte_counter_packets,
+            probe_interval: SimTime(probe_ps),
+            ..BarreConfig::default()
+        },
+    );
+    prop_oneof![Just(BarreConfig::default()), varied].prop_map(CcConfig::Barre)
+}
+
 property!(pfc_only_stays_at_line_rate, Just(CcConfig::None(PfcOnlyConfig {})));
 property!(dcqcn_keeps_its_invariants, dcqcn());
 property!(dctcp_keeps_its_invariants, dctcp());
@@ -586,6 +642,7 @@ property!(hpcc_pint_keeps_its_invariants, hpcc_pint());
 property!(swift_keeps_its_invariants, swift());
 property!(pc4_keeps_its_invariants, pc4());
 property!(aimd_keeps_its_invariants, aimd());
+property!(barre_keeps_its_invariants, barre());
 // Every algorithm of the registry with its defaults, so that a new one is covered from the
 // moment it is registered (the properties above also vary each one's parameters).
 property!(every_algorithm_keeps_its_invariants_with_its_defaults, prop::sample::select(CcConfig::all_defaults()));

@@ -51,6 +51,10 @@ pub struct NicConfig {
     /// it have arrived (the reordering the receiver tolerates before it asks for a resend).
     #[serde(default = "default_reorder_window")]
     pub reorder_window: u32,
+    /// Fraction of RTT probes that get no reply (algorithms that probe, `engine/nic/probe.rs`):
+    /// the Barre slides report 8.9% lost to a NIC limitation. Drawn from the run's seed.
+    #[serde(default)]
+    pub probe_loss: f64,
 }
 
 /// Loss recovery (`engine/nic/recovery.rs`).
@@ -133,6 +137,7 @@ impl Default for NicConfig {
             recovery: Recovery::default(),
             sack_bitmap: default_sack_bitmap(),
             reorder_window: default_reorder_window(),
+            probe_loss: 0.0,
         }
     }
 }

@@ -76,6 +76,15 @@ pub fn validate(s: &Scenario) -> Check {
             format!("must be 0..=6 (7 is the control priority), got {}", nic.data_priority),
         );
     }
+    if !(0.0..1.0).contains(&nic.probe_loss) {
+        return fail(
+            "nic.probe_loss",
+            format!(
+                "the fraction of RTT probes lost must be in [0, 1) (the Barre slides measured 0.089), got {}",
+                nic.probe_loss
+            ),
+        );
+    }
 
     for (key, v) in [("clocks.offset", s.clocks.offset), ("clocks.noise", s.clocks.noise)] {
         if v > SimTime::from_ms(1000) {

@@ -591,6 +591,17 @@ impl Simulation {
             receivers.push(flow_algorithm.receiver(&facts));
             all_facts.push(facts);
         }
+        // Probing flows, if the algorithm probes: NVLink transfers run no algorithm of the NIC's.
+        let intervals: Vec<SimTime> = (all_facts.iter().zip(&flows))
+            .map(|(facts, flow)| match flow.nvlink {
+                true => SimTime::ZERO,
+                false => algorithm.rtt_probe_interval(facts).unwrap_or(SimTime::ZERO),
+            })
+            .collect();
+        let probes = intervals
+            .iter()
+            .any(|&i| i > SimTime::ZERO)
+            .then(|| Box::new(crate::engine::nic::probe::Probes::new(intervals, nic.probe_loss, params.seed)));
         let (pint, pint_rng) = match telemetry {
             Telemetry::Pint { log_base, switch_period, .. } => {
                 let period = switch_period.unwrap_or(largest_base_rtt);
@@ -655,6 +666,7 @@ impl Simulation {
             int_pool,
             sack: crate::engine::nic::selective::Scoreboards::new(nic.sack_bitmap),
             losses: Vec::new(),
+            probes,
             pint,
             pint_rng,
             prefetching: false,

@@ -117,6 +117,12 @@ impl Simulation {
             max_pending_events: self.events.max_len,
             rtts: self.rtts,
             queuing: self.queuing,
+            probes: self.probes.as_deref().map(|p| crate::metrics::ProbeSummary {
+                sent: p.sent,
+                lost: p.lost,
+                answered: p.answered,
+                rtt_ns: p.rtts.distribution(),
+            }),
             trace: (self.tracer.as_ref())
                 .map(|t| TraceSummary { rows: t.rows.len() as u64, rows_dropped: t.rows_dropped }),
             pause_log: self.recorder.logs_pauses().then_some(TraceSummary {

@@ -65,6 +65,8 @@ pub enum Event {
     /// A packet sent on a port whose link failed would have reached the peer (port, packet):
     /// it is lost instead.
     Lost(u32, u32),
+    /// A flow's RTT probe is due (`nic/probe.rs`).
+    Probe(u32),
 }
 
 /// Derived per-run parameters the hot path reads.
@@ -193,6 +195,8 @@ pub struct Simulation {
     pub(crate) sack: crate::engine::nic::selective::Scoreboards,
     /// Data packets to lose on purpose (`nic/losses.rs`).
     pub(crate) losses: Vec<(u32, u64)>,
+    /// RTT probes, when the algorithm asks for them (`nic/probe.rs`).
+    pub(crate) probes: Option<Box<crate::engine::nic::probe::Probes>>,
     /// Switch-side PINT state and its per-switch random streams (HPCC-PINT runs only).
     pub(crate) pint: Option<PintState>,
     pub(crate) pint_rng: Vec<SimRng>,
@@ -421,6 +425,7 @@ impl Simulation {
             Event::Rto(f, gen) => self.rto_fired(f, gen),
             Event::Link(i) => self.link_event(i),
             Event::Lost(p, id) => self.lost_on_link(p, PacketId(id)),
+            Event::Probe(f) => self.probe_due(f),
             Event::Sample => {
                 self.sample_timelines();
                 if self.flows_done < self.flows.len() {

@@ -24,7 +24,8 @@ pub use records::{
     QueueSample, RateSample, SpeedChange, StallReport, StopReason, StuckFlow, Warning, MAX_PAUSE_ROWS,
 };
 pub use summary::{
-    ByteLedger, CollectiveRecord, Distribution, Performance, RunTotals, Summary, TelemetrySummary, TraceSummary,
+    ByteLedger, CollectiveRecord, Distribution, Performance, ProbeSummary, RunTotals, Summary, TelemetrySummary,
+    TraceSummary,
 };
 
 use crate::config::Scenario;

@@ -111,6 +111,9 @@ pub struct Summary {
     /// One-way queuing delay of every full-size data packet: its trip from the sending NIC to
     /// the receiver minus the same trip on the idle path (true time, whatever the clocks).
     pub queuing_delay_ns: TimeDistribution,
+    /// RTT probes (algorithms that send them only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt_probes: Option<ProbeSummary>,
     /// Rows of `trace.csv` kept and dropped past `output.trace.max_rows` (with a trace only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceSummary>,
@@ -119,6 +122,19 @@ pub struct Summary {
     pub pause_log: Option<TraceSummary>,
     /// Wall-clock figures: the only fields that differ between two runs of the same scenario.
     pub performance: Performance,
+}
+
+/// What the RTT probes did (`engine/nic/probe.rs`).
+#[derive(Clone, Debug, Serialize)]
+pub struct ProbeSummary {
+    /// Requests the NICs sent.
+    pub sent: u64,
+    /// Requests that reached their receiver and got no reply (`nic.probe_loss`).
+    pub lost: u64,
+    /// Replies that reached their sender.
+    pub answered: u64,
+    /// Round trip of every answered probe (request sent to reply received, sender's clock).
+    pub rtt_ns: TimeDistribution,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -207,6 +223,7 @@ pub struct RunTotals {
     /// Every ACK's RTT, and every full data packet's one-way queuing delay.
     pub rtts: DurationHistogram,
     pub queuing: DurationHistogram,
+    pub probes: Option<ProbeSummary>,
     /// Rows of `trace.csv` and of `pauses.csv` kept and dropped (when recorded).
     pub trace: Option<TraceSummary>,
     pub pause_log: Option<TraceSummary>,
@@ -235,6 +252,7 @@ impl Summary {
             max_pending_events,
             rtts,
             queuing,
+            probes,
             trace,
             pause_log,
             wall_seconds,
@@ -305,6 +323,7 @@ impl Summary {
             slowdown: Distribution::of(&slowdowns),
             rtt_ns: rtts.distribution(),
             queuing_delay_ns: queuing.distribution(),
+            rtt_probes: probes,
             trace,
             pause_log,
             performance: Performance {

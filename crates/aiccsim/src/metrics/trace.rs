@@ -124,5 +124,7 @@ pub fn kind_name(k: PacketKind) -> &'static str {
         PacketKind::Nack => "nack",
         PacketKind::Cnp => "cnp",
         PacketKind::Pfc => "pfc",
+        PacketKind::Probe => "probe",
+        PacketKind::ProbeReply => "probe_reply",
     }
 }

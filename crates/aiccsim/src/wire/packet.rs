@@ -20,6 +20,13 @@ pub enum PacketKind {
     Cnp,
     /// PFC frame: pause (`pfc_pause = true`) or resume priority `pfc_class` at the receiving port.
     Pfc,
+    /// RTT probe request (`engine/nic/probe.rs`): travels at the flow's data priority, so it
+    /// waits in the same queues as the flow's data; `sent_at` is the sender's transmit time.
+    Probe,
+    /// RTT probe reply, at control priority: `sent_at` echoes the request's, `seq` carries the
+    /// receiver's clock at the request's arrival and `feedback` its clock at the reply
+    /// (both picoseconds, as `i64` bits).
+    ProbeReply,
 }
 
 #[derive(Clone, Copy, Debug)]

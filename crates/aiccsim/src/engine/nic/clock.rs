@@ -43,6 +43,16 @@ impl HostClocks {
         truth.saturating_add(offsets).saturating_add(self.sample_noise(dst))
     }
 
+    /// What host `host`'s clock reads at true time `now`, picoseconds: its offset and one sample
+    /// of timestamping noise added (an RTT probe's remote timestamps).
+    #[cold]
+    #[inline(never)]
+    pub fn read(&mut self, host: u32, now: SimTime) -> i64 {
+        let truth = i64::try_from(now.0).unwrap_or(i64::MAX);
+        truth.saturating_add(self.offsets[host as usize]).saturating_add(self.sample_noise(host))
+    }
+
+    #[inline(always)]
     fn sample_noise(&mut self, host: u32) -> i64 {
         let Some(rng) = self.noise.get_mut(host as usize) else { return 0 };
         let x = match self.distribution {

@@ -55,6 +55,7 @@ impl Simulation {
     /// Flow `f` becomes its connection's sending message. The first starts the algorithm; a
     /// later one goes on from the pacer of the one before.
     fn take_queue(&mut self, f: u32) {
+        self.start_probing(f);
         let c = self.flows[f as usize].conn as usize;
         let previous = std::mem::replace(&mut self.conns[c].holder, f);
         if previous == NONE {

@@ -44,6 +44,9 @@ impl Simulation {
         if port.paused & (1 << self.params.data_priority) != 0 {
             return None; // the RESUME will kick the port
         }
+        if port.nonempty != 0 {
+            return port.dequeue(&self.packets); // an RTT probe, at the data priority
+        }
         self.next_data_packet(host)
     }
 
@@ -190,6 +193,8 @@ impl Simulation {
                 self.on_nack(&pkt)
             }
             PacketKind::Cnp => self.on_cnp(pkt.flow),
+            PacketKind::Probe => self.probe_received(p, &pkt),
+            PacketKind::ProbeReply => self.probe_answered(&pkt),
             PacketKind::Pfc => unreachable!("PFC frames are handled at the port"),
         }
     }

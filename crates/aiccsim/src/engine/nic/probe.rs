@@ -1,0 +1,150 @@
+//! RTT probes: for algorithms that ask for them ([`crate::cc::Algorithm::rtt_probe_interval`]),
+//! the sending NIC sends a small probe for each of its active flows on a timer, and the
+//! receiving NIC answers at once. The reply carries the request's transmit time back (so the
+//! sender keeps no state per probe, as the Barre slides' "RTT Probe Modification" asks) with the
+//! receiver's clock at the request's arrival and at its reply, and raises
+//! [`CcEvent::RttProbe`] at the sender.
+//!
+//! The request travels at the flow's data priority: it waits in the same egress queues as the
+//! flow's data and is paused by PFC with it, so its round trip shows the queuing the data sees
+//! (at the control priority it would overtake every queue and measure only the wire). The reply
+//! comes back at the control priority, as an ACK does: a probe's RTT and an ACK's measure the
+//! same path. Both are the size of a CNP (`nic.cnp_size`): a RoCEv2 header with no payload.
+//!
+//! A fraction `nic.probe_loss` of the requests that reach their receiver get no reply (the
+//! slides report 8.9% lost to a NIC limitation), each drawn from one stream of the run's seed in
+//! event order, so a run repeats exactly. A run whose algorithm does not probe has no
+//! [`Probes`] and never reaches this file.
+
+use crate::cc::{CcContext, CcEvent, CongestionControl, ProbeReply};
+use crate::engine::{Event, Simulation};
+use crate::metrics::DurationHistogram;
+use crate::rng::{self, SimRng};
+use crate::time::SimTime;
+use crate::wire::packet::{Packet, PacketKind, CONTROL_PRIORITY};
+use rand::RngExt;
+
+/// The probing state of a run whose algorithm probes.
+pub struct Probes {
+    /// Per flow: time between its probes (`SimTime::ZERO`: the flow is not probed, e.g. NVLink).
+    interval: Vec<SimTime>,
+    loss: f64,
+    rng: SimRng,
+    pub sent: u64,
+    pub lost: u64,
+    /// Replies that reached their sender, and the round trips they measured.
+    pub answered: u64,
+    pub rtts: DurationHistogram,
+}
+
+impl Probes {
+    pub fn new(interval: Vec<SimTime>, loss: f64, seed: u64) -> Self {
+        Probes {
+            interval,
+            loss,
+            rng: rng::stream(seed, "nic.probe_loss", 0),
+            sent: 0,
+            lost: 0,
+            answered: 0,
+            rtts: DurationHistogram::default(),
+        }
+    }
+}
+
+impl Simulation {
+    /// Flow `f` starts sending: its first probe goes now, the next one interval later.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn start_probing(&mut self, f: u32) {
+        let Some(p) = self.probes.as_deref() else { return };
+        if p.interval[f as usize] > SimTime::ZERO {
+            self.events.push(self.now, Event::Probe(f));
+        }
+    }
+
+    /// Flow `f`'s probe timer: a probe, unless the flow is done (then its probing stops).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn probe_due(&mut self, f: u32) {
+        let flow = &self.flows[f as usize];
+        if flow.sender_done.is_some() {
+            return;
+        }
+        let mut pkt = Packet::new(PacketKind::Probe, flow.priority, self.params.cnp_size);
+        pkt.flow = f;
+        pkt.ecmp_key = flow.ecmp_key;
+        pkt.dst = flow.dst;
+        pkt.sent_at = self.now;
+        let port = self.topo.host_port(flow.src);
+        let probes = self.probes.as_deref_mut().expect("a probe timer runs only where probes do");
+        probes.sent += 1;
+        let next = self.now + probes.interval[f as usize];
+        self.events.push(next, Event::Probe(f));
+        // Queued behind nothing but control packets at the NIC: `host_next_packet` takes it
+        // before the queue pairs' data, unless its priority is paused.
+        let id = self.packets.alloc(pkt);
+        self.ports[port as usize].enqueue(id, &pkt);
+        self.kick(port);
+    }
+
+    /// A probe request reached its receiver at host port `p`: answered at once with the
+    /// receiver's clock at arrival and at reply, unless it is one of those lost.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn probe_received(&mut self, p: u32, pkt: &Packet) {
+        let probes = self.probes.as_deref_mut().expect("probes travel only where probes run");
+        if probes.loss > 0.0 && probes.rng.random::<f64>() < probes.loss {
+            probes.lost += 1;
+            return;
+        }
+        let now = self.now;
+        let host = self.ports[p as usize].node;
+        let arrival = self.clocks.read(host, now);
+        // The reply is built in the same instant: with noise, a second reading of the clock.
+        let reply_at = self.clocks.read(host, now);
+        let mut c = Packet::new(PacketKind::ProbeReply, CONTROL_PRIORITY, self.params.cnp_size);
+        c.flow = pkt.flow;
+        c.ecmp_key = pkt.ecmp_key;
+        c.dst = self.flows[pkt.flow as usize].src;
+        c.sent_at = pkt.sent_at;
+        c.seq = arrival as u64;
+        let bits = reply_at as u64;
+        c.feedback = [bits as u32, (bits >> 32) as u32];
+        let id = self.packets.alloc(c);
+        let port = &mut self.ports[p as usize];
+        if self.now >= port.busy_until && port.pfc_frames == 0 && port.nonempty & (1 << CONTROL_PRIORITY) == 0 {
+            port.max_queued = port.max_queued.max(c.size as u64 + port.queued);
+            self.start_tx(p, id);
+        } else {
+            port.enqueue(id, &c);
+            self.kick(p);
+        }
+    }
+
+    /// A probe reply reached its sender: the flow's algorithm hears it (unless the flow is done
+    /// and its queue pair carries nothing after it).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn probe_answered(&mut self, pkt: &Packet) {
+        let now = self.now;
+        let f = pkt.flow;
+        let reply = ProbeReply {
+            sent_at: pkt.sent_at,
+            remote_arrival: pkt.seq as i64,
+            remote_reply: ((pkt.feedback[1] as u64) << 32 | pkt.feedback[0] as u64) as i64,
+            rtt: now.saturating_sub(pkt.sent_at),
+        };
+        let probes = self.probes.as_deref_mut().expect("probes travel only where probes run");
+        probes.answered += 1;
+        if now >= self.params.warmup {
+            probes.rtts.record(reply.rtt.0);
+        }
+        let flow = &self.flows[f as usize];
+        if flow.sender_done.is_some() && !flow.shared {
+            return;
+        }
+        let mut cx = CcContext::new(now);
+        self.ccs[flow.conn as usize].on_event(CcEvent::RttProbe(reply), &mut cx);
+        self.apply_cc(f, &cx);
+    }
+}

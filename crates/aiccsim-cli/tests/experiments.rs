@@ -405,3 +405,22 @@ fn the_bus_bandwidth_bound_is_the_busiest_host_links() {
     assert_eq!(col("busbw_bound_gbps"), 95.42);
     assert!(col("busbw_gbps") <= col("busbw_bound_gbps") && col("busbw_gbps") > 80.0, "{}", col("busbw_gbps"));
 }
+
+/// barre-alltoall at a small scale (its 8 runs take about 4 minutes; the figures are in the
+/// experiment's README): 16 GPUs (2 racks of 2 servers of 4, 4 spines). Every run finishes, no
+/// run's bus bandwidth exceeds the bound of the hosts' links, and the lossless reference never
+/// pauses.
+#[test]
+fn barre_alltoall_runs_at_a_small_scale() {
+    let (_root, out, header, rows) = reproduce_small("barre-alltoall", |text| text.replace("racks = 16", "racks = 2"));
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    assert_eq!(rows.len(), 8);
+    for r in &rows {
+        assert_eq!(r[col("flows")], r[col("finished")], "{}", &r[0]);
+        let (busbw, bound): (f64, f64) =
+            (r[col("busbw_gbps")].parse().unwrap(), r[col("busbw_bound_gbps")].parse().unwrap());
+        assert!(busbw <= bound, "{}: {busbw} > {bound}", &r[0]);
+    }
+    let checks = std::fs::read_to_string(out.join("checks.csv")).unwrap();
+    assert!(checks.contains("\"256 KB: the lossless reference never pauses\",true"), "{checks}");
+}

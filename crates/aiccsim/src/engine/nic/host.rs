@@ -276,11 +276,17 @@ impl Simulation {
             c.int = about.int;
             c.pint = about.pint;
         }
+        self.put_control(p, c);
+    }
+
+    /// Control packet `c` leaves host port `p`: if the NIC is idle and no other control packet
+    /// waits, it would be picked at once, so it goes straight to the wire; else it queues behind
+    /// them.
+    #[inline(always)]
+    pub(super) fn put_control(&mut self, p: u32, c: Packet) {
         let id = self.packets.alloc(c);
         let port = &mut self.ports[p as usize];
         if self.now >= port.busy_until && port.pfc_frames == 0 && port.nonempty & (1 << CONTROL_PRIORITY) == 0 {
-            // The NIC is idle and no other control packet waits: this one would be picked at
-            // once, so it goes straight to the wire.
             port.max_queued = port.max_queued.max(c.size as u64 + port.queued);
             self.start_tx(p, id);
         } else {

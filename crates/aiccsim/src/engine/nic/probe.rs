@@ -110,15 +110,7 @@ impl Simulation {
         c.seq = arrival as u64;
         let bits = reply_at as u64;
         c.feedback = [bits as u32, (bits >> 32) as u32];
-        let id = self.packets.alloc(c);
-        let port = &mut self.ports[p as usize];
-        if self.now >= port.busy_until && port.pfc_frames == 0 && port.nonempty & (1 << CONTROL_PRIORITY) == 0 {
-            port.max_queued = port.max_queued.max(c.size as u64 + port.queued);
-            self.start_tx(p, id);
-        } else {
-            port.enqueue(id, &c);
-            self.kick(p);
-        }
+        self.put_control(p, c);
     }
 
     /// A probe reply reached its sender: the flow's algorithm hears it (unless the flow is done

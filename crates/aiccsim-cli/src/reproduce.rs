@@ -594,6 +594,7 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec, links: &[[String; 2]]) -> 
                 _ => String::new(),
             };
             let utilisation = link_utilisations(r, links);
+            let collectives_busbw = mean_busbw(r);
             let jain = r.steady_throughputs().map(|t| format!("{:.4}", jain_index(&t))).unwrap_or_default();
             let min_jain = match plot {
                 PlotSpec::Throughput { segments: Some(len), settle, .. } => {
@@ -635,8 +636,8 @@ fn table(rows: &[(String, Results)], plot: &PlotSpec, links: &[[String; 2]]) -> 
                     _ => String::new(),
                 },
                 busbw_bound(r).map(|b| format!("{:.2}", b / 1e9)).unwrap_or_default(),
-                mean_busbw(r).map(|b| format!("{:.2}", b / 1e9)).unwrap_or_default(),
-                mean_busbw(r)
+                collectives_busbw.map(|b| format!("{:.2}", b / 1e9)).unwrap_or_default(),
+                collectives_busbw
                     .zip(payload_line_rate(r))
                     .map(|(b, l)| format!("{:.1}", b / l * 100.0))
                     .unwrap_or_default(),

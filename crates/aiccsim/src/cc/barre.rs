@@ -168,7 +168,6 @@ pub struct BarreRules {
     rtt: SimTime,
     /// The last CNP, or the flow's start: the CNP-free period counts from here.
     quiet_since: SimTime,
-    last_cnp: Option<SimTime>,
     last_increase: SimTime,
     last_decrease: Option<SimTime>,
     /// Dual lock's byte counter.
@@ -192,7 +191,6 @@ impl BarreRules {
             rate: line,
             rtt: facts.base_rtt.max(MIN_RTT),
             quiet_since: SimTime::ZERO,
-            last_cnp: None,
             last_increase: SimTime::ZERO,
             last_decrease: None,
             bytes_since_increase: 0,
@@ -240,7 +238,7 @@ impl BarreRules {
     /// the last increase and without a CNP, and, with the lock, the byte counter full.
     fn try_increase(&mut self, now: SimTime) {
         let timer = now.saturating_sub(self.last_increase) >= self.rtt;
-        let no_cnp = self.last_cnp.is_none_or(|t| now.saturating_sub(t) >= self.rtt);
+        let no_cnp = now.saturating_sub(self.quiet_since) >= self.rtt;
         let bytes = !self.cfg.dual_lock
             || self.bytes_since_increase >= self.packet_bytes.saturating_mul(self.cfg.byte_counter_packets as u64);
         if timer && no_cnp && bytes {
@@ -258,7 +256,6 @@ impl BarreRules {
     /// Per-CNP decrease (Basic idea), which also ends the inflight monitor's restriction
     /// (Inflight Monitor: "keep until CNP is received").
     fn on_cnp(&mut self, now: SimTime) {
-        self.last_cnp = Some(now);
         self.quiet_since = now;
         self.restricted = false;
         let due = self.cfg.per_cnp_decrease || self.last_decrease.is_none_or(|t| now.saturating_sub(t) >= self.rtt);

@@ -284,15 +284,15 @@ impl Simulation {
         };
         let done = flow.snd_una >= flow.size;
         let mut cx = CcContext::new(now);
-        self.ccs[flow.conn as usize].on_ack(&ack, &mut cx);
+        let cc = &mut self.ccs[flow.conn as usize];
+        cc.on_ack(&ack, &mut cx);
+        if done {
+            // The message's end is heard in the same instant: one context, applied once.
+            cc.on_event(CcEvent::MessageDone(MessageDone { bytes: flow.size, first_sent: flow.first_sent }), &mut cx);
+        }
         self.int_pool.release(pkt.int);
         self.apply_cc(f, &cx);
         if done {
-            let flow = &self.flows[f as usize];
-            let message = MessageDone { bytes: flow.size, first_sent: flow.first_sent };
-            let mut cx = CcContext::new(now);
-            self.ccs[flow.conn as usize].on_event(CcEvent::MessageDone(message), &mut cx);
-            self.apply_cc(f, &cx);
             self.flows[f as usize].sender_done = Some(now);
             self.flows_done += 1;
             self.sack.release(f);

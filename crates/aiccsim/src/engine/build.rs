@@ -8,28 +8,19 @@
 //! (`aiccsim validate`, a sweep checking all its points first) build the fabric to check it;
 //! a run builds it once.
 
+use super::net::{failures, Network};
+use super::nic::{Nics, SetupSteps};
+use super::observe::Observers;
+use super::work::WorkProgress;
 use super::{Dependencies, Event, EventQueue, Params, RunControl, Simulation};
-use crate::cc::{Check, FlowFacts, Telemetry};
-use crate::config::{fail, moved, AllReduceAlgorithm, ConfigError, HostSet, Recovery, Scenario, WorkloadConfig};
-use crate::config::{Routing, RoutingConfig, Tier};
-use crate::engine::net::failures::{self, LinkEvents};
-use crate::engine::net::pfc::{port_headroom, total_headroom};
-use crate::engine::net::pool::PacketPool;
-use crate::engine::net::port::Port;
-use crate::engine::net::routing::FlowletTable;
-use crate::engine::net::switch::SwitchState;
-use crate::engine::net::telemetry::{IntPool, PintPort, PintState};
-use crate::engine::nic::clock::HostClocks;
-use crate::engine::nic::host::HostState;
-use crate::engine::nic::qp::Flow;
-use crate::metrics::trace::Tracer;
-use crate::metrics::{ideal_fct, Counters, DurationHistogram, Recorder};
-use crate::rng;
+use crate::cc::Check;
+use crate::config::{fail, moved, AllReduceAlgorithm, ConfigError, HostSet, Scenario, WorkloadConfig};
+use crate::config::{RoutingConfig, Tier};
+use crate::engine::net::pfc::total_headroom;
 use crate::time::{Bandwidth, ByteSize, SimTime};
-use crate::topology::{routing, Topology};
+use crate::topology::Topology;
 use crate::watch::{BuildError, Phase, Stop, Watch};
-use crate::wire::telemetry::PintCodec;
-use crate::workload;
+use crate::workload::{self, FlowDef};
 
 /// Flows in one scenario at most: each costs about a kilobyte of state (its queue pair, both
 /// halves of its algorithm, its record), so this is a few gigabytes. Workloads multiply
@@ -411,293 +402,72 @@ impl Simulation {
     /// [`Simulation::with_fabric`], reporting its progress to `watch` and stopping when it says
     /// so.
     pub fn with_fabric_watched(scenario: &Scenario, fabric: Fabric, watch: &mut Watch) -> Result<Simulation, Stop> {
-        let topo = fabric.topo;
-        // The ports, then four passes over the flows: their start groups and connections, their
-        // state, their connections' state, their start events. Each pass checks for a stop:
-        // with two million flows each takes a quarter of a second or more.
-        let setup_steps = (topo.ports.len() + 4 * fabric.work.flows.len()) as u64;
-        let nic = &scenario.nic;
-        let sw = &scenario.switch;
-        let algorithm = scenario.cc.as_algorithm();
-        let telemetry = algorithm.telemetry();
-        let (data_extra, ack_extra) = algorithm.extra_header_bytes();
-        let selective = nic.recovery == Recovery::Selective;
-        // Selective ACKs and NACKs carry a block (`wire/packet.rs`).
-        let block_bytes = if selective { crate::engine::nic::selective::BLOCK_HEADER_BYTES } else { 0 };
-        let params = Params {
-            mtu: nic.mtu.0,
-            header: nic.header.0 + data_extra,
-            base_header: nic.header.0,
-            ack_size: (nic.ack_size.0 + ack_extra + block_bytes) as u32,
-            nack_size: (nic.ack_size.0 + block_bytes) as u32,
-            cnp_size: nic.cnp_size.0 as u32,
-            pause_size: nic.pause_size.0 as u32,
-            ack_every: nic.ack_every,
-            rto: nic.rto,
-            nack_interval: nic.nack_interval,
-            data_priority: nic.data_priority,
-            recovery: nic.recovery,
-            reorder_window: nic.reorder_window,
-            track_bytes: if selective { nic.sack_bitmap as u64 * nic.mtu.0 } else { u64::MAX },
-            egress_alpha: sw.egress_alpha,
-            pfc_static_xoff: sw.pfc.xoff.map(|x| x.0),
-            pfc_alpha: sw.pfc.dynamic_alpha,
-            xon_delta: sw.pfc.xon_delta.0,
-            ecn_pmax: sw.ecn.pmax,
-            ecn_at_dequeue: sw.ecn.mark_at == crate::config::MarkPoint::Dequeue,
-            flowlet_gap: sw.flowlet.unwrap_or_default().gap,
-            flowlet_pick: sw.flowlet.unwrap_or_default().pick,
-            tx_hooks: scenario.output.trace.is_some() || !scenario.events.is_empty(),
-            seed: scenario.simulation.seed,
-            // Events at `SimTime::MAX` are the ones whose time saturated ("never", see
-            // `SimTime`'s addition): the run ends just before them, as at a stop time.
-            stop_time: scenario.simulation.stop_time.unwrap_or(SimTime::MAX).min(SimTime(u64::MAX - 1)),
-            tracing: scenario.output.trace.is_some(),
-            sample_interval: scenario.output.sample_interval,
-            warmup: scenario.output.warmup.unwrap_or(SimTime::ZERO),
-            telemetry,
-        };
-        let int_pool = match telemetry {
-            Telemetry::Int { max_hops, .. } => IntPool::new(max_hops),
-            _ => IntPool::default(),
-        };
-        let max_packet = params.mtu + params.header;
-        // Each port's place among its node's ports, read off the lists in one pass: searching a
-        // star switch's million ports for each of them took minutes.
-        let mut local_of = vec![0u32; topo.ports.len()];
-        for own in &topo.node_ports {
-            for (local, &p) in own.iter().enumerate() {
-                local_of[p as usize] = local as u32;
-            }
-        }
-        // Filled in place: collecting through a `Result` would grow the vector by doubling, and
-        // a million-host fabric's ports are over a gigabyte.
-        let mut ports: Vec<Port> = Vec::with_capacity(topo.ports.len());
-        for (i, info) in topo.ports.iter().enumerate() {
-            watch.tick(Phase::Setup, i as u64, setup_steps)?;
-            let nvswitch = !topo.is_host(info.node) && topo.is_nvswitch(info.node - topo.num_hosts);
-            let mut port = Port::new(info, local_of[i], topo.is_host(info.node), (!nvswitch).then_some(&sw.ecn));
-            if !topo.is_host(info.node) && !nvswitch {
-                port.headroom = port_headroom(info, &sw.pfc, max_packet, params.pause_size as u64);
-            }
-            ports.push(port);
-        }
-        let tiers = topo.switch_tiers();
-        let switches: Vec<SwitchState> = (0..topo.num_switches)
-            .map(|s| {
-                let node = topo.num_hosts + s;
-                match topo.is_nvswitch(s) {
-                    false => SwitchState::new(&topo, node, sw, &ports, sw.routing.of(tiers[s as usize])),
-                    true => SwitchState::nvswitch(),
-                }
-            })
-            .collect();
-        // Flowlet tables where switches route by flowlet, sized once here: the hot path only
-        // reads and writes their entries.
-        let slots = sw.flowlet.unwrap_or_default().slots;
-        let flowlets = (switches.iter())
-            .map(|s| match s.routing {
-                Routing::Flowlet => FlowletTable::new(slots),
-                _ => FlowletTable::default(),
-            })
-            .collect();
-        let round_robin = vec![0; topo.route_set_count()];
-        let (links, link_events) = match scenario.events.is_empty() {
-            true => (None, Vec::new()),
-            false => {
-                let (links, queued) = LinkEvents::new(scenario, &topo);
-                (Some(Box::new(links)), queued)
-            }
-        };
-        let ecn_rng = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch.ecn", s as u64)).collect();
-        let spray_rng = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch.spray", s as u64)).collect();
-        let hosts = (0..topo.num_hosts).map(|_| HostState::default()).collect();
-
-        let mut work = fabric.work;
-        // Transfers between GPUs of one server go over NVLink: between their NVLink ports.
+        let Fabric { topo, mut work } = fabric;
+        // The ports, then three passes over the flows (connections, queue pairs, connection
+        // state) and the first events: with two million flows each takes a quarter of a second
+        // or more, so each checks for a stop.
+        let flows = work.flows.len() as u64;
+        let total = topo.ports.len() as u64 + 4 * flows;
+        let params = Params::of(scenario);
+        let (mut net, link_events) = Network::build(&topo, scenario, &params, watch, total)?;
         if topo.has_nvlink() {
-            for d in work.flows.iter_mut() {
-                (d.src, d.dst) = topo.endpoints(d.src, d.dst);
-            }
+            onto_nvlink(&topo, &mut work.flows);
         }
-        // NVLink is lossless and credit-flow-controlled: no congestion control of the NIC's
-        // runs on it, so its transfers send at the link's rate.
-        let nvlink_cc = crate::cc::CcConfig::None(Default::default());
-        let defs = &work.flows;
-        let mut flows = Vec::with_capacity(defs.len());
-        let mut ccs = Vec::with_capacity(defs.len());
-        let mut receivers = Vec::with_capacity(defs.len());
-        let mut all_facts = Vec::with_capacity(defs.len());
-        let mut groups: std::collections::BTreeMap<(u32, SimTime), u32> = Default::default();
-        let mut start_group = vec![u32::MAX; defs.len()];
-        let mut group_unstarted = Vec::new();
-        let deps = Dependencies::new(defs, &work.computes);
-        // Connections: flows of one job with the same endpoints and connection number ride the
-        // queue pair of the first of them (whose id names the connection), with its path.
-        let persistent = nic.connections == crate::config::Connections::Persistent;
-        let mut first_of: std::collections::HashMap<(u32, u32, u32, u32), u32> = Default::default();
-        let mut conn_of: Vec<u32> = Vec::with_capacity(defs.len());
-        for (id, d) in defs.iter().enumerate() {
-            watch.tick(Phase::Setup, (ports.len() + id) as u64, setup_steps)?;
-            conn_of.push(match (persistent, d.connection) {
-                (true, Some(k)) => *first_of.entry((d.job, d.src, d.dst, k)).or_insert(id as u32),
-                _ => id as u32,
-            });
-            if deps.flow_ready(id as u32) {
-                let next = groups.len() as u32;
-                let g = *groups.entry((d.dst, d.start)).or_insert(next);
-                if g == next {
-                    group_unstarted.push(0);
-                }
-                group_unstarted[g as usize] += 1;
-                start_group[id] = g;
-            }
-        }
-        let mut messages = vec![0u32; defs.len()];
-        for &c in &conn_of {
-            messages[c as usize] += 1;
-        }
-        let mut largest_base_rtt = SimTime::ZERO;
-        for (id, d) in defs.iter().enumerate() {
-            watch.tick(Phase::Setup, (ports.len() + defs.len() + id) as u64, setup_steps)?;
-            let conn = conn_of[id];
-            let key = routing::flow_key(params.seed, conn);
-            let path = topo.path(d.src, d.dst, key);
-            let back = topo.path(d.dst, d.src, key);
-            // The ideal is the same for every algorithm: telemetry headers count against it.
-            let ideal = ideal_fct(&topo, &path, d.size, params.mtu, nic.header.0);
-            let base_rtt = topo.path_latency(&path, max_packet) + topo.path_latency(&back, params.ack_size as u64);
-            largest_base_rtt = largest_base_rtt.max(base_rtt);
-            let one_way_baseline = topo.path_latency(&path, max_packet);
-            let facts = FlowFacts {
-                flow: conn,
-                line_rate: topo.ports[topo.host_port(d.src) as usize].bandwidth,
-                base_rtt,
-                hops: path.len() as u32 - 1,
-                one_way_baseline,
-                receiver_line_rate: topo.ports[topo.host_port(d.dst) as usize].bandwidth,
-                mtu: params.mtu,
-                packet_bytes: max_packet,
-                collective: d.collective.map(|c| (c.kind, c.group_size)),
-            };
-            let mut flow = Flow::new(id as u32, d, key, ideal, params.data_priority);
-            flow.one_way_baseline = one_way_baseline;
-            flow.nvlink = topo.is_nvlink_port(d.src);
-            flow.conn = conn;
-            flow.shared = messages[conn as usize] > 1;
-            let flow_algorithm = if flow.nvlink { nvlink_cc.as_algorithm() } else { algorithm };
-            flows.push(flow);
-            ccs.push(flow_algorithm.sender(&facts));
-            receivers.push(flow_algorithm.receiver(&facts));
-            all_facts.push(facts);
-        }
-        // Probing flows, if the algorithm probes: NVLink transfers run no algorithm of the NIC's.
-        let intervals: Vec<SimTime> = (all_facts.iter().zip(&flows))
-            .map(|(facts, flow)| match flow.nvlink {
-                true => SimTime::ZERO,
-                false => algorithm.rtt_probe_interval(facts).unwrap_or(SimTime::ZERO),
-            })
-            .collect();
-        let probes = intervals
-            .iter()
-            .any(|&i| i > SimTime::ZERO)
-            .then(|| Box::new(crate::engine::nic::probe::Probes::new(intervals, nic.probe_loss, params.seed)));
-        let (pint, pint_rng) = match telemetry {
-            Telemetry::Pint { log_base, switch_period, .. } => {
-                let period = switch_period.unwrap_or(largest_base_rtt);
-                let state = PintState {
-                    codec: PintCodec::new(log_base),
-                    period,
-                    ports: vec![PintPort::default(); ports.len()],
-                };
-                let rngs = (0..topo.num_switches).map(|s| rng::stream(params.seed, "switch.pint", s as u64)).collect();
-                (Some(state), rngs)
-            }
-            _ => (None, Vec::new()),
-        };
-        let recorder = Recorder::new(&scenario.output, topo.num_switches, ports.len(), flows.len());
-        let tracer = scenario.output.trace.as_ref().map(|t| Box::new(Tracer::new(t, &topo, flows.len())));
-        let topo_hosts = topo.num_hosts;
-        let clocks = HostClocks::new(&scenario.clocks, topo_hosts, params.seed);
-        let first_conn_step = (ports.len() + 2 * defs.len()) as u64;
-        let mut conns = Vec::with_capacity(defs.len());
-        for id in 0..defs.len() {
-            watch.tick(Phase::Setup, first_conn_step + id as u64, setup_steps)?;
-            conns.push(Default::default());
-        }
+        let deps = Dependencies::new(&work.flows, &work.computes);
+        let steps = SetupSteps { first: topo.ports.len() as u64, total };
+        let (nic, largest_base_rtt) = Nics::build(&topo, scenario, &params, &work.flows, &deps, watch, steps)?;
+        net.start_pint(params.telemetry, largest_base_rtt, params.seed, topo.num_switches);
         let mut sim = Simulation {
             now: SimTime::ZERO,
-            events: EventQueue::with_capacity(1024 + flows.len()),
+            events: EventQueue::with_capacity(1024 + work.flows.len()),
+            observe: Observers::new(scenario, &topo, work.flows.len()),
+            work: WorkProgress::new(&mut work, deps),
             topo,
             params,
-            ports,
-            switches,
-            hosts,
-            flows,
-            conns,
-            ccs,
-            receivers,
-            facts: all_facts,
-            packets: PacketPool::default(),
-            counters: Counters::default(),
-            recorder,
-            flows_done: 0,
-            flows_started: 0,
-            bytes_delivered: 0,
-            // Fabric::build refused a workload whose sizes overflow this.
-            bytes_total: defs.iter().map(|d| d.size).sum(),
-            progress_at: SimTime::ZERO,
-            ecn_rng,
-            spray_rng,
-            round_robin,
-            flowlets,
-            links,
-            deps,
-            collectives: std::mem::take(&mut work.collectives),
-            training: std::mem::take(&mut work.training),
-            jobs: std::mem::take(&mut work.jobs),
-            incoming_flows: vec![0; topo_hosts as usize],
-            start_group,
-            group_unstarted,
-            incoming_seen: vec![0; topo_hosts as usize],
-            clocks,
-            rtts: DurationHistogram::default(),
-            queuing: DurationHistogram::default(),
-            int_pool,
-            sack: crate::engine::nic::selective::Scoreboards::new(nic.sack_bitmap),
-            losses: Vec::new(),
-            probes,
-            pint,
-            pint_rng,
-            prefetching: false,
-            peers: Vec::new(),
-            tracer,
+            net,
+            nic,
             control: RunControl::default(),
             event_limit: u64::MAX,
-            warnings: Vec::new(),
             scenario: scenario.clone(),
         };
-        // About 600 B per port: past ~1000 ports the port array alone overflows a 512 KiB L2.
-        sim.prefetching = sim.ports.len() > 1024;
-        sim.peers = sim.ports.iter().map(|p| p.peer).collect();
-        let first_start_step = first_conn_step + defs.len() as u64;
+        sim.queue_first_events(&work.flows, &link_events, watch, total - flows)?;
+        sim.observe.warnings = sim.find_warnings();
+        watch.at(Phase::Setup, total, total)?;
+        Ok(sim)
+    }
+
+    /// The events a run starts from: the flows and compute steps that wait for nothing, the
+    /// flows' stop times, the link events and the first timeline sample. Ticks `watch` once per
+    /// flow from step `first` on.
+    fn queue_first_events(
+        &mut self,
+        defs: &[FlowDef],
+        link_events: &[(SimTime, u32)],
+        watch: &mut Watch,
+        first: u64,
+    ) -> Result<(), Stop> {
+        let total = first + defs.len() as u64;
         for (f, def) in defs.iter().enumerate() {
-            watch.tick(Phase::Setup, first_start_step + f as u64, setup_steps)?;
-            if sim.deps.flow_ready(f as u32) {
-                let start = sim.flows[f].start;
-                sim.events.push(start, Event::FlowStart(f as u32));
+            watch.tick(Phase::Setup, first + f as u64, total)?;
+            if self.work.deps.flow_ready(f as u32) {
+                self.events.push(self.nic.flows[f].start, Event::FlowStart(f as u32));
             }
             if let Some(stop) = def.stop {
-                sim.events.push(stop, Event::FlowStop(f as u32));
+                self.events.push(stop, Event::FlowStop(f as u32));
             }
         }
-        sim.start_ready_computes();
-        failures::queue(&mut sim, &link_events);
-        if sim.params.sample_interval.is_some() {
-            sim.events.push(SimTime::ZERO, Event::Sample);
+        self.start_ready_computes();
+        failures::queue(self, link_events);
+        if self.params.sample_interval.is_some() {
+            self.events.push(SimTime::ZERO, Event::Sample);
         }
-        sim.warnings = sim.find_warnings();
-        watch.at(Phase::Setup, setup_steps, setup_steps)?;
-        Ok(sim)
+        Ok(())
+    }
+}
+
+/// Transfers between GPUs of one server go over NVLink: between their NVLink ports.
+fn onto_nvlink(topo: &Topology, flows: &mut [FlowDef]) {
+    for d in flows {
+        (d.src, d.dst) = topo.endpoints(d.src, d.dst);
     }
 }

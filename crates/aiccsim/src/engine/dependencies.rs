@@ -55,8 +55,8 @@ impl Simulation {
     /// Starts the compute steps that wait for nothing (the flows that wait for nothing are
     /// queued with the rest of the flow setup).
     pub(crate) fn start_ready_computes(&mut self) {
-        for c in 0..self.deps.computes.len() as u32 {
-            if self.deps.waiting_on[(self.deps.flows + c) as usize] == 0 {
+        for c in 0..self.work.deps.computes.len() as u32 {
+            if self.work.deps.waiting_on[(self.work.deps.flows + c) as usize] == 0 {
                 self.begin_compute(c);
             }
         }
@@ -64,31 +64,31 @@ impl Simulation {
 
     /// Node `node` is done: whatever waited only for it starts now (or at its own start time).
     pub(crate) fn release(&mut self, node: u32) {
-        for i in 0..self.deps.dependents[node as usize].len() {
-            let d = self.deps.dependents[node as usize][i];
-            self.deps.waiting_on[d as usize] -= 1;
-            if self.deps.waiting_on[d as usize] > 0 {
+        for i in 0..self.work.deps.dependents[node as usize].len() {
+            let d = self.work.deps.dependents[node as usize][i];
+            self.work.deps.waiting_on[d as usize] -= 1;
+            if self.work.deps.waiting_on[d as usize] > 0 {
                 continue;
             }
-            if d < self.deps.flows {
-                let at = self.flows[d as usize].start.max(self.now);
+            if d < self.work.deps.flows {
+                let at = self.nic.flows[d as usize].start.max(self.now);
                 self.events.push(at, Event::FlowStart(d));
             } else {
-                self.begin_compute(d - self.deps.flows);
+                self.begin_compute(d - self.work.deps.flows);
             }
         }
     }
 
     fn begin_compute(&mut self, c: u32) {
-        let step = &mut self.deps.computes[c as usize];
+        let step = &mut self.work.deps.computes[c as usize];
         let start = step.earliest.max(self.now);
         step.start = Some(start);
         self.events.push(start + step.duration, Event::ComputeDone(c));
     }
 
     pub(crate) fn compute_done(&mut self, c: u32) {
-        self.deps.computes[c as usize].end = Some(self.now);
-        self.deps.computes_left -= 1;
-        self.release(self.deps.flows + c);
+        self.work.deps.computes[c as usize].end = Some(self.now);
+        self.work.deps.computes_left -= 1;
+        self.release(self.work.deps.flows + c);
     }
 }

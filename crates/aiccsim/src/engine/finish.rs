@@ -16,26 +16,26 @@ impl Simulation {
     /// One sample of the timelines: the backlog of each sampled switch port and the bytes it
     /// sent, and the rate, window and delivered throughput of each sampled flow that is sending.
     pub(crate) fn sample_timelines(&mut self) {
-        let Some(iv) = self.recorder.interval() else { return };
+        let Some(iv) = self.observe.recorder.interval() else { return };
         let now = self.now;
-        for (i, port) in self.ports.iter().enumerate() {
+        for (i, port) in self.net.ports.iter().enumerate() {
             if port.is_host {
                 continue;
             }
             let switch = port.node - self.topo.num_hosts;
-            if self.recorder.samples_switch(switch) {
-                self.recorder.queue(i, QueueSample { time: now, switch, port: port.local, bytes: port.queued });
-                self.recorder.link(now, i, port.tx_bytes);
+            if self.observe.recorder.samples_switch(switch) {
+                self.observe.recorder.queue(i, QueueSample { time: now, switch, port: port.local, bytes: port.queued });
+                self.observe.recorder.link(now, i, port.tx_bytes);
             }
         }
-        for flow in self.flows.iter_mut() {
-            if !self.recorder.samples_flow(flow.id) || !flow.started || flow.sender_done.is_some() {
+        for flow in self.nic.flows.iter_mut() {
+            if !self.observe.recorder.samples_flow(flow.id) || !flow.started || flow.sender_done.is_some() {
                 continue;
             }
-            let cc = &self.ccs[flow.conn as usize];
+            let cc = &self.nic.ccs[flow.conn as usize];
             let delivered = flow.rcv_nxt - flow.sampled_bytes;
             flow.sampled_bytes = flow.rcv_nxt;
-            self.recorder.rate(RateSample {
+            self.observe.recorder.rate(RateSample {
                 time: now,
                 flow: flow.id,
                 rate_bps: cc.rate(),
@@ -55,6 +55,7 @@ impl Simulation {
             Arc::clone(names.entry((c.kind as u8, c.id)).or_insert_with(|| format!("{}:{}", c.kind, c.id).into()))
         };
         let flows: Vec<FlowRecord> = self
+            .nic
             .flows
             .iter()
             .map(|f| FlowRecord {
@@ -73,6 +74,7 @@ impl Simulation {
             })
             .collect();
         let ports: Vec<PortRecord> = self
+            .net
             .ports
             .iter()
             .enumerate()
@@ -84,76 +86,91 @@ impl Simulation {
                 PortRecord {
                     node: self.topo.node_name(p.node),
                     port: p.local,
-                    peer: self.topo.node_name(self.ports[p.peer as usize].node),
+                    peer: self.topo.node_name(self.net.ports[p.peer as usize].node),
                     bandwidth: self.topo.ports[i].bandwidth,
                     max_queue: p.max_queued,
                     stats,
                 }
             })
             .collect();
-        let pauses = (self.recorder.pauses.iter())
+        let pauses = (self.observe.recorder.pauses.iter())
             .map(|e| {
-                let p = &self.ports[e.port as usize];
+                let p = &self.net.ports[e.port as usize];
                 PauseRow {
                     time: e.time,
                     node: p.node,
                     port: p.local,
-                    peer: self.ports[p.peer as usize].node,
+                    peer: self.net.ports[p.peer as usize].node,
                     priority: e.priority,
                     pause: e.pause,
                 }
             })
             .collect();
         let totals = RunTotals {
-            warnings: self.warnings,
+            warnings: self.observe.warnings,
             now,
             stop_reason,
             stall,
-            counters: self.counters,
-            live_packets: self.packets.in_use() as u64,
-            max_switch_queue_bytes: self.ports.iter().filter(|p| !p.is_host).map(|p| p.max_queued).max().unwrap_or(0),
-            max_switch_buffer_bytes: self.switches.iter().map(|s| s.max_used).max().unwrap_or(0),
-            max_headroom_bytes: self.switches.iter().map(|s| s.max_headroom).max().unwrap_or(0),
+            counters: self.observe.counters,
+            live_packets: self.net.packets.in_use() as u64,
+            max_switch_queue_bytes: self
+                .net
+                .ports
+                .iter()
+                .filter(|p| !p.is_host)
+                .map(|p| p.max_queued)
+                .max()
+                .unwrap_or(0),
+            max_switch_buffer_bytes: self.net.switches.iter().map(|s| s.max_used).max().unwrap_or(0),
+            max_headroom_bytes: self.net.switches.iter().map(|s| s.max_headroom).max().unwrap_or(0),
             max_pending_events: self.events.max_len,
-            rtts: self.rtts,
-            queuing: self.queuing,
-            probes: self.probes.as_deref().map(|p| crate::metrics::ProbeSummary {
+            rtts: self.observe.rtts,
+            queuing: self.observe.queuing,
+            probes: self.nic.probes.as_deref().map(|p| crate::metrics::ProbeSummary {
                 sent: p.sent,
                 lost: p.lost,
                 answered: p.answered,
                 rtt_ns: p.rtts.distribution(),
             }),
-            trace: (self.tracer.as_ref())
+            trace: (self.observe.tracer.as_ref())
                 .map(|t| TraceSummary { rows: t.rows.len() as u64, rows_dropped: t.rows_dropped }),
-            pause_log: self.recorder.logs_pauses().then_some(TraceSummary {
-                rows: self.recorder.pauses.len() as u64,
-                rows_dropped: self.recorder.pauses_dropped,
+            pause_log: self.observe.recorder.logs_pauses().then_some(TraceSummary {
+                rows: self.observe.recorder.pauses.len() as u64,
+                rows_dropped: self.observe.recorder.pauses_dropped,
             }),
             wall_seconds,
         };
         // Freeing the state of a large run takes as long as writing its flows.csv (a fifth of
         // a second for two million flows): another thread does it while the results are made
         // and written, so that a stopped run ends within its second.
-        let state = (self.flows, self.ccs, self.receivers, self.conns, self.facts, self.events, self.ports);
-        let state = (state, self.packets, self.hosts, self.incoming_flows, self.start_group);
+        let state = (
+            self.nic.flows,
+            self.nic.ccs,
+            self.nic.receivers,
+            self.nic.conns,
+            self.nic.facts,
+            self.events,
+            self.net.ports,
+        );
+        let state = (state, self.net.packets, self.nic.hosts, self.nic.incoming_flows, self.nic.start_group);
         std::thread::spawn(move || drop(state));
         let records = RunRecords {
             flows,
             ports,
             pauses,
-            queues: self.recorder.queues,
-            links: self.recorder.links,
-            speed_changes: self.links.map(|l| l.speed_changes).unwrap_or_default(),
-            rates: self.recorder.rates,
-            trace: self.tracer.map(|t| t.rows),
-            computes: self.deps.computes,
+            queues: self.observe.recorder.queues,
+            links: self.observe.recorder.links,
+            speed_changes: self.net.links.map(|l| l.speed_changes).unwrap_or_default(),
+            rates: self.observe.recorder.rates,
+            trace: self.observe.tracer.map(|t| t.rows),
+            computes: self.work.deps.computes,
         };
         Results::assemble(
             self.scenario,
             records,
-            self.training,
-            &self.collectives,
-            &self.jobs,
+            self.work.training,
+            &self.work.collectives,
+            &self.work.jobs,
             totals,
             self.topo.names(),
         )

@@ -26,7 +26,7 @@ pub(crate) fn reason(halt: Halt) -> StopReason {
 
 impl Simulation {
     fn port_name(&self, p: u32) -> String {
-        let port = &self.ports[p as usize];
+        let port = &self.net.ports[p as usize];
         format!("{}:{}", self.topo.node_name(port.node), port.local)
     }
 
@@ -34,18 +34,18 @@ impl Simulation {
     pub(crate) fn diagnose_stall(&self, last_progress: SimTime, unfinished: usize) -> StallReport {
         let data_classes = !(1u8 << CONTROL_PRIORITY);
         let stuck = |p: usize| {
-            let port = &self.ports[p];
+            let port = &self.net.ports[p];
             port.paused & port.nonempty & data_classes != 0
         };
-        let paused: Vec<usize> = (0..self.ports.len()).filter(|&p| stuck(p)).collect();
+        let paused: Vec<usize> = (0..self.net.ports.len()).filter(|&p| stuck(p)).collect();
         let paused_ports = paused
             .iter()
             .map(|&p| {
-                let port = &self.ports[p];
+                let port = &self.net.ports[p];
                 let classes = port.paused & port.nonempty & data_classes;
                 PausedPort {
                     port: self.port_name(p as u32),
-                    peer: self.topo.node_name(self.ports[port.peer as usize].node),
+                    peer: self.topo.node_name(self.net.ports[port.peer as usize].node),
                     priorities: (0..8).filter(|c| classes & (1 << c) != 0).collect(),
                     queued_bytes: port.queued,
                     paused_since_ns: port.stats.paused_since.unwrap_or_default(),
@@ -55,17 +55,17 @@ impl Simulation {
         // Port `p` waits on the peer's ingress port draining; that ingress port's packets sit in
         // the peer's egress queues. If one of those is itself stuck, `p` waits on it.
         let waits_on = |p: usize| -> Vec<usize> {
-            let ingress = self.ports[p].peer;
-            let node = self.ports[ingress as usize].node;
+            let ingress = self.net.ports[p].peer;
+            let node = self.net.ports[ingress as usize].node;
             self.topo.node_ports[node as usize]
                 .iter()
                 .map(|&q| q as usize)
                 .filter(|&q| {
                     stuck(q)
-                        && self.ports[q]
+                        && self.net.ports[q]
                             .prio
                             .iter()
-                            .any(|queue| queue.packets.iter().any(|&id| self.packets[id].ingress == ingress))
+                            .any(|queue| queue.packets.iter().any(|&id| self.net.packets[id].ingress == ingress))
                 })
                 .collect()
         };
@@ -85,7 +85,8 @@ const STUCK_FLOWS_LISTED: usize = 16;
 impl Simulation {
     /// The first unfinished flows, started ones first, each with what holds it.
     fn stuck_flows(&self) -> Vec<StuckFlow> {
-        let unfinished = |started: bool| self.flows.iter().filter(move |f| f.finish.is_none() && f.started == started);
+        let unfinished =
+            |started: bool| self.nic.flows.iter().filter(move |f| f.finish.is_none() && f.started == started);
         (unfinished(true).chain(unfinished(false)))
             .take(STUCK_FLOWS_LISTED)
             .map(|flow| StuckFlow {
@@ -101,9 +102,9 @@ impl Simulation {
 
     /// Why flow `f` sends nothing, in words: the first of its gates that is shut.
     fn what_holds(&self, f: u32) -> String {
-        let flow = &self.flows[f as usize];
+        let flow = &self.nic.flows[f as usize];
         if !flow.started {
-            return match self.deps.flow_ready(f) {
+            return match self.work.deps.flow_ready(f) {
                 true => format!("not started (starts at {})", flow.start),
                 false => "not started: waits for the flows or compute steps before it".into(),
             };
@@ -111,15 +112,15 @@ impl Simulation {
         if flow.sender_done.is_some() {
             return "stopped by its stop time".into();
         }
-        let cc = &self.ccs[flow.conn as usize];
+        let cc = &self.nic.ccs[flow.conn as usize];
         let ack_every = self.params.ack_every;
         let receiver = match flow.acks_pending {
             0 => String::new(),
             n => format!("; the receiver holds {n} packet(s) unacknowledged and ACKs every {ack_every}"),
         };
-        let nic = &self.ports[self.topo.host_port(flow.src) as usize];
+        let nic = &self.net.ports[self.topo.host_port(flow.src) as usize];
         if nic.paused & (1 << flow.priority) != 0 {
-            let peer = self.topo.node_name(self.ports[nic.peer as usize].node);
+            let peer = self.topo.node_name(self.net.ports[nic.peer as usize].node);
             return format!("its NIC is paused by PFC from {peer}");
         }
         if let Some(w) = cc.window() {
@@ -133,7 +134,7 @@ impl Simulation {
         if !flow.has_data_to_send() {
             return format!("all {} B sent; waits for the ACK of {} B{receiver}", flow.size, flow.size - flow.snd_una);
         }
-        let floor = self.scenario.cc.as_algorithm().rate_floor(&self.facts[f as usize]);
+        let floor = self.scenario.cc.as_algorithm().rate_floor(&self.nic.facts[f as usize]);
         if floor > 0.0 && cc.rate() <= floor * (1.0 + 1e-9) {
             return format!("sending at its algorithm's rate floor, {:.3} Gbps", floor / 1e9);
         }

@@ -22,8 +22,8 @@ impl Simulation {
     /// Sets timer `slot` of the algorithm of flow `f`'s connection (timers belong to the
     /// algorithm, which the connection's messages share).
     pub(crate) fn set_cc_timer(&mut self, f: u32, slot: usize, at: Option<SimTime>) {
-        let c = self.flows[f as usize].conn;
-        let t = &mut self.conns[c as usize].timers[slot];
+        let c = self.nic.flows[f as usize].conn;
+        let t = &mut self.nic.conns[c as usize].timers[slot];
         t.due = at;
         let Some(at) = at else { return }; // cancelled: the queued entry will find nothing due
         if t.queued.is_none_or(|q| at < q) {
@@ -39,7 +39,7 @@ impl Simulation {
     /// recovering between them (DCQCN's rate increase is timed, not only clocked by ACKs).
     pub(crate) fn cc_timer_fired(&mut self, c: u32, slot: usize, gen: u32) {
         let now = self.now;
-        let t = &mut self.conns[c as usize].timers[slot];
+        let t = &mut self.nic.conns[c as usize].timers[slot];
         if t.gen != gen {
             return; // superseded by an earlier entry
         }
@@ -52,11 +52,11 @@ impl Simulation {
             }
             Some(_) => {
                 t.due = None;
-                let f = self.conns[c as usize].holder;
-                let flow = &self.flows[f as usize];
+                let f = self.nic.conns[c as usize].holder;
+                let flow = &self.nic.flows[f as usize];
                 if flow.sender_done.is_none() || flow.shared {
                     let mut cx = CcContext::new(now);
-                    self.ccs[c as usize].on_timer(slot, &mut cx);
+                    self.nic.ccs[c as usize].on_timer(slot, &mut cx);
                     self.apply_cc(f, &cx);
                 }
             }

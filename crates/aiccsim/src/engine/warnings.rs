@@ -53,24 +53,26 @@ impl Simulation {
             // A flow longer than its window whose window holds fewer packets than an ACK needs:
             // the receiver waits for packets the window will not let out.
             let mtu = self.params.mtu;
-            let per_window = |f: usize| self.ccs[self.flows[f].conn as usize].window().map(|w| w.div_ceil(mtu));
-            let closed = (0..self.flows.len())
-                .filter(|&f| !self.flows[f].nvlink)
+            let per_window = |f: usize| self.nic.ccs[self.nic.flows[f].conn as usize].window().map(|w| w.div_ceil(mtu));
+            let closed = (0..self.nic.flows.len())
+                .filter(|&f| !self.nic.flows[f].nvlink)
                 .filter_map(|f| per_window(f).map(|w| (f, w)))
-                .filter(|&(f, w)| w < ack_every && self.flows[f].size.div_ceil(mtu) > w)
+                .filter(|&(f, w)| w < ack_every && self.nic.flows[f].size.div_ceil(mtu) > w)
                 .collect::<Vec<_>>();
             if let Some(&(f, w)) = closed.first() {
                 warn(
                     "nic.ack_every",
-                    format!("{ack_every} packets per ACK is more than the {w} packets {name}'s window lets {} have in flight ({} of {} flows): the sender waits for an ACK the receiver sends only after {ack_every} packets, so the flow moves only by retransmission timeouts or stalls; lower nic.ack_every", self.flow_name(f), closed.len(), self.flows.len()),
+                    format!("{ack_every} packets per ACK is more than the {w} packets {name}'s window lets {} have in flight ({} of {} flows): the sender waits for an ACK the receiver sends only after {ack_every} packets, so the flow moves only by retransmission timeouts or stalls; lower nic.ack_every", self.flow_name(f), closed.len(), self.nic.flows.len()),
                 );
             }
         }
 
         // A timeout that fires on an ordinary queue.
-        let longest = (0..self.flows.len()).filter(|&f| !self.flows[f].nvlink).max_by_key(|&f| self.facts[f].base_rtt);
+        let longest = (0..self.nic.flows.len())
+            .filter(|&f| !self.nic.flows[f].nvlink)
+            .max_by_key(|&f| self.nic.facts[f].base_rtt);
         if let Some(f) = longest {
-            let rtt = self.facts[f].base_rtt;
+            let rtt = self.nic.facts[f].base_rtt;
             if s.nic.rto.0 < rtt.0.saturating_mul(RTO_RTTS) {
                 warn(
                     "nic.rto",
@@ -84,12 +86,12 @@ impl Simulation {
         if s.nic.recovery == Recovery::Selective {
             let bits = s.nic.sack_bitmap as u64;
             let bdp = |f: usize| {
-                let facts = &self.facts[f];
+                let facts = &self.nic.facts[f];
                 (facts.line_rate.as_f64() * facts.base_rtt.as_secs_f64() / 8.0 / facts.packet_bytes as f64).ceil()
                     as u64
             };
-            let short = (0..self.flows.len())
-                .filter(|&f| !self.flows[f].nvlink && self.flows[f].size > bits * self.params.mtu)
+            let short = (0..self.nic.flows.len())
+                .filter(|&f| !self.nic.flows[f].nvlink && self.nic.flows[f].size > bits * self.params.mtu)
                 .map(|f| (f, bdp(f)))
                 .filter(|&(_, packets)| packets > bits)
                 .max_by_key(|&(_, packets)| packets);
@@ -103,7 +105,7 @@ impl Simulation {
 
         // A run that ends before what it measures begins.
         if let Some(stop) = s.simulation.stop_time {
-            let first = self.flows.iter().filter(|f| self.deps.flow_ready(f.id)).map(|f| f.start).min();
+            let first = self.nic.flows.iter().filter(|f| self.work.deps.flow_ready(f.id)).map(|f| f.start).min();
             if first.is_some_and(|t| t >= stop) {
                 let first = first.unwrap_or(SimTime::ZERO);
                 warn(
@@ -131,7 +133,7 @@ impl Simulation {
 impl Simulation {
     /// "flow 3 (h1 -> h0)".
     pub(crate) fn flow_name(&self, f: usize) -> String {
-        let flow = &self.flows[f];
+        let flow = &self.nic.flows[f];
         format!("flow {f} ({} -> {})", self.topo.node_name(flow.src), self.topo.node_name(flow.dst))
     }
 }

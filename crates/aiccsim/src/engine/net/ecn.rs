@@ -12,8 +12,8 @@ impl Simulation {
     /// RED: mark packet `id` with probability 0 below Kmin, rising linearly to Pmax at Kmax, 1
     /// above Kmax, judged on the egress queue of the packet's priority.
     pub(super) fn maybe_mark(&mut self, port: u32, sw: usize, id: PacketId) {
-        let pt = &self.ports[port as usize];
-        let q = pt.prio[self.packets[id].priority as usize].bytes;
+        let pt = &self.net.ports[port as usize];
+        let q = pt.prio[self.net.packets[id].priority as usize].bytes;
         let (kmin, kmax) = (pt.kmin as u64, pt.kmax as u64);
         let mark = if q <= kmin {
             false
@@ -21,13 +21,13 @@ impl Simulation {
             true
         } else {
             let p = self.params.ecn_pmax * (q - kmin) as f64 / (kmax - kmin).max(1) as f64;
-            self.ecn_rng[sw].random::<f64>() < p
+            self.net.ecn_rng[sw].random::<f64>() < p
         };
-        let pkt = &mut self.packets[id];
+        let pkt = &mut self.net.packets[id];
         if mark && !pkt.ecn {
             pkt.ecn = true;
-            self.ports[port as usize].stats.ecn_marks += 1;
-            self.counters.ecn_marks += 1;
+            self.net.ports[port as usize].stats.ecn_marks += 1;
+            self.observe.counters.ecn_marks += 1;
         }
     }
 }

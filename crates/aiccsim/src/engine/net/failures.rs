@@ -205,12 +205,12 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     pub(crate) fn link_event(&mut self, i: u32) {
-        let Some(links) = self.links.as_mut() else { return };
+        let Some(links) = self.net.links.as_mut() else { return };
         let (change, ports) = links.changes[i as usize].clone();
         match change {
             Change::Slow(bw) => {
                 for &p in &ports {
-                    self.ports[p as usize].bandwidth = bw;
+                    self.net.ports[p as usize].bandwidth = bw;
                     links.speed_changes.push(crate::metrics::SpeedChange { time: self.now, port: p, bandwidth: bw });
                 }
             }
@@ -280,7 +280,7 @@ impl Simulation {
                     }
                 });
                 self.topo.reroute(&up).expect("link events were checked to leave every host reachable");
-                self.round_robin = vec![0; self.topo.route_set_count()];
+                self.net.round_robin = vec![0; self.topo.route_set_count()];
             }
         }
     }
@@ -298,7 +298,7 @@ impl Simulation {
     /// no pause waits for a RESUME that cannot cross.
     fn reset_pfc(&mut self, p: u32) {
         let now = self.now;
-        let port = &mut self.ports[p as usize];
+        let port = &mut self.net.ports[p as usize];
         port.pausing_peer = 0;
         if port.paused != 0 {
             port.paused = 0;
@@ -311,30 +311,30 @@ impl Simulation {
     /// Drops what waits in switch port `p`'s queues (and its PFC frames), releasing their buffer
     /// as if they had left (an upstream they paused may resume).
     fn flush(&mut self, p: u32) {
-        if self.ports[p as usize].is_host {
+        if self.net.ports[p as usize].is_host {
             return; // (hosts are never cut off: checked)
         }
-        while let Some(id) = self.ports[p as usize].pfc_out.pop_front() {
-            self.ports[p as usize].pfc_frames -= 1;
+        while let Some(id) = self.net.ports[p as usize].pfc_out.pop_front() {
+            self.net.ports[p as usize].pfc_frames -= 1;
             self.drop_packet(p, id);
         }
-        let sw = self.switch_index(self.ports[p as usize].node);
-        while let Some(id) = self.ports[p as usize].dequeue(&self.packets) {
-            let pkt = &self.packets[id];
+        let sw = self.switch_index(self.net.ports[p as usize].node);
+        while let Some(id) = self.net.ports[p as usize].dequeue(&self.net.packets) {
+            let pkt = &self.net.packets[id];
             let (prio, size, ingress) = (pkt.priority, pkt.size as u64, pkt.ingress);
-            let s = &mut self.switches[sw];
+            let s = &mut self.net.switches[sw];
             if prio == CONTROL_PRIORITY {
                 s.pools.release_unowned(size);
             } else {
                 let ing = ingress as usize;
-                self.ports[ing].prio[prio as usize].ingress.release(size, s.reserve, &mut s.pools);
-                if s.pfc && self.ports[ing].pausing_peer & (1 << prio) != 0 {
+                self.net.ports[ing].prio[prio as usize].ingress.release(size, s.reserve, &mut s.pools);
+                if s.pfc && self.net.ports[ing].pausing_peer & (1 << prio) != 0 {
                     self.resume_if_below_xon(ing as u32, prio, sw, ing as u32 == p);
                 }
             }
             self.drop_packet(p, id);
         }
-        debug_assert!((0..NUM_PRIORITIES).all(|q| self.ports[p as usize].prio[q].bytes == 0));
+        debug_assert!((0..NUM_PRIORITIES).all(|q| self.net.ports[p as usize].prio[q].bytes == 0));
     }
 }
 

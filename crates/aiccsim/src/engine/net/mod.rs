@@ -12,3 +12,103 @@ pub mod port;
 pub mod routing;
 pub mod switch;
 pub mod telemetry;
+
+use crate::config::{Routing, Scenario};
+use crate::engine::Params;
+use crate::rng::{self, SimRng};
+use crate::topology::Topology;
+use crate::watch::{Stop, Watch};
+use crate::wire::telemetry::Telemetry;
+use pool::PacketPool;
+use port::Port;
+use routing::FlowletTable;
+use switch::SwitchState;
+use telemetry::{IntPool, PintState};
+
+/// The fabric's state: every port and switch, the packets in it, and what its mechanisms keep
+/// between packets (random streams, spraying turns, flowlet tables, link events, telemetry).
+pub(crate) struct Network {
+    pub(crate) ports: Vec<Port>,
+    /// Each port's peer, packed (20 KB for 5000 ports): prefetching an arrival's receiving port
+    /// from here does not wait for the sending port's cache line.
+    pub(crate) peers: Vec<u32>,
+    /// Prefetch for upcoming events: worth it only when the ports outgrow the caches.
+    pub(crate) prefetching: bool,
+    pub(crate) switches: Vec<SwitchState>,
+    /// Every packet created and not yet consumed or dropped (queued, being sent, or on a link).
+    pub(crate) packets: PacketPool,
+    /// Per-switch random streams for ECN marking and for spraying.
+    pub(crate) ecn_rng: Vec<SimRng>,
+    pub(crate) spray_rng: Vec<SimRng>,
+    /// Round-robin spraying: each equal-cost set's next turn, by set (`Topology::route_set`).
+    pub(crate) round_robin: Vec<u32>,
+    /// Per switch, its flowlet table (empty at switches that do not route by flowlet).
+    pub(crate) flowlets: Vec<FlowletTable>,
+    /// The link events and the links' state, when the scenario has `[[events]]`.
+    pub(crate) links: Option<Box<failures::LinkEvents>>,
+    /// INT stacks of the packets that carry one.
+    pub(crate) int_pool: IntPool,
+    /// Switch-side PINT state and its per-switch random streams (HPCC-PINT runs only; set once
+    /// the flows' round trips are known, `telemetry::pint`).
+    pub(crate) pint: Option<PintState>,
+    pub(crate) pint_rng: Vec<SimRng>,
+}
+
+impl Network {
+    /// The fabric of `topo` as `scenario` configures it, with the link events to queue. Ticks
+    /// `watch` once per port (steps `0..ports` of the setup's `steps`).
+    pub(crate) fn build(
+        topo: &Topology,
+        scenario: &Scenario,
+        params: &Params,
+        watch: &mut Watch,
+        steps: u64,
+    ) -> Result<(Network, Vec<(crate::time::SimTime, u32)>), Stop> {
+        let sw = &scenario.switch;
+        let ports = port::build_ports(topo, sw, params.mtu + params.header, params.pause_size, watch, steps)?;
+        let tiers = topo.switch_tiers();
+        let switches: Vec<SwitchState> = (0..topo.num_switches)
+            .map(|s| match topo.is_nvswitch(s) {
+                false => SwitchState::new(topo, topo.num_hosts + s, sw, &ports, sw.routing.of(tiers[s as usize])),
+                true => SwitchState::nvswitch(),
+            })
+            .collect();
+        // Sized once here: the hot path only reads and writes their entries.
+        let slots = sw.flowlet.unwrap_or_default().slots;
+        let flowlets = (switches.iter())
+            .map(|s| match s.routing {
+                Routing::Flowlet => FlowletTable::new(slots),
+                _ => FlowletTable::default(),
+            })
+            .collect();
+        let (links, link_events) = match scenario.events.is_empty() {
+            true => (None, Vec::new()),
+            false => {
+                let (links, queued) = failures::LinkEvents::new(scenario, topo);
+                (Some(Box::new(links)), queued)
+            }
+        };
+        let streams = |name| (0..topo.num_switches).map(|s| rng::stream(params.seed, name, s as u64)).collect();
+        let int_pool = match params.telemetry {
+            Telemetry::Int { max_hops, .. } => IntPool::new(max_hops),
+            _ => IntPool::default(),
+        };
+        let net = Network {
+            // About 600 B per port: past ~1000 ports the port array alone overflows a 512 KiB L2.
+            prefetching: ports.len() > 1024,
+            peers: ports.iter().map(|p| p.peer).collect(),
+            ports,
+            switches,
+            packets: PacketPool::default(),
+            ecn_rng: streams("switch.ecn"),
+            spray_rng: streams("switch.spray"),
+            round_robin: vec![0; topo.route_set_count()],
+            flowlets,
+            links,
+            int_pool,
+            pint: None,
+            pint_rng: Vec::new(),
+        };
+        Ok((net, link_events))
+    }
+}

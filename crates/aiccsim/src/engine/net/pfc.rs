@@ -36,7 +36,7 @@ impl Simulation {
     fn xoff(&self, sw: usize) -> u64 {
         match self.params.pfc_static_xoff {
             Some(x) => x,
-            None => self.switches[sw].pools.dynamic_xoff(self.params.pfc_alpha),
+            None => self.net.switches[sw].pools.dynamic_xoff(self.params.pfc_alpha),
         }
     }
 
@@ -44,10 +44,10 @@ impl Simulation {
     /// bytes are now above XOFF.
     #[inline]
     pub(super) fn pause_if_above_xoff(&mut self, in_port: u32, prio: u8, sw: usize) {
-        let port = &self.ports[in_port as usize];
+        let port = &self.net.ports[in_port as usize];
         let ingress = port.prio[prio as usize].ingress;
-        if port.pausing_peer & (1 << prio) == 0 && ingress.above_xoff(self.switches[sw].reserve, self.xoff(sw)) {
-            self.ports[in_port as usize].pausing_peer |= 1 << prio;
+        if port.pausing_peer & (1 << prio) == 0 && ingress.above_xoff(self.net.switches[sw].reserve, self.xoff(sw)) {
+            self.net.ports[in_port as usize].pausing_peer |= 1 << prio;
             self.send_pfc(in_port, prio, true);
         }
     }
@@ -61,9 +61,9 @@ impl Simulation {
     /// turns back, which only a link failure makes): the frame then waits behind that packet,
     /// which the caller is about to start, instead of starting first on the same idle port.
     pub(super) fn resume_if_below_xon(&mut self, ing: u32, prio: u8, sw: usize, sending: bool) {
-        let left = self.ports[ing as usize].prio[prio as usize].ingress;
-        if left.below_xon(self.switches[sw].reserve, self.xoff(sw), self.params.xon_delta) {
-            self.ports[ing as usize].pausing_peer &= !(1 << prio);
+        let left = self.net.ports[ing as usize].prio[prio as usize].ingress;
+        if left.below_xon(self.net.switches[sw].reserve, self.xoff(sw), self.params.xon_delta) {
+            self.net.ports[ing as usize].pausing_peer &= !(1 << prio);
             self.queue_pfc(ing, prio, false);
             if !sending {
                 self.kick(ing);
@@ -74,7 +74,7 @@ impl Simulation {
     /// A PFC frame arrived at port `at`: pause or resume its egress for `class`.
     pub(super) fn pfc_frame_received(&mut self, at: u32, class: u8, pause: bool) {
         let now = self.now;
-        let port = &mut self.ports[at as usize];
+        let port = &mut self.net.ports[at as usize];
         let was = port.paused;
         if pause {
             port.paused |= 1 << class;
@@ -104,19 +104,19 @@ impl Simulation {
         let mut pkt = Packet::new(PacketKind::Pfc, CONTROL_PRIORITY, self.params.pause_size);
         pkt.pfc_class = class;
         pkt.pfc_pause = pause;
-        let id = self.packets.alloc(pkt);
-        if self.recorder.logs_pauses() {
-            self.recorder.pfc_frame(self.now, p, class, pause);
+        let id = self.net.packets.alloc(pkt);
+        if self.observe.recorder.logs_pauses() {
+            self.observe.recorder.pfc_frame(self.now, p, class, pause);
         }
-        let port = &mut self.ports[p as usize];
+        let port = &mut self.net.ports[p as usize];
         port.pfc_out.push_back(id);
         port.pfc_frames += 1;
         if pause {
             port.stats.pause_sent += 1;
-            self.counters.pause_frames += 1;
+            self.observe.counters.pause_frames += 1;
         } else {
             port.stats.resume_sent += 1;
-            self.counters.resume_frames += 1;
+            self.observe.counters.resume_frames += 1;
         }
     }
 }

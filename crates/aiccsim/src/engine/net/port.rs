@@ -13,13 +13,15 @@
 //! bytes that arrived through it and still sit in the switch buffer (ingress role, for PFC).
 
 use super::buffer::IngressCount;
-use crate::config::EcnConfig;
+use super::pfc::port_headroom;
+use crate::config::{EcnConfig, SwitchConfig};
 use crate::engine::net::pool::{PacketId, PacketPool};
 use crate::engine::{Event, Simulation};
 use crate::metrics::trace::TraceEvent;
 use crate::metrics::PortStats;
 use crate::time::{Bandwidth, ByteSize, SimTime};
-use crate::topology::PortInfo;
+use crate::topology::{PortInfo, Topology};
+use crate::watch::{Phase, Stop, Watch};
 use crate::wire::packet::{Packet, PacketKind, CONTROL_PRIORITY, NUM_PRIORITIES};
 use std::collections::VecDeque;
 
@@ -82,6 +84,40 @@ pub struct PrioQueue {
     /// Bytes buffered at this switch that arrived through this port at this priority, by pool
     /// (PFC; see `buffer.rs`).
     pub ingress: IngressCount,
+}
+
+/// Every port of `topo`, in its order, with the switches' ECN thresholds and PFC headroom
+/// (`max_packet` and `pause_size` in bytes size the headroom). Ticks `watch` once per port.
+pub(crate) fn build_ports(
+    topo: &Topology,
+    sw: &SwitchConfig,
+    max_packet: u64,
+    pause_size: u32,
+    watch: &mut Watch,
+    steps: u64,
+) -> Result<Vec<Port>, Stop> {
+    // Each port's place among its node's ports, read off the lists in one pass: searching a
+    // star switch's million ports for each of them took minutes.
+    let mut local_of = vec![0u32; topo.ports.len()];
+    for own in &topo.node_ports {
+        for (local, &p) in own.iter().enumerate() {
+            local_of[p as usize] = local as u32;
+        }
+    }
+    // Filled in place: collecting through a `Result` would grow the vector by doubling, and a
+    // million-host fabric's ports are over a gigabyte.
+    let mut ports: Vec<Port> = Vec::with_capacity(topo.ports.len());
+    for (i, info) in topo.ports.iter().enumerate() {
+        watch.tick(Phase::Setup, i as u64, steps)?;
+        let host = topo.is_host(info.node);
+        let nvswitch = !host && topo.is_nvswitch(info.node - topo.num_hosts);
+        let mut port = Port::new(info, local_of[i], host, (!nvswitch).then_some(&sw.ecn));
+        if !host && !nvswitch {
+            port.headroom = port_headroom(info, &sw.pfc, max_packet, u64::from(pause_size));
+        }
+        ports.push(port);
+    }
+    Ok(ports)
 }
 
 impl Port {
@@ -167,16 +203,16 @@ impl Simulation {
     #[inline]
     pub(crate) fn kick(&mut self, p: u32) {
         let now = self.now;
-        let busy_until = self.ports[p as usize].busy_until;
+        let busy_until = self.net.ports[p as usize].busy_until;
         if now < busy_until {
             self.wake_port(p, busy_until);
             return;
         }
-        let next = if self.ports[p as usize].pfc_frames > 0 {
-            let port = &mut self.ports[p as usize];
+        let next = if self.net.ports[p as usize].pfc_frames > 0 {
+            let port = &mut self.net.ports[p as usize];
             port.pfc_frames -= 1;
             port.pfc_out.pop_front()
-        } else if self.ports[p as usize].is_host {
+        } else if self.net.ports[p as usize].is_host {
             self.host_next_packet(p)
         } else {
             self.switch_dequeue(p)
@@ -191,14 +227,14 @@ impl Simulation {
     #[inline]
     pub(crate) fn start_tx(&mut self, p: u32, id: PacketId) {
         let now = self.now;
-        let size = self.packets[id].size as u64;
-        let port = &mut self.ports[p as usize];
+        let size = self.net.packets[id].size as u64;
+        let port = &mut self.net.ports[p as usize];
         debug_assert!(now >= port.busy_until, "port {p} started two packets at once");
         let done = now + port.bandwidth.tx_time(size);
         port.busy_until = done;
         port.tx_packets += 1;
         port.tx_bytes += size;
-        self.counters.packet_hops += 1;
+        self.observe.counters.packet_hops += 1;
         let arrival = done + port.delay;
         let more = port.has_sendable();
         let host = port.is_host.then_some(port.node);
@@ -222,7 +258,7 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     fn tx_hooks(&mut self, p: u32, id: PacketId, arrival: SimTime) {
-        let dark = self.links.as_deref().is_some_and(|l| l.is_failed(p));
+        let dark = self.net.links.as_deref().is_some_and(|l| l.is_failed(p));
         self.events.push(arrival, if dark { Event::Lost(p, id.0) } else { Event::Arrive(p, id.0) });
         if self.params.tracing {
             self.trace_packet(TraceEvent::Send, p, id);
@@ -234,17 +270,17 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     pub(crate) fn trace_packet(&mut self, event: TraceEvent, p: u32, id: PacketId) {
-        let port = &self.ports[p as usize];
+        let port = &self.net.ports[p as usize];
         let queue = (event != TraceEvent::Arrive).then_some(port.queued);
-        if let Some(t) = self.tracer.as_deref_mut() {
-            t.record(self.now, event, port.node, port.local, &self.packets[id], queue);
+        if let Some(t) = self.observe.tracer.as_deref_mut() {
+            t.record(self.now, event, port.node, port.local, &self.net.packets[id], queue);
         }
     }
 
     /// Schedules a `PortWake` at `t` unless one is already due by then.
     #[inline]
     pub(crate) fn wake_port(&mut self, p: u32, t: SimTime) {
-        let port = &mut self.ports[p as usize];
+        let port = &mut self.net.ports[p as usize];
         if t < port.wake_at {
             port.wake_gen = port.wake_gen.wrapping_add(1);
             port.wake_at = t;
@@ -253,7 +289,7 @@ impl Simulation {
     }
 
     pub(crate) fn port_woken(&mut self, p: u32, gen: u32) {
-        let port = &mut self.ports[p as usize];
+        let port = &mut self.net.ports[p as usize];
         if port.wake_gen == gen {
             port.wake_at = SimTime::MAX;
             self.kick(p);
@@ -262,18 +298,18 @@ impl Simulation {
 
     /// Packet `id`, sent on port `p`, reaches the peer port.
     pub(crate) fn arrive(&mut self, p: u32, id: PacketId) {
-        let at = self.ports[p as usize].peer;
+        let at = self.net.ports[p as usize].peer;
         if self.params.tracing {
             self.trace_packet(TraceEvent::Arrive, at, id);
         }
-        let pkt = &self.packets[id];
+        let pkt = &self.net.packets[id];
         if pkt.kind == PacketKind::Pfc {
             let (class, pause) = (pkt.pfc_class, pkt.pfc_pause);
-            self.packets.take(id);
+            self.net.packets.take(id);
             self.pfc_frame_received(at, class, pause);
             return;
         }
-        if self.ports[at as usize].is_host {
+        if self.net.ports[at as usize].is_host {
             self.host_receive(at, id);
         } else {
             self.switch_receive(at, id);

@@ -109,18 +109,22 @@ impl Simulation {
         if hops.len() == 1 {
             return hops[0];
         }
-        match self.switches[sw].routing {
+        match self.net.switches[sw].routing {
             Routing::Ecmp => hops[routing::ecmp_pick(key, node, hops.len())],
-            Routing::Spray => hops[self.spray_rng[sw].random_range(0..hops.len())],
+            Routing::Spray => hops[self.net.spray_rng[sw].random_range(0..hops.len())],
             Routing::RoundRobin => {
-                let turn = &mut self.round_robin[self.topo.route_set(node, dst) as usize];
+                let turn = &mut self.net.round_robin[self.topo.route_set(node, dst) as usize];
                 // (Kept below the set's size, which a reroute may have changed.)
                 let i = *turn as usize % hops.len();
                 *turn = ((i + 1) % hops.len()) as u32;
                 hops[i]
             }
-            Routing::Adaptive => least_loaded(&self.ports, self.now, hops, routing::ecmp_pick(key, node, hops.len())),
-            Routing::AdaptiveSpray => least_loaded_at_random(&self.ports, self.now, hops, &mut self.spray_rng[sw]),
+            Routing::Adaptive => {
+                least_loaded(&self.net.ports, self.now, hops, routing::ecmp_pick(key, node, hops.len()))
+            }
+            Routing::AdaptiveSpray => {
+                least_loaded_at_random(&self.net.ports, self.now, hops, &mut self.net.spray_rng[sw])
+            }
             Routing::Flowlet => self.flowlet_route(node, sw, dst, key),
         }
     }
@@ -131,14 +135,16 @@ impl Simulation {
     fn flowlet_route(&mut self, node: u32, sw: usize, dst: u32, key: u64) -> u32 {
         let now = self.now;
         let hops = self.topo.next_hops(node, dst);
-        let slot = self.flowlets[sw].slot(key, dst);
+        let slot = self.net.flowlets[sw].slot(key, dst);
         if slot.port != u32::MAX && now - slot.last < self.params.flowlet_gap && hops.contains(&slot.port) {
             slot.last = now;
             return slot.port;
         }
         let port = match self.params.flowlet_pick {
-            FlowletPick::Random => hops[self.spray_rng[sw].random_range(0..hops.len())],
-            FlowletPick::Adaptive => least_loaded(&self.ports, now, hops, routing::ecmp_pick(key, node, hops.len())),
+            FlowletPick::Random => hops[self.net.spray_rng[sw].random_range(0..hops.len())],
+            FlowletPick::Adaptive => {
+                least_loaded(&self.net.ports, now, hops, routing::ecmp_pick(key, node, hops.len()))
+            }
         };
         *slot = FlowletSlot { last: now, port };
         port

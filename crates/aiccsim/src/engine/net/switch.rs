@@ -62,26 +62,26 @@ impl Simulation {
 
     /// Packet `id` has fully arrived at switch port `in_port`.
     pub(crate) fn switch_receive(&mut self, in_port: u32, id: PacketId) {
-        let node = self.ports[in_port as usize].node;
+        let node = self.net.ports[in_port as usize].node;
         let sw = self.switch_index(node);
-        let pkt = &mut self.packets[id];
+        let pkt = &mut self.net.packets[id];
         pkt.ingress = in_port;
         let (size, prio, kind) = (pkt.size as u64, pkt.priority, pkt.kind);
         let (dst, ecmp_key) = (pkt.dst, pkt.ecmp_key);
         let out = self.route(node, sw, dst, ecmp_key);
 
-        let (pfc, ecn) = (self.switches[sw].pfc, self.switches[sw].ecn);
+        let (pfc, ecn) = (self.net.switches[sw].pfc, self.net.switches[sw].ecn);
         if !self.admit(sw, in_port, out, prio, size) {
-            if self.tracer.is_some() {
+            if self.observe.tracer.is_some() {
                 self.trace_packet(TraceEvent::Drop, out, id);
             }
-            self.ports[out as usize].stats.drops += 1;
-            self.counters.packets_dropped += 1;
+            self.net.ports[out as usize].stats.drops += 1;
+            self.observe.counters.packets_dropped += 1;
             if kind == PacketKind::Data {
-                self.counters.data_bytes_dropped += size;
+                self.observe.counters.data_bytes_dropped += size;
             }
-            let dropped = self.packets.take(id);
-            self.int_pool.release(dropped.int);
+            let dropped = self.net.packets.take(id);
+            self.net.int_pool.release(dropped.int);
             return;
         }
         if ecn && !self.params.ecn_at_dequeue && kind == PacketKind::Data {
@@ -91,7 +91,7 @@ impl Simulation {
         if pfc && prio != CONTROL_PRIORITY {
             self.pause_if_above_xoff(in_port, prio, sw);
         }
-        let port = &mut self.ports[out as usize];
+        let port = &mut self.net.ports[out as usize];
         let paused = port.paused & !(1 << CONTROL_PRIORITY) & (1 << prio) != 0;
         if self.now >= port.busy_until && port.nonempty == 0 && port.pfc_frames == 0 && !paused {
             // The egress port is idle with nothing queued: the packet would be dequeued at once,
@@ -101,7 +101,7 @@ impl Simulation {
             self.leave_buffer(out, id);
             self.start_tx(out, id);
         } else {
-            port.enqueue(id, &self.packets[id]);
+            port.enqueue(id, &self.net.packets[id]);
             self.kick(out);
         }
     }
@@ -111,29 +111,29 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     pub(crate) fn drop_packet(&mut self, p: u32, id: PacketId) {
-        if self.tracer.is_some() {
+        if self.observe.tracer.is_some() {
             self.trace_packet(TraceEvent::Drop, p, id);
         }
-        let (kind, size) = (self.packets[id].kind, self.packets[id].size as u64);
-        self.ports[p as usize].stats.drops += 1;
-        self.counters.packets_dropped += 1;
+        let (kind, size) = (self.net.packets[id].kind, self.net.packets[id].size as u64);
+        self.net.ports[p as usize].stats.drops += 1;
+        self.observe.counters.packets_dropped += 1;
         if kind == PacketKind::Data {
-            self.counters.data_bytes_dropped += size;
+            self.observe.counters.data_bytes_dropped += size;
         }
-        let dropped = self.packets.take(id);
-        self.int_pool.release(dropped.int);
+        let dropped = self.net.packets.take(id);
+        self.net.int_pool.release(dropped.int);
     }
 
     /// Charges a packet of `size` bytes from `in_port` at `prio`, bound for egress `out`, to the
     /// switch's buffer; false if it has no room there (the packet is dropped).
     #[inline]
     fn admit(&mut self, sw: usize, in_port: u32, out: u32, prio: u8, size: u64) -> bool {
-        let s = &mut self.switches[sw];
+        let s = &mut self.net.switches[sw];
         if !s.pfc {
             // Drop-tail: the buffer, and the egress queue's share of its free part.
             if let Some(alpha) = self.params.egress_alpha {
                 let free = s.pools.capacity.saturating_sub(s.pools.used);
-                if self.ports[out as usize].prio[prio as usize].bytes + size > (free as f64 * alpha) as u64 {
+                if self.net.ports[out as usize].prio[prio as usize].bytes + size > (free as f64 * alpha) as u64 {
                     return false;
                 }
             }
@@ -141,7 +141,7 @@ impl Simulation {
         let admitted = if prio == CONTROL_PRIORITY {
             s.pools.admit_unowned(size)
         } else {
-            let port = &mut self.ports[in_port as usize];
+            let port = &mut self.net.ports[in_port as usize];
             let paused = port.pausing_peer & (1 << prio) != 0;
             let (headroom, ingress) = (port.headroom, &mut port.prio[prio as usize].ingress);
             let ok = ingress.admit(size, s.reserve, headroom, paused, &mut s.pools);
@@ -156,7 +156,7 @@ impl Simulation {
 
     /// Picks the next packet for switch port `p` and releases its buffer.
     pub(crate) fn switch_dequeue(&mut self, p: u32) -> Option<PacketId> {
-        let id = self.ports[p as usize].dequeue(&self.packets)?;
+        let id = self.net.ports[p as usize].dequeue(&self.net.packets)?;
         self.leave_buffer(p, id);
         Some(id)
     }
@@ -165,17 +165,17 @@ impl Simulation {
     /// resuming the upstream), and it is marked and stamped as it goes.
     #[inline]
     fn leave_buffer(&mut self, p: u32, id: PacketId) {
-        let pkt = &self.packets[id];
+        let pkt = &self.net.packets[id];
         let (prio, size, kind, ingress) = (pkt.priority, pkt.size as u64, pkt.kind, pkt.ingress);
-        let sw = self.switch_index(self.ports[p as usize].node);
-        let s = &mut self.switches[sw];
+        let sw = self.switch_index(self.net.ports[p as usize].node);
+        let s = &mut self.net.switches[sw];
         let (pfc, ecn) = (s.pfc, s.ecn);
         if prio == CONTROL_PRIORITY {
             s.pools.release_unowned(size);
         } else {
             let ing = ingress as usize;
-            self.ports[ing].prio[prio as usize].ingress.release(size, s.reserve, &mut s.pools);
-            if pfc && self.ports[ing].pausing_peer & (1 << prio) != 0 {
+            self.net.ports[ing].prio[prio as usize].ingress.release(size, s.reserve, &mut s.pools);
+            if pfc && self.net.ports[ing].pausing_peer & (1 << prio) != 0 {
                 self.resume_if_below_xon(ing as u32, prio, sw, ing as u32 == p);
             }
         }

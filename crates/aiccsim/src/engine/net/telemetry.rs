@@ -92,29 +92,44 @@ pub struct PintState {
     pub ports: Vec<PintPort>,
 }
 
+impl super::Network {
+    /// Starts PINT's switch side if the algorithm asks for PINT: every switch port smooths its
+    /// utilisation over `switch_period`, or else the largest base round trip of the run's flows.
+    pub(crate) fn start_pint(&mut self, telemetry: Telemetry, largest_base_rtt: SimTime, seed: u64, switches: u32) {
+        if let Telemetry::Pint { log_base, switch_period, .. } = telemetry {
+            self.pint = Some(PintState {
+                codec: crate::wire::telemetry::PintCodec::new(log_base),
+                period: switch_period.unwrap_or(largest_base_rtt),
+                ports: vec![PintPort::default(); self.ports.len()],
+            });
+            self.pint_rng = (0..switches).map(|s| crate::rng::stream(seed, "switch.pint", s as u64)).collect();
+        }
+    }
+}
+
 impl Simulation {
     /// Telemetry at a switch egress as a data packet leaves port `p`: an INT record (HPCC §3.2),
     /// or the port's utilisation folded into the PINT byte.
     pub(crate) fn stamp_telemetry(&mut self, p: u32, id: PacketId) {
-        let pkt = &mut self.packets[id];
+        let pkt = &mut self.net.packets[id];
         debug_assert_eq!(pkt.kind, PacketKind::Data);
         match self.params.telemetry {
             Telemetry::None => {}
             Telemetry::Int { .. } => {
                 if pkt.int != NO_INT {
-                    let port = &self.ports[p as usize];
+                    let port = &self.net.ports[p as usize];
                     let hop = IntHop {
                         ts: self.now,
                         tx_bytes: port.tx_bytes + pkt.size as u64,
                         qlen: port.queued,
                         rate: port.bandwidth,
                     };
-                    self.int_pool.push(pkt.int, hop);
+                    self.net.int_pool.push(pkt.int, hop);
                 }
             }
             Telemetry::Pint { .. } => {
-                let Some(pint) = self.pint.as_mut() else { return };
-                let port = &self.ports[p as usize];
+                let Some(pint) = self.net.pint.as_mut() else { return };
+                let port = &self.net.ports[p as usize];
                 let st = &mut pint.ports[p as usize];
                 // The ns-3 HPCC-PINT switch: U = (1 - dt/T)·U + dt/T·(q/(B·T) + bytes/(dt·B)),
                 // over every data packet the port sends, dt capped at T.
@@ -129,8 +144,8 @@ impl Simulation {
                 st.last_ts = self.now;
                 st.last_size = pkt.size as u64;
                 if pkt.pint != 0 {
-                    let sw = (self.ports[p as usize].node - self.topo.num_hosts) as usize;
-                    let coin = self.pint_rng[sw].random::<f64>();
+                    let sw = (self.net.ports[p as usize].node - self.topo.num_hosts) as usize;
+                    let coin = self.net.pint_rng[sw].random::<f64>();
                     let byte = pint.codec.encode(st.utilisation, coin);
                     pkt.pint = pkt.pint.max(byte);
                 }

@@ -14,7 +14,9 @@
 
 use crate::cc::{CcContext, CongestionControl, MAX_TIMERS};
 use crate::engine::{Simulation, TimerSlot};
-use std::collections::VecDeque;
+use crate::watch::Stop;
+use crate::workload::FlowDef;
+use std::collections::{HashMap, VecDeque};
 
 /// No message yet.
 pub const NONE: u32 = u32::MAX;
@@ -38,14 +40,35 @@ impl Default for Connection {
     }
 }
 
+/// Each flow's connection: flows of one job with the same endpoints and connection number ride
+/// the queue pair of the first of them (whose id names the connection), with its path; without
+/// `persistent` connections every flow has its own. `tick(i)` is called before flow `i`.
+pub(crate) fn connection_of(
+    defs: &[FlowDef],
+    persistent: bool,
+    mut tick: impl FnMut(u64) -> Result<(), Stop>,
+) -> Result<Vec<u32>, Stop> {
+    // Keyed lookups only, never iterated: the order of a HashMap cannot reach the results.
+    let mut first_of: HashMap<(u32, u32, u32, u32), u32> = HashMap::new();
+    let mut conn_of = Vec::with_capacity(defs.len());
+    for (id, d) in defs.iter().enumerate() {
+        tick(id as u64)?;
+        conn_of.push(match (persistent, d.connection) {
+            (true, Some(k)) => *first_of.entry((d.job, d.src, d.dst, k)).or_insert(id as u32),
+            _ => id as u32,
+        });
+    }
+    Ok(conn_of)
+}
+
 impl Simulation {
     /// Flow `f` is posted: it takes its connection's send queue, or waits behind the message
     /// that holds it.
     pub(crate) fn post(&mut self, f: u32) {
-        let c = self.flows[f as usize].conn as usize;
-        let holder = self.conns[c].holder;
-        if holder != NONE && holder != f && self.flows[holder as usize].has_data_to_send() {
-            self.conns[c].waiting.push_back(f);
+        let c = self.nic.flows[f as usize].conn as usize;
+        let holder = self.nic.conns[c].holder;
+        if holder != NONE && holder != f && self.nic.flows[holder as usize].has_data_to_send() {
+            self.nic.conns[c].waiting.push_back(f);
             return;
         }
         self.take_queue(f);
@@ -56,18 +79,18 @@ impl Simulation {
     /// later one goes on from the pacer of the one before.
     fn take_queue(&mut self, f: u32) {
         self.start_probing(f);
-        let c = self.flows[f as usize].conn as usize;
-        let previous = std::mem::replace(&mut self.conns[c].holder, f);
+        let c = self.nic.flows[f as usize].conn as usize;
+        let previous = std::mem::replace(&mut self.nic.conns[c].holder, f);
         if previous == NONE {
             let mut cx = CcContext::at_start(self.now, self.controller_count(f));
-            self.ccs[c].on_start(&mut cx);
+            self.nic.ccs[c].on_start(&mut cx);
             self.apply_cc(f, &cx);
             return;
         }
-        let p = &self.flows[previous as usize];
+        let p = &self.nic.flows[previous as usize];
         let (next_send, rate, last) = (p.next_send.max(self.now), p.paced_rate, p.last_packet_size);
         let seq_base = p.seq_base + p.size;
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.nic.flows[f as usize];
         flow.seq_base = seq_base;
         flow.next_send = next_send;
         flow.paced_rate = rate;
@@ -81,22 +104,22 @@ impl Simulation {
     /// the NIC is choosing its next packet, so it only lists the message: the NIC picks it up
     /// on its next turn.)
     pub(crate) fn pass_queue(&mut self, f: u32) {
-        let c = self.flows[f as usize].conn as usize;
+        let c = self.nic.flows[f as usize].conn as usize;
         // Only the holder passes the queue on. (Go-back-N breaks this: a message that went back
         // after handing its last byte to the NIC hands it over again when it gets there anew,
         // and the message after next starts beside the next; kept, as its results are.)
         debug_assert!(
-            self.params.recovery == crate::config::Recovery::GoBackN || self.conns[c].holder == f,
+            self.params.recovery == crate::config::Recovery::GoBackN || self.nic.conns[c].holder == f,
             "flow {f} passes connection {c}'s queue, held by {}",
-            self.conns[c].holder
+            self.nic.conns[c].holder
         );
-        let Some(next) = self.conns[c].waiting.pop_front() else { return };
+        let Some(next) = self.nic.conns[c].waiting.pop_front() else { return };
         self.take_queue(next);
-        let flow = &mut self.flows[next as usize];
+        let flow = &mut self.nic.flows[next as usize];
         if flow.has_data_to_send() && flow.sender_done.is_none() && !flow.scheduled {
             flow.scheduled = true;
             let host = flow.src;
-            self.hosts[host as usize].active.push(next);
+            self.nic.hosts[host as usize].active.push(next);
         }
     }
 
@@ -104,9 +127,9 @@ impl Simulation {
     /// count when the connection carries several messages.
     #[inline]
     pub(crate) fn track_in_flight(&mut self, f: u32, before: u64) {
-        let flow = &self.flows[f as usize];
+        let flow = &self.nic.flows[f as usize];
         if flow.shared {
-            let c = &mut self.conns[flow.conn as usize];
+            let c = &mut self.nic.conns[flow.conn as usize];
             c.in_flight = c.in_flight - before + flow.in_flight();
         }
     }
@@ -114,9 +137,9 @@ impl Simulation {
     /// Bytes in flight that bound flow `f`'s window: its connection's.
     #[inline]
     pub(crate) fn window_in_flight(&self, f: u32) -> u64 {
-        let flow = &self.flows[f as usize];
+        let flow = &self.nic.flows[f as usize];
         if flow.shared {
-            self.conns[flow.conn as usize].in_flight
+            self.nic.conns[flow.conn as usize].in_flight
         } else {
             flow.in_flight()
         }

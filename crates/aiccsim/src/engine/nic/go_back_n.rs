@@ -15,12 +15,12 @@ impl Simulation {
     pub(super) fn go_back_n_receive(&mut self, p: u32, pkt: &Packet, payload: u64) -> (Option<Reply>, bool) {
         let now = self.now;
         let ack_every = self.params.ack_every;
-        let flow = &mut self.flows[pkt.flow as usize];
+        let flow = &mut self.nic.flows[pkt.flow as usize];
         let mut ack = None;
         let mut newly_complete = false;
         if pkt.seq == flow.rcv_nxt {
-            self.progress_at = now;
-            self.bytes_delivered += payload;
+            self.work.progress_at = now;
+            self.work.bytes_delivered += payload;
             flow.rcv_nxt += payload;
             flow.acks_pending += 1;
             flow.ecn_pending |= pkt.ecn;
@@ -55,7 +55,7 @@ impl Simulation {
     fn answer_gap(&mut self, p: u32, pkt: &Packet) {
         let now = self.now;
         let nack_interval = self.params.nack_interval;
-        let flow = &mut self.flows[pkt.flow as usize];
+        let flow = &mut self.nic.flows[pkt.flow as usize];
         let expected = flow.rcv_nxt;
         let due = match flow.last_nack {
             Some((seq, at)) => seq != expected || now.saturating_sub(at) >= nack_interval,
@@ -70,7 +70,7 @@ impl Simulation {
     /// A NACK: the receiver is missing `seq`; everything before it arrived.
     pub(super) fn go_back_on_nack(&mut self, f: u32, seq: u64) {
         let now = self.now;
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.nic.flows[f as usize];
         if flow.sender_done.is_some() || seq < flow.snd_una {
             return;
         }
@@ -82,25 +82,25 @@ impl Simulation {
         }
         if seq < flow.snd_nxt {
             flow.retransmitted_bytes += flow.snd_nxt - seq;
-            self.counters.retransmitted_bytes += flow.snd_nxt - seq;
+            self.observe.counters.retransmitted_bytes += flow.snd_nxt - seq;
         }
         // Go back to the missing byte; or, if an earlier go-back has not yet resent up to it,
         // skip ahead: everything before `seq` has arrived.
         flow.snd_nxt = seq;
         self.track_in_flight(f, before);
         let mut cx = CcContext::new(now);
-        let flow = &self.flows[f as usize];
+        let flow = &self.nic.flows[f as usize];
         let seq = flow.seq_base + seq;
-        self.ccs[flow.conn as usize].on_event(CcEvent::Nack { seq }, &mut cx);
+        self.nic.ccs[flow.conn as usize].on_event(CcEvent::Nack { seq }, &mut cx);
         self.apply_cc(f, &cx);
         self.schedule_qp(f);
     }
 
     /// The timeout's go-back: to the first unacknowledged byte.
     pub(super) fn go_back_on_timeout(&mut self, f: u32) {
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.nic.flows[f as usize];
         flow.retransmitted_bytes += flow.snd_nxt - flow.snd_una;
-        self.counters.retransmitted_bytes += flow.snd_nxt - flow.snd_una;
+        self.observe.counters.retransmitted_bytes += flow.snd_nxt - flow.snd_una;
         flow.snd_nxt = flow.snd_una;
     }
 }

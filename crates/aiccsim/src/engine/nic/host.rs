@@ -36,16 +36,16 @@ pub struct HostState {
 impl Simulation {
     /// The next packet host port `p` should send, if any.
     pub(crate) fn host_next_packet(&mut self, p: u32) -> Option<PacketId> {
-        let host = self.ports[p as usize].node;
-        let port = &mut self.ports[p as usize];
+        let host = self.net.ports[p as usize].node;
+        let port = &mut self.net.ports[p as usize];
         if port.nonempty & (1 << CONTROL_PRIORITY) != 0 {
-            return port.dequeue(&self.packets);
+            return port.dequeue(&self.net.packets);
         }
         if port.paused & (1 << self.params.data_priority) != 0 {
             return None; // the RESUME will kick the port
         }
         if port.nonempty != 0 {
-            return port.dequeue(&self.packets); // an RTT probe, at the data priority
+            return port.dequeue(&self.net.packets); // an RTT probe, at the data priority
         }
         self.next_data_packet(host)
     }
@@ -53,7 +53,7 @@ impl Simulation {
     /// Round-robin over the host's queue pairs; builds the data packet of the first that may send.
     fn next_data_packet(&mut self, host: u32) -> Option<PacketId> {
         let now = self.now;
-        let h = &self.hosts[host as usize];
+        let h = &self.nic.hosts[host as usize];
         let n = h.active.len();
         let mut earliest = SimTime::MAX;
         let mut chosen = None;
@@ -63,7 +63,7 @@ impl Simulation {
             if !self.window_open(f) {
                 continue; // an ACK will reopen it
             }
-            let next = self.flows[f as usize].next_send;
+            let next = self.nic.flows[f as usize].next_send;
             if next > now {
                 earliest = earliest.min(next);
                 continue;
@@ -78,13 +78,13 @@ impl Simulation {
             }
             return None;
         };
-        let h = &mut self.hosts[host as usize];
+        let h = &mut self.nic.hosts[host as usize];
         let f = h.active[idx];
         h.rr = idx + 1;
         // Selective recovery resends what was declared lost before it sends anything new.
-        let resend = self.flows[f as usize].rtx_pending > 0;
-        let seq = if resend { self.take_lost(f) } else { self.flows[f as usize].snd_nxt };
-        let flow = &mut self.flows[f as usize];
+        let resend = self.nic.flows[f as usize].rtx_pending > 0;
+        let seq = if resend { self.take_lost(f) } else { self.nic.flows[f as usize].snd_nxt };
+        let flow = &mut self.nic.flows[f as usize];
         let payload = self.params.mtu.min(flow.size - seq);
         let size = payload + self.params.header;
         let mut pkt = Packet::new(PacketKind::Data, flow.priority, size as u32);
@@ -97,7 +97,7 @@ impl Simulation {
             Telemetry::None => {}
             // NVLink carries no RoCE telemetry (and its transfers run no congestion control).
             _ if flow.nvlink => {}
-            Telemetry::Int { .. } => pkt.int = self.int_pool.alloc(),
+            Telemetry::Int { .. } => pkt.int = self.net.int_pool.alloc(),
             Telemetry::Pint { fraction, .. } => {
                 // PINT's global hash: whether a packet carries the query depends only on the
                 // packet, so a retransmission carries it again.
@@ -117,7 +117,7 @@ impl Simulation {
         if resend {
             flow.not_in_flight -= payload; // back in the network
             flow.retransmitted_bytes += payload;
-            self.counters.retransmitted_bytes += payload;
+            self.observe.counters.retransmitted_bytes += payload;
         } else {
             flow.snd_nxt += payload;
             flow.high_sent = flow.high_sent.max(flow.snd_nxt);
@@ -127,29 +127,29 @@ impl Simulation {
         let handed_last = !resend && flow.snd_nxt >= flow.size;
         self.track_in_flight(f, before);
         self.pace_after(f, size);
-        self.counters.data_packets_sent += 1;
-        self.counters.data_bytes_sent += size;
-        self.counters.data_payload_sent += payload;
+        self.observe.counters.data_packets_sent += 1;
+        self.observe.counters.data_bytes_sent += size;
+        self.observe.counters.data_payload_sent += payload;
         if finished_sending {
-            self.flows[f as usize].scheduled = false;
-            let h = &mut self.hosts[host as usize];
+            self.nic.flows[f as usize].scheduled = false;
+            let h = &mut self.nic.hosts[host as usize];
             h.active.remove(idx);
             if h.rr > idx {
                 h.rr -= 1;
             }
         }
-        if handed_last && self.flows[f as usize].shared {
+        if handed_last && self.nic.flows[f as usize].shared {
             self.pass_queue(f);
         }
-        let h = &mut self.hosts[host as usize];
+        let h = &mut self.nic.hosts[host as usize];
         if h.rr >= h.active.len() {
             h.rr = 0;
         }
         let mut cx = crate::cc::CcContext::new(now);
-        self.ccs[self.flows[f as usize].conn as usize].on_send(size, &mut cx);
+        self.nic.ccs[self.nic.flows[f as usize].conn as usize].on_send(size, &mut cx);
         self.apply_cc(f, &cx);
         self.arm_rto(f);
-        Some(self.packets.alloc(pkt))
+        Some(self.net.packets.alloc(pkt))
     }
 
     /// The window bounds the bytes in flight: a packet may leave while fewer than the window are
@@ -162,14 +162,14 @@ impl Simulation {
     /// (`Params::track_bytes`), but may resend.
     #[inline(always)]
     pub(super) fn window_open(&self, f: u32) -> bool {
-        let flow = &self.flows[f as usize];
+        let flow = &self.nic.flows[f as usize];
         if self.params.recovery == Recovery::Selective
             && flow.rtx_pending == 0
             && flow.snd_nxt - flow.snd_una >= self.params.track_bytes
         {
             return false;
         }
-        match self.ccs[flow.conn as usize].window() {
+        match self.nic.ccs[flow.conn as usize].window() {
             Some(w) => self.window_in_flight(f) < w,
             None => true,
         }
@@ -178,18 +178,18 @@ impl Simulation {
     /// Packet `id` arrived at host port `p`, which consumes it. (Its slot is freed first: an ACK
     /// sent for it reuses that slot, which is in cache.)
     pub(crate) fn host_receive(&mut self, p: u32, id: PacketId) {
-        let pkt = self.packets.take(id);
+        let pkt = self.net.packets.take(id);
         match pkt.kind {
             PacketKind::Data => self.receive_data(p, &pkt),
             PacketKind::Ack => {
-                self.counters.acks += 1;
+                self.observe.counters.acks += 1;
                 if pkt.int != crate::wire::telemetry::NO_INT || pkt.pint != 0 || pkt.feedback != [0; 2] {
-                    self.counters.feedback_acks += 1;
+                    self.observe.counters.feedback_acks += 1;
                 }
                 self.on_ack(&pkt)
             }
             PacketKind::Nack => {
-                self.counters.nacks += 1;
+                self.observe.counters.nacks += 1;
                 self.on_nack(&pkt)
             }
             PacketKind::Cnp => self.on_cnp(pkt.flow),
@@ -200,33 +200,33 @@ impl Simulation {
     }
 
     fn receive_data(&mut self, p: u32, pkt: &Packet) {
-        if !self.losses.is_empty() && self.lose(p, pkt) {
+        if !self.nic.losses.is_empty() && self.lose(p, pkt) {
             return;
         }
         let now = self.now;
         let f = pkt.flow;
-        self.counters.data_bytes_received += pkt.size as u64;
-        let (src, dst) = (self.flows[f as usize].src, pkt.dst);
+        self.observe.counters.data_bytes_received += pkt.size as u64;
+        let (src, dst) = (self.nic.flows[f as usize].src, pkt.dst);
         if pkt.size as u64 == self.params.mtu + self.params.header && now >= self.params.warmup {
-            let idle_path = self.flows[f as usize].one_way_baseline;
-            self.queuing.record((now - pkt.sent_at).saturating_sub(idle_path).0);
+            let idle_path = self.nic.flows[f as usize].one_way_baseline;
+            self.observe.queuing.record((now - pkt.sent_at).saturating_sub(idle_path).0);
         }
-        if !self.flows[f as usize].seen {
-            self.flows[f as usize].seen = true;
-            self.incoming_seen[dst as usize] += 1;
+        if !self.nic.flows[f as usize].seen {
+            self.nic.flows[f as usize].seen = true;
+            self.nic.incoming_seen[dst as usize] += 1;
         }
-        let action = self.receivers[self.flows[f as usize].conn as usize].on_data(&DataArrival {
+        let action = self.nic.receivers[self.nic.flows[f as usize].conn as usize].on_data(&DataArrival {
             now,
             ecn_ce: pkt.ecn,
             bytes: pkt.size as u64,
             sent_at: pkt.sent_at,
-            measured_delay: self.clocks.measured_delay(src, dst, pkt.sent_at, now),
-            incoming_flows: self.incoming_flows[dst as usize],
-            incoming_seen: self.incoming_seen[dst as usize],
+            measured_delay: self.nic.clocks.measured_delay(src, dst, pkt.sent_at, now),
+            incoming_flows: self.nic.incoming_flows[dst as usize],
+            incoming_seen: self.nic.incoming_seen[dst as usize],
         });
-        self.flows[f as usize].ack_feedback = action.feedback;
+        self.nic.flows[f as usize].ack_feedback = action.feedback;
         if action.send_cnp {
-            self.counters.cnps += 1;
+            self.observe.counters.cnps += 1;
             self.send_control(p, PacketKind::Cnp, pkt, 0);
         }
         let payload = pkt.size as u64 - self.params.header;
@@ -244,7 +244,7 @@ impl Simulation {
                 about.ecn = reply.ecn;
                 self.send_control_block(p, PacketKind::Ack, &about, reply.seq, reply.block);
             }
-            None => self.int_pool.release(pkt.int),
+            None => self.net.int_pool.release(pkt.int),
         }
     }
 
@@ -266,12 +266,12 @@ impl Simulation {
         let mut c = Packet::new(kind, CONTROL_PRIORITY, size);
         c.flow = about.flow;
         c.ecmp_key = about.ecmp_key;
-        c.dst = self.flows[about.flow as usize].src;
+        c.dst = self.nic.flows[about.flow as usize].src;
         c.seq = seq;
         (c.block_start, c.block_len) = block;
         c.sent_at = about.sent_at;
         if kind == PacketKind::Ack {
-            c.feedback = self.flows[about.flow as usize].ack_feedback;
+            c.feedback = self.nic.flows[about.flow as usize].ack_feedback;
             c.ecn = about.ecn;
             c.int = about.int;
             c.pint = about.pint;
@@ -284,8 +284,8 @@ impl Simulation {
     /// them.
     #[inline(always)]
     pub(super) fn put_control(&mut self, p: u32, c: Packet) {
-        let id = self.packets.alloc(c);
-        let port = &mut self.ports[p as usize];
+        let id = self.net.packets.alloc(c);
+        let port = &mut self.net.ports[p as usize];
         if self.now >= port.busy_until && port.pfc_frames == 0 && port.nonempty & (1 << CONTROL_PRIORITY) == 0 {
             port.max_queued = port.max_queued.max(c.size as u64 + port.queued);
             self.start_tx(p, id);

@@ -13,9 +13,9 @@ impl Simulation {
     /// the `drops` of the receiver's port in `ports.csv`, the dropped data bytes), and as one
     /// in a trace. Call before the run, once per packet to lose.
     pub fn lose_packet(&mut self, f: u32, seq: u64) {
-        assert!(self.now == SimTime::ZERO && self.counters.events == 0, "losses are set before the run");
-        assert!((f as usize) < self.flows.len(), "no flow {f}");
-        self.losses.push((f, seq));
+        assert!(self.now == SimTime::ZERO && self.observe.counters.events == 0, "losses are set before the run");
+        assert!((f as usize) < self.nic.flows.len(), "no flow {f}");
+        self.nic.losses.push((f, seq));
     }
 
     /// Data packet `pkt` reached host port `p`: whether it is one to lose (and so lost).
@@ -24,16 +24,16 @@ impl Simulation {
     pub(super) fn lose(&mut self, p: u32, pkt: &Packet) -> bool {
         let payload = pkt.size as u64 - self.params.header;
         let hit = |&(f, seq): &(u32, u64)| f == pkt.flow && (pkt.seq..pkt.seq + payload).contains(&seq);
-        let Some(i) = self.losses.iter().position(hit) else { return false };
-        self.losses.swap_remove(i);
-        let port = &self.ports[p as usize];
-        if let Some(t) = self.tracer.as_deref_mut() {
+        let Some(i) = self.nic.losses.iter().position(hit) else { return false };
+        self.nic.losses.swap_remove(i);
+        let port = &self.net.ports[p as usize];
+        if let Some(t) = self.observe.tracer.as_deref_mut() {
             t.record(self.now, TraceEvent::Drop, port.node, port.local, pkt, Some(port.queued));
         }
-        self.ports[p as usize].stats.drops += 1;
-        self.counters.packets_dropped += 1;
-        self.counters.data_bytes_dropped += pkt.size as u64;
-        self.int_pool.release(pkt.int);
+        self.net.ports[p as usize].stats.drops += 1;
+        self.observe.counters.packets_dropped += 1;
+        self.observe.counters.data_bytes_dropped += pkt.size as u64;
+        self.net.int_pool.release(pkt.int);
         true
     }
 }

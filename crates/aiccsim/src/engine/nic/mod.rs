@@ -14,3 +14,175 @@ pub mod probe;
 pub mod qp;
 mod recovery;
 pub mod selective;
+
+use crate::cc::{Algorithm, Cc, CcConfig, FlowFacts, Receiver};
+use crate::config::{Connections, Scenario};
+use crate::engine::{Dependencies, Params};
+use crate::metrics::ideal_fct;
+use crate::time::SimTime;
+use crate::topology::{routing, Topology};
+use crate::watch::{Phase, Stop, Watch};
+use crate::workload::FlowDef;
+use clock::HostClocks;
+use host::HostState;
+use qp::Flow;
+
+/// The NICs' state: the hosts' schedulers, every flow's queue pair, the connections they ride,
+/// both halves of each connection's algorithm, and what the NIC's mechanisms keep (loss
+/// recovery's bitmaps, losses on purpose, RTT probes, clocks, the controller's view of each
+/// receiver's incoming flows).
+pub(crate) struct Nics {
+    pub(crate) hosts: Vec<HostState>,
+    pub(crate) flows: Vec<Flow>,
+    /// Per connection (by id, the id of its first flow; `connection.rs`).
+    pub(crate) conns: Vec<connection::Connection>,
+    /// Both halves of each connection's algorithm, by connection id.
+    pub(crate) ccs: Vec<Cc>,
+    pub(crate) receivers: Vec<Receiver>,
+    /// What each flow's algorithm was told about its path.
+    pub(crate) facts: Vec<FlowFacts>,
+    /// Selective recovery's bitmaps, for the flows that have needed one (`selective.rs`).
+    pub(crate) sack: selective::Scoreboards,
+    /// Data packets to lose on purpose (`losses.rs`).
+    pub(crate) losses: Vec<(u32, u64)>,
+    /// RTT probes, when the algorithm asks for them (`probe.rs`).
+    pub(crate) probes: Option<Box<probe::Probes>>,
+    /// The hosts' clocks (one-way delay measurement).
+    pub(crate) clocks: HostClocks,
+    /// Per host: flows into it that have started and are not delivered (a controller's view),
+    /// and those of them it has seen a packet of (its own view).
+    pub(crate) incoming_flows: Vec<u32>,
+    pub(crate) incoming_seen: Vec<u32>,
+    /// Flows that start together towards the same receiver (no dependencies, same start time)
+    /// form a group; a controller knows the whole group when its first member starts.
+    pub(crate) start_group: Vec<u32>,
+    pub(crate) group_unstarted: Vec<u32>,
+}
+
+/// Where the NICs' setup passes count their steps: after the ports, three passes over the flows.
+pub(crate) struct SetupSteps {
+    pub first: u64,
+    pub total: u64,
+}
+
+impl Nics {
+    /// The queue pairs of `defs` (their endpoints already on NVLink where they ride it), their
+    /// connections, algorithms and start groups, and the hosts they run on. Also returns the
+    /// largest base round trip of the flows (PINT's default period).
+    pub(crate) fn build(
+        topo: &Topology,
+        scenario: &Scenario,
+        params: &Params,
+        defs: &[FlowDef],
+        deps: &Dependencies,
+        watch: &mut Watch,
+        steps: SetupSteps,
+    ) -> Result<(Nics, SimTime), Stop> {
+        let nic = &scenario.nic;
+        let persistent = nic.connections == Connections::Persistent;
+        let n = defs.len() as u64;
+        let conn_of =
+            connection::connection_of(defs, persistent, |i| watch.tick(Phase::Setup, steps.first + i, steps.total))?;
+        let (start_group, group_unstarted) = qp::start_groups(defs, deps);
+        let algorithm = scenario.cc.as_algorithm();
+        let pairs = QueuePairs::build(topo, params, defs, &conn_of, algorithm, |i| {
+            watch.tick(Phase::Setup, steps.first + n + i, steps.total)
+        })?;
+        let probes = probe::Probes::for_flows(algorithm, &pairs.facts, &pairs.flows, nic.probe_loss, params.seed);
+        let mut conns = Vec::with_capacity(defs.len());
+        for i in 0..n {
+            watch.tick(Phase::Setup, steps.first + 2 * n + i, steps.total)?;
+            conns.push(Default::default());
+        }
+        let hosts = topo.num_hosts as usize;
+        let nics = Nics {
+            hosts: (0..hosts).map(|_| HostState::default()).collect(),
+            flows: pairs.flows,
+            conns,
+            ccs: pairs.ccs,
+            receivers: pairs.receivers,
+            facts: pairs.facts,
+            sack: selective::Scoreboards::new(nic.sack_bitmap),
+            losses: Vec::new(),
+            probes,
+            clocks: HostClocks::new(&scenario.clocks, topo.num_hosts, params.seed),
+            incoming_flows: vec![0; hosts],
+            incoming_seen: vec![0; hosts],
+            start_group,
+            group_unstarted,
+        };
+        Ok((nics, pairs.largest_base_rtt))
+    }
+}
+
+/// Every flow's queue pair with both halves of its algorithm and what they were told.
+struct QueuePairs {
+    flows: Vec<Flow>,
+    ccs: Vec<Cc>,
+    receivers: Vec<Receiver>,
+    facts: Vec<FlowFacts>,
+    largest_base_rtt: SimTime,
+}
+
+impl QueuePairs {
+    /// Each flow on its connection's path (`conn_of`), with what its algorithm knows of that
+    /// path; `tick(i)` is called before flow `i`.
+    fn build(
+        topo: &Topology,
+        params: &Params,
+        defs: &[FlowDef],
+        conn_of: &[u32],
+        algorithm: &dyn Algorithm,
+        mut tick: impl FnMut(u64) -> Result<(), Stop>,
+    ) -> Result<QueuePairs, Stop> {
+        let mut messages = vec![0u32; defs.len()];
+        for &c in conn_of {
+            messages[c as usize] += 1;
+        }
+        // NVLink is lossless and credit-flow-controlled: no congestion control of the NIC's
+        // runs on it, so its transfers send at the link's rate.
+        let nvlink_cc = CcConfig::None(Default::default());
+        let max_packet = params.mtu + params.header;
+        let mut pairs = QueuePairs {
+            flows: Vec::with_capacity(defs.len()),
+            ccs: Vec::with_capacity(defs.len()),
+            receivers: Vec::with_capacity(defs.len()),
+            facts: Vec::with_capacity(defs.len()),
+            largest_base_rtt: SimTime::ZERO,
+        };
+        for (id, d) in defs.iter().enumerate() {
+            tick(id as u64)?;
+            let conn = conn_of[id];
+            let key = routing::flow_key(params.seed, conn);
+            let path = topo.path(d.src, d.dst, key);
+            let back = topo.path(d.dst, d.src, key);
+            // The ideal is the same for every algorithm: telemetry headers count against it.
+            let ideal = ideal_fct(topo, &path, d.size, params.mtu, params.base_header);
+            let base_rtt = topo.path_latency(&path, max_packet) + topo.path_latency(&back, u64::from(params.ack_size));
+            pairs.largest_base_rtt = pairs.largest_base_rtt.max(base_rtt);
+            let one_way_baseline = topo.path_latency(&path, max_packet);
+            let facts = FlowFacts {
+                flow: conn,
+                line_rate: topo.ports[topo.host_port(d.src) as usize].bandwidth,
+                base_rtt,
+                hops: path.len() as u32 - 1,
+                one_way_baseline,
+                receiver_line_rate: topo.ports[topo.host_port(d.dst) as usize].bandwidth,
+                mtu: params.mtu,
+                packet_bytes: max_packet,
+                collective: d.collective.map(|c| (c.kind, c.group_size)),
+            };
+            let mut flow = Flow::new(id as u32, d, key, ideal, params.data_priority);
+            flow.one_way_baseline = one_way_baseline;
+            flow.nvlink = topo.is_nvlink_port(d.src);
+            flow.conn = conn;
+            flow.shared = messages[conn as usize] > 1;
+            let flow_algorithm = if flow.nvlink { nvlink_cc.as_algorithm() } else { algorithm };
+            pairs.flows.push(flow);
+            pairs.ccs.push(flow_algorithm.sender(&facts));
+            pairs.receivers.push(flow_algorithm.receiver(&facts));
+            pairs.facts.push(facts);
+        }
+        Ok(pairs)
+    }
+}

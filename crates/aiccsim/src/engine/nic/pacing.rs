@@ -11,8 +11,8 @@ impl Simulation {
     /// Flow `f` just sent a packet of `size` wire bytes: its next may leave one gap later.
     #[inline]
     pub(super) fn pace_after(&mut self, f: u32, size: u64) {
-        let rate = self.ccs[self.flows[f as usize].conn as usize].rate();
-        let flow = &mut self.flows[f as usize];
+        let rate = self.nic.ccs[self.nic.flows[f as usize].conn as usize].rate();
+        let flow = &mut self.nic.flows[f as usize];
         flow.next_send = self.now + pacing_gap(size, rate);
         flow.paced_rate = rate;
         flow.last_packet_size = size;
@@ -24,18 +24,18 @@ impl Simulation {
     /// all-to-all posts one per peer) that is usually the first one looked at, not a scan of
     /// them all after every packet.
     pub(crate) fn host_next_send_time(&self, host: u32, not_before: SimTime) -> Option<SimTime> {
-        let port = &self.ports[self.topo.host_port(host) as usize];
+        let port = &self.net.ports[self.topo.host_port(host) as usize];
         if port.paused & (1 << self.params.data_priority) != 0 {
             return None;
         }
-        let h = &self.hosts[host as usize];
+        let h = &self.nic.hosts[host as usize];
         let (first, rest) = h.active.split_at(h.rr.min(h.active.len()));
         let mut earliest = None;
         for &f in rest.iter().chain(first) {
             if !self.window_open(f) {
                 continue;
             }
-            let next = self.flows[f as usize].next_send.max(not_before);
+            let next = self.nic.flows[f as usize].next_send.max(not_before);
             if next == not_before {
                 return Some(next);
             }
@@ -51,8 +51,8 @@ impl Simulation {
         for (slot, req) in cx.timer_requests() {
             self.set_cc_timer(f, slot, req);
         }
-        let rate = self.ccs[self.flows[f as usize].conn as usize].rate();
-        let flow = &mut self.flows[f as usize];
+        let rate = self.nic.ccs[self.nic.flows[f as usize].conn as usize].rate();
+        let flow = &mut self.nic.flows[f as usize];
         if rate != flow.paced_rate {
             if flow.last_packet_size > 0 && flow.next_send > self.now {
                 let old_gap = pacing_gap(flow.last_packet_size, flow.paced_rate);
@@ -63,7 +63,7 @@ impl Simulation {
                     // A wake-up, not a direct kick: this may run while the NIC is choosing its
                     // next packet (a byte counter reacting in `on_send`).
                     let (port, at) = (self.topo.host_port(flow.src), flow.next_send);
-                    self.flows[f as usize].paced_rate = rate;
+                    self.nic.flows[f as usize].paced_rate = rate;
                     self.wake_port(port, at);
                     return;
                 }

@@ -16,7 +16,8 @@
 //! event order, so a run repeats exactly. A run whose algorithm does not probe has no
 //! [`Probes`] and never reaches this file.
 
-use crate::cc::{CcContext, CcEvent, CongestionControl, ProbeReply};
+use crate::cc::{Algorithm, CcContext, CcEvent, CongestionControl, FlowFacts, ProbeReply};
+use crate::engine::nic::qp::Flow;
 use crate::engine::{Event, Simulation};
 use crate::metrics::DurationHistogram;
 use crate::rng::{self, SimRng};
@@ -51,12 +52,33 @@ impl Probes {
     }
 }
 
+impl Probes {
+    /// The probes of a run: every flow probes at its algorithm's interval (NVLink transfers run
+    /// no algorithm of the NIC's); `None` when no flow probes.
+    pub(crate) fn for_flows(
+        algorithm: &dyn Algorithm,
+        facts: &[FlowFacts],
+        flows: &[Flow],
+        loss: f64,
+        seed: u64,
+    ) -> Option<Box<Probes>> {
+        let intervals: Vec<SimTime> = (facts.iter().zip(flows))
+            .map(|(facts, flow)| match flow.nvlink {
+                true => SimTime::ZERO,
+                false => algorithm.rtt_probe_interval(facts).unwrap_or(SimTime::ZERO),
+            })
+            .collect();
+        let any = intervals.iter().any(|&i| i > SimTime::ZERO);
+        any.then(|| Box::new(Probes::new(intervals, loss, seed)))
+    }
+}
+
 impl Simulation {
     /// Flow `f` starts sending: its first probe goes now, the next one interval later.
     #[cold]
     #[inline(never)]
     pub(crate) fn start_probing(&mut self, f: u32) {
-        let Some(p) = self.probes.as_deref() else { return };
+        let Some(p) = self.nic.probes.as_deref() else { return };
         if p.interval[f as usize] > SimTime::ZERO {
             self.events.push(self.now, Event::Probe(f));
         }
@@ -66,7 +88,7 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     pub(crate) fn probe_due(&mut self, f: u32) {
-        let flow = &self.flows[f as usize];
+        let flow = &self.nic.flows[f as usize];
         if flow.sender_done.is_some() {
             return;
         }
@@ -76,14 +98,14 @@ impl Simulation {
         pkt.dst = flow.dst;
         pkt.sent_at = self.now;
         let port = self.topo.host_port(flow.src);
-        let probes = self.probes.as_deref_mut().expect("a probe timer runs only where probes do");
+        let probes = self.nic.probes.as_deref_mut().expect("a probe timer runs only where probes do");
         probes.sent += 1;
         let next = self.now + probes.interval[f as usize];
         self.events.push(next, Event::Probe(f));
         // Queued behind nothing but control packets at the NIC: `host_next_packet` takes it
         // before the queue pairs' data, unless its priority is paused.
-        let id = self.packets.alloc(pkt);
-        self.ports[port as usize].enqueue(id, &pkt);
+        let id = self.net.packets.alloc(pkt);
+        self.net.ports[port as usize].enqueue(id, &pkt);
         self.kick(port);
     }
 
@@ -92,20 +114,20 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     pub(crate) fn probe_received(&mut self, p: u32, pkt: &Packet) {
-        let probes = self.probes.as_deref_mut().expect("probes travel only where probes run");
+        let probes = self.nic.probes.as_deref_mut().expect("probes travel only where probes run");
         if probes.loss > 0.0 && probes.rng.random::<f64>() < probes.loss {
             probes.lost += 1;
             return;
         }
         let now = self.now;
-        let host = self.ports[p as usize].node;
-        let arrival = self.clocks.read(host, now);
+        let host = self.net.ports[p as usize].node;
+        let arrival = self.nic.clocks.read(host, now);
         // The reply is built in the same instant: with noise, a second reading of the clock.
-        let reply_at = self.clocks.read(host, now);
+        let reply_at = self.nic.clocks.read(host, now);
         let mut c = Packet::new(PacketKind::ProbeReply, CONTROL_PRIORITY, self.params.cnp_size);
         c.flow = pkt.flow;
         c.ecmp_key = pkt.ecmp_key;
-        c.dst = self.flows[pkt.flow as usize].src;
+        c.dst = self.nic.flows[pkt.flow as usize].src;
         c.sent_at = pkt.sent_at;
         c.seq = arrival as u64;
         let bits = reply_at as u64;
@@ -126,17 +148,17 @@ impl Simulation {
             remote_reply: ((pkt.feedback[1] as u64) << 32 | pkt.feedback[0] as u64) as i64,
             rtt: now.saturating_sub(pkt.sent_at),
         };
-        let probes = self.probes.as_deref_mut().expect("probes travel only where probes run");
+        let probes = self.nic.probes.as_deref_mut().expect("probes travel only where probes run");
         probes.answered += 1;
         if now >= self.params.warmup {
             probes.rtts.record(reply.rtt.0);
         }
-        let flow = &self.flows[f as usize];
+        let flow = &self.nic.flows[f as usize];
         if flow.sender_done.is_some() && !flow.shared {
             return;
         }
         let mut cx = CcContext::new(now);
-        self.ccs[flow.conn as usize].on_event(CcEvent::RttProbe(reply), &mut cx);
+        self.nic.ccs[flow.conn as usize].on_event(CcEvent::RttProbe(reply), &mut cx);
         self.apply_cc(f, &cx);
     }
 }

@@ -7,11 +7,12 @@
 
 use crate::cc::{AckInfo, CcContext, CcEvent, CongestionControl, MessageDone};
 use crate::config::Recovery;
-use crate::engine::Simulation;
+use crate::engine::{Dependencies, Simulation};
 use crate::tags::CollectiveTag;
 use crate::time::SimTime;
 use crate::wire::packet::Packet;
 use crate::workload::FlowDef;
+use std::collections::BTreeMap;
 
 pub struct Flow {
     pub id: u32,
@@ -138,18 +139,38 @@ impl Flow {
     }
 }
 
+/// The start groups: flows that wait for nothing, grouped by receiver and start time, each
+/// flow's group (`u32::MAX` for a flow that waits for another) and each group's size.
+pub(crate) fn start_groups(defs: &[FlowDef], deps: &Dependencies) -> (Vec<u32>, Vec<u32>) {
+    let mut groups: BTreeMap<(u32, SimTime), u32> = BTreeMap::new();
+    let mut start_group = vec![u32::MAX; defs.len()];
+    let mut unstarted = Vec::new();
+    for (id, d) in defs.iter().enumerate() {
+        if deps.flow_ready(id as u32) {
+            let next = groups.len() as u32;
+            let g = *groups.entry((d.dst, d.start)).or_insert(next);
+            if g == next {
+                unstarted.push(0);
+            }
+            unstarted[g as usize] += 1;
+            start_group[id] = g;
+        }
+    }
+    (start_group, unstarted)
+}
+
 impl Simulation {
     pub(crate) fn flow_start(&mut self, f: u32) {
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.nic.flows[f as usize];
         flow.started = true;
         flow.start = self.now; // later than configured when it waited for other flows
         let dst = flow.dst;
-        self.incoming_flows[dst as usize] += 1;
+        self.nic.incoming_flows[dst as usize] += 1;
         flow.next_send = self.now;
         flow.last_progress = self.now;
-        self.flows_started += 1;
-        self.progress_at = self.now;
-        if let Some(left) = self.group_unstarted.get_mut(self.start_group[f as usize] as usize) {
+        self.work.flows_started += 1;
+        self.work.progress_at = self.now;
+        if let Some(left) = self.nic.group_unstarted.get_mut(self.nic.start_group[f as usize] as usize) {
             *left -= 1;
         }
         self.post(f);
@@ -158,22 +179,22 @@ impl Simulation {
     /// The controller's count of flows into flow `f`'s receiver as `f` starts: the flows already
     /// on their way, plus the rest of the group it starts with.
     pub(crate) fn controller_count(&self, f: u32) -> u32 {
-        let dst = self.flows[f as usize].dst;
-        let left = self.group_unstarted.get(self.start_group[f as usize] as usize).copied().unwrap_or(0);
-        self.incoming_flows[dst as usize] + left
+        let dst = self.nic.flows[f as usize].dst;
+        let left = self.nic.group_unstarted.get(self.nic.start_group[f as usize] as usize).copied().unwrap_or(0);
+        self.nic.incoming_flows[dst as usize] + left
     }
 
     /// Puts a flow with data to send on its host's scheduling list (if it is not there yet) and
     /// wakes the NIC: a go-back may have made it eligible even if it was already listed.
     pub(crate) fn schedule_qp(&mut self, f: u32) {
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.nic.flows[f as usize];
         if !flow.has_data_to_send() || flow.sender_done.is_some() {
             return;
         }
         let host = flow.src;
         if !flow.scheduled {
             flow.scheduled = true;
-            self.hosts[host as usize].active.push(f);
+            self.nic.hosts[host as usize].active.push(f);
         }
         let port = self.topo.host_port(host);
         self.kick(port);
@@ -183,7 +204,7 @@ impl Simulation {
     /// (still delivered in full, with go-back-N if needed), and its ideal FCT is that size's.
     pub(crate) fn flow_stop(&mut self, f: u32) {
         let now = self.now;
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.nic.flows[f as usize];
         if flow.high_sent >= flow.size || !flow.started {
             return;
         }
@@ -191,30 +212,30 @@ impl Simulation {
         if flow.scheduled && !flow.has_data_to_send() {
             self.unlist(f);
         }
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.nic.flows[f as usize];
         let path = self.topo.path(flow.src, flow.dst, flow.ecmp_key);
         flow.ideal_fct =
             crate::metrics::ideal_fct(&self.topo, &path, flow.size.max(1), self.params.mtu, self.params.base_header);
         // What was sent may all have arrived, and been acknowledged, already.
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.nic.flows[f as usize];
         if flow.rcv_nxt >= flow.size && flow.finish.is_none() {
             flow.finish = Some(now);
             self.flow_delivered(f);
         }
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.nic.flows[f as usize];
         if flow.snd_una >= flow.size && flow.sender_done.is_none() {
             flow.sender_done = Some(now);
-            self.flows_done += 1;
-            self.sack.release(f);
+            self.work.flows_done += 1;
+            self.nic.sack.release(f);
         }
     }
 
     /// Takes flow `f`, which has nothing left to send, off its host's list of queue pairs with
     /// data to send.
     pub(crate) fn unlist(&mut self, f: u32) {
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.nic.flows[f as usize];
         flow.scheduled = false;
-        let h = &mut self.hosts[flow.src as usize];
+        let h = &mut self.nic.hosts[flow.src as usize];
         if let Some(i) = h.active.iter().position(|&x| x == f) {
             h.active.remove(i);
             if h.rr > i {
@@ -228,10 +249,10 @@ impl Simulation {
 
     /// Every byte of flow `f` has reached its receiver: start what waited for it.
     pub(crate) fn flow_delivered(&mut self, f: u32) {
-        let (dst, seen) = (self.flows[f as usize].dst as usize, self.flows[f as usize].seen);
-        self.incoming_flows[dst] -= 1;
+        let (dst, seen) = (self.nic.flows[f as usize].dst as usize, self.nic.flows[f as usize].seen);
+        self.nic.incoming_flows[dst] -= 1;
         if seen {
-            self.incoming_seen[dst] -= 1;
+            self.nic.incoming_seen[dst] -= 1;
         }
         self.release(f);
     }
@@ -240,9 +261,9 @@ impl Simulation {
     pub(crate) fn on_ack(&mut self, pkt: &Packet) {
         let now = self.now;
         let (f, ack_seq) = (pkt.flow, pkt.seq);
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.nic.flows[f as usize];
         if flow.sender_done.is_some() {
-            self.int_pool.release(pkt.int);
+            self.net.int_pool.release(pkt.int);
             return;
         }
         let before = flow.in_flight();
@@ -253,12 +274,12 @@ impl Simulation {
             Recovery::GoBackN => newly,
             Recovery::Selective => self.sack_ack(f, pkt),
         };
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.nic.flows[f as usize];
         let mut backoff_reset = false;
         if newly > 0 {
             flow.snd_una = ack_seq;
             flow.last_progress = now;
-            self.progress_at = now;
+            self.work.progress_at = now;
             backoff_reset = flow.rto_backoff > 1;
             flow.rto_backoff = 1;
             if flow.snd_nxt < flow.snd_una {
@@ -267,10 +288,10 @@ impl Simulation {
         }
         let rtt = now.saturating_sub(pkt.sent_at);
         if now >= self.params.warmup {
-            self.rtts.record(rtt.0);
+            self.observe.rtts.record(rtt.0);
         }
         self.track_in_flight(f, before);
-        let flow = &self.flows[f as usize];
+        let flow = &self.nic.flows[f as usize];
         let ack = AckInfo {
             ack_seq: flow.seq_base + ack_seq,
             newly_acked: acked,
@@ -278,41 +299,41 @@ impl Simulation {
             rtt,
             in_flight: self.window_in_flight(f),
             snd_nxt: flow.seq_base + flow.snd_nxt,
-            int: self.int_pool.hops(pkt.int),
+            int: self.net.int_pool.hops(pkt.int),
             pint: pkt.pint,
             feedback: pkt.feedback,
         };
         let done = flow.snd_una >= flow.size;
         let mut cx = CcContext::new(now);
-        let cc = &mut self.ccs[flow.conn as usize];
+        let cc = &mut self.nic.ccs[flow.conn as usize];
         cc.on_ack(&ack, &mut cx);
         if done {
             // The message's end is heard in the same instant: one context, applied once.
             cc.on_event(CcEvent::MessageDone(MessageDone { bytes: flow.size, first_sent: flow.first_sent }), &mut cx);
         }
-        self.int_pool.release(pkt.int);
+        self.net.int_pool.release(pkt.int);
         self.apply_cc(f, &cx);
         if done {
-            self.flows[f as usize].sender_done = Some(now);
-            self.flows_done += 1;
-            self.sack.release(f);
+            self.nic.flows[f as usize].sender_done = Some(now);
+            self.work.flows_done += 1;
+            self.nic.sack.release(f);
         } else if backoff_reset {
             self.arm_rto(f); // the deadline moved earlier
         }
         // The window may have opened: this flow's, or, when the last ACK of a message comes in,
         // that of the next message on its connection, which its bytes in flight held back.
-        if !done || self.flows[f as usize].shared {
-            let port = self.topo.host_port(self.flows[f as usize].src);
+        if !done || self.nic.flows[f as usize].shared {
+            let port = self.topo.host_port(self.nic.flows[f as usize].src);
             self.kick(port);
         }
     }
 
     pub(crate) fn on_cnp(&mut self, f: u32) {
-        if self.flows[f as usize].sender_done.is_some() {
+        if self.nic.flows[f as usize].sender_done.is_some() {
             return;
         }
         let mut cx = CcContext::new(self.now);
-        self.ccs[self.flows[f as usize].conn as usize].on_event(CcEvent::Cnp, &mut cx);
+        self.nic.ccs[self.nic.flows[f as usize].conn as usize].on_event(CcEvent::Cnp, &mut cx);
         self.apply_cc(f, &cx);
     }
 }

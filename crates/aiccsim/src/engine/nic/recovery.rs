@@ -21,7 +21,7 @@ impl Simulation {
 
     /// When the retransmission timeout is due: `rto` (times the backoff) after the last progress.
     fn rto_deadline(&self, f: u32) -> SimTime {
-        let flow = &self.flows[f as usize];
+        let flow = &self.nic.flows[f as usize];
         flow.last_progress + SimTime(self.params.rto.0.saturating_mul(flow.rto_backoff as u64))
     }
 
@@ -31,7 +31,7 @@ impl Simulation {
     /// backoff reset by an ACK) queues a new check; the old one is recognised as stale.
     pub(crate) fn arm_rto(&mut self, f: u32) {
         let deadline = self.rto_deadline(f).max(self.now);
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.nic.flows[f as usize];
         if flow.rto_queued.is_none_or(|q| deadline < q) {
             flow.rto_gen = flow.rto_gen.wrapping_add(1);
             flow.rto_queued = Some(deadline);
@@ -42,7 +42,7 @@ impl Simulation {
     pub(crate) fn rto_fired(&mut self, f: u32, gen: u32) {
         let now = self.now;
         let deadline = self.rto_deadline(f);
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.nic.flows[f as usize];
         if gen != flow.rto_gen {
             return;
         }
@@ -59,15 +59,15 @@ impl Simulation {
             Recovery::GoBackN => self.go_back_on_timeout(f),
             Recovery::Selective => self.selective_timeout(f),
         }
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.nic.flows[f as usize];
         flow.timeouts += 1;
         flow.rto_backoff = (flow.rto_backoff * 2).min(MAX_RTO_BACKOFF);
         flow.last_progress = now;
         flow.next_send = now;
-        self.counters.timeouts += 1;
+        self.observe.counters.timeouts += 1;
         self.track_in_flight(f, before);
         let mut cx = CcContext::new(now);
-        self.ccs[self.flows[f as usize].conn as usize].on_event(CcEvent::Timeout, &mut cx);
+        self.nic.ccs[self.nic.flows[f as usize].conn as usize].on_event(CcEvent::Timeout, &mut cx);
         self.apply_cc(f, &cx);
         self.schedule_qp(f);
         self.arm_rto(f);

@@ -173,7 +173,7 @@ impl Simulation {
     /// Payload bytes of flow `f`'s packet number `k`.
     #[inline]
     fn packet_payload(&self, f: u32, k: u64) -> u64 {
-        self.params.mtu.min(self.flows[f as usize].size - k * self.params.mtu)
+        self.params.mtu.min(self.nic.flows[f as usize].size - k * self.params.mtu)
     }
 
     /// Data packet `pkt` (`payload` bytes) arrived at host port `p`: the ACK it triggers, if
@@ -182,18 +182,18 @@ impl Simulation {
     pub(super) fn selective_receive(&mut self, p: u32, pkt: &Packet, payload: u64) -> (Option<Reply>, bool) {
         let now = self.now;
         let (f, mtu, ack_every) = (pkt.flow, self.params.mtu, self.params.ack_every);
-        let flow = &self.flows[f as usize];
+        let flow = &self.nic.flows[f as usize];
         let rcv_nxt = flow.rcv_nxt;
         if pkt.seq == rcv_nxt {
-            self.progress_at = now;
+            self.work.progress_at = now;
             let mut delivered = payload;
             let mut filled = false;
             let mut rcv = (rcv_nxt + payload) / mtu;
-            if let Some(slot) = self.sack.slot(f) {
-                let mut rx = self.sack.rx[slot as usize];
+            if let Some(slot) = self.nic.sack.slot(f) {
+                let mut rx = self.nic.sack.rx[slot as usize];
                 // The packets held behind it are in order now.
-                while rx.held > 0 && self.sack.test(slot, HELD, rcv) {
-                    self.sack.clear(slot, HELD, rcv);
+                while rx.held > 0 && self.nic.sack.test(slot, HELD, rcv) {
+                    self.nic.sack.clear(slot, HELD, rcv);
                     rx.held -= 1;
                     if rcv >= rx.lost_to {
                         rx.past -= 1;
@@ -203,10 +203,10 @@ impl Simulation {
                     filled = true;
                 }
                 rx.lost_to = rx.lost_to.max(rcv);
-                self.sack.rx[slot as usize] = rx;
+                self.nic.sack.rx[slot as usize] = rx;
             }
-            self.bytes_delivered += delivered;
-            let flow = &mut self.flows[f as usize];
+            self.work.bytes_delivered += delivered;
+            let flow = &mut self.nic.flows[f as usize];
             flow.rcv_nxt += delivered;
             flow.acks_pending += 1;
             flow.ecn_pending |= pkt.ecn;
@@ -226,7 +226,7 @@ impl Simulation {
         }
         if pkt.seq < rcv_nxt {
             // A duplicate: re-acknowledge as go-back-N does (always the flow's last packet).
-            let flow = &mut self.flows[f as usize];
+            let flow = &mut self.nic.flows[f as usize];
             flow.acks_pending += 1;
             if flow.acks_pending >= ack_every || pkt.seq + payload >= flow.size {
                 flow.acks_pending = 0;
@@ -237,20 +237,20 @@ impl Simulation {
         let (rcv, k) = (rcv_nxt / mtu, pkt.seq / mtu);
         let offset = k - rcv;
         // The sender sends nothing this far past its `snd_una`, which is at most `rcv_nxt`.
-        debug_assert!(offset < self.sack.bits, "flow {f}: packet {k} beyond the bitmap at {rcv}");
-        if offset >= self.sack.bits {
+        debug_assert!(offset < self.nic.sack.bits, "flow {f}: packet {k} beyond the bitmap at {rcv}");
+        if offset >= self.nic.sack.bits {
             return (None, false);
         }
-        let slot = self.sack.ensure(f);
+        let slot = self.nic.sack.ensure(f);
         let block: Block = (offset as u16, 1);
-        let flow = &mut self.flows[f as usize];
-        if self.sack.test(slot, HELD, k) {
+        let flow = &mut self.nic.flows[f as usize];
+        if self.nic.sack.test(slot, HELD, k) {
             // Held already (resent after a timeout): acknowledge it again.
             return (Some(Reply { seq: rcv_nxt, ecn: false, block }), false);
         }
-        self.sack.set(slot, HELD, k);
-        self.counters.out_of_order_packets += 1;
-        let mut rx = self.sack.rx[slot as usize];
+        self.nic.sack.set(slot, HELD, k);
+        self.observe.counters.out_of_order_packets += 1;
+        let mut rx = self.nic.sack.rx[slot as usize];
         rx.held += 1;
         rx.lost_to = rx.lost_to.max(rcv);
         if k >= rx.lost_to {
@@ -265,7 +265,7 @@ impl Simulation {
         let mut run = None;
         while rx.past >= self.params.reorder_window {
             let m = rx.lost_to;
-            if self.sack.test(slot, HELD, m) {
+            if self.nic.sack.test(slot, HELD, m) {
                 rx.past -= 1;
                 if let Some(start) = run.take() {
                     self.selective_nack_run(p, pkt, start, m);
@@ -278,7 +278,7 @@ impl Simulation {
         if let Some(start) = run {
             self.selective_nack_run(p, pkt, start, rx.lost_to);
         }
-        self.sack.rx[slot as usize] = rx;
+        self.nic.sack.rx[slot as usize] = rx;
         if rcv < rx.lost_to {
             self.repeat_first_nack(p, pkt, slot, rcv, rx.lost_to);
         }
@@ -287,7 +287,7 @@ impl Simulation {
 
     /// NACKs flow `pkt.flow`'s missing packets `start..end`.
     fn selective_nack_run(&mut self, p: u32, pkt: &Packet, start: u64, end: u64) {
-        let flow = &mut self.flows[pkt.flow as usize];
+        let flow = &mut self.nic.flows[pkt.flow as usize];
         let mtu = self.params.mtu;
         let rcv_nxt = flow.rcv_nxt;
         if start * mtu == rcv_nxt {
@@ -302,12 +302,12 @@ impl Simulation {
     /// was lost too. (The clock starts when it becomes the first missing packet.)
     fn repeat_first_nack(&mut self, p: u32, pkt: &Packet, slot: u32, rcv: u64, lost_to: u64) {
         let now = self.now;
-        let flow = &mut self.flows[pkt.flow as usize];
+        let flow = &mut self.nic.flows[pkt.flow as usize];
         let (rcv_nxt, last) = (flow.rcv_nxt, flow.last_nack);
         match last {
             Some((seq, at)) if seq == rcv_nxt => {
                 if now.saturating_sub(at) >= self.params.nack_interval {
-                    let end = self.sack.first_set(slot, HELD, rcv, lost_to).unwrap_or(lost_to);
+                    let end = self.nic.sack.first_set(slot, HELD, rcv, lost_to).unwrap_or(lost_to);
                     self.selective_nack_run(p, pkt, rcv, end);
                 }
             }
@@ -321,13 +321,13 @@ impl Simulation {
     /// what the block acknowledges now.
     #[inline(never)]
     pub(crate) fn sack_ack(&mut self, f: u32, pkt: &Packet) -> u64 {
-        let newly = pkt.seq.saturating_sub(self.flows[f as usize].snd_una);
+        let newly = pkt.seq.saturating_sub(self.nic.flows[f as usize].snd_una);
         let slot = match pkt.block_len {
-            0 => match self.sack.slot(f) {
+            0 => match self.nic.sack.slot(f) {
                 Some(s) => s,
                 None => return newly,
             },
-            _ => self.sack.ensure(f),
+            _ => self.nic.sack.ensure(f),
         };
         let (before_sacked, _) = self.advance_scoreboard(f, slot, pkt.seq);
         let sacked = self.mark_block(f, slot, pkt, SACKED);
@@ -339,23 +339,23 @@ impl Simulation {
     /// bytes that were acknowledged selectively and those declared lost that it covers.
     fn advance_scoreboard(&mut self, f: u32, slot: u32, ack: u64) -> (u64, u64) {
         let mtu = self.params.mtu;
-        let flow = &self.flows[f as usize];
+        let flow = &self.nic.flows[f as usize];
         if ack <= flow.snd_una || flow.not_in_flight == 0 {
             return (0, 0);
         }
         let (from, to) = (flow.snd_una / mtu, ack.div_ceil(mtu));
         let (mut sacked, mut lost, mut lost_packets) = (0, 0, 0);
         for k in from..to {
-            if self.sack.test(slot, SACKED, k) {
-                self.sack.clear(slot, SACKED, k);
+            if self.nic.sack.test(slot, SACKED, k) {
+                self.nic.sack.clear(slot, SACKED, k);
                 sacked += self.packet_payload(f, k);
-            } else if self.sack.test(slot, LOST, k) {
-                self.sack.clear(slot, LOST, k);
+            } else if self.nic.sack.test(slot, LOST, k) {
+                self.nic.sack.clear(slot, LOST, k);
                 lost += self.packet_payload(f, k);
                 lost_packets += 1;
             }
         }
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.nic.flows[f as usize];
         flow.not_in_flight -= sacked + lost;
         flow.rtx_pending -= lost_packets;
         (sacked, lost)
@@ -366,31 +366,31 @@ impl Simulation {
     /// unless acknowledged, or already waiting to be resent). Returns the bytes newly marked.
     fn mark_block(&mut self, f: u32, slot: u32, pkt: &Packet, map: usize) -> u64 {
         let mtu = self.params.mtu;
-        let flow = &self.flows[f as usize];
+        let flow = &self.nic.flows[f as usize];
         let first = pkt.seq / mtu + pkt.block_start as u64;
         let from = first.max(flow.snd_una.max(pkt.seq) / mtu);
         let to = (first + pkt.block_len as u64).min(flow.snd_nxt.div_ceil(mtu));
         let (mut bytes, mut added, mut resend) = (0, 0u64, 0i64);
         for k in from..to {
-            if self.sack.test(slot, SACKED, k) {
+            if self.nic.sack.test(slot, SACKED, k) {
                 continue;
             }
-            let lost = self.sack.test(slot, LOST, k);
+            let lost = self.nic.sack.test(slot, LOST, k);
             if map == LOST && lost {
                 continue;
             }
             let b = self.packet_payload(f, k);
             if map == SACKED && lost {
-                self.sack.clear(slot, LOST, k);
+                self.nic.sack.clear(slot, LOST, k);
                 resend -= 1;
             } else {
                 added += b; // out of the network now
                 resend += (map == LOST) as i64;
             }
-            self.sack.set(slot, map, k);
+            self.nic.sack.set(slot, map, k);
             bytes += b;
         }
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.nic.flows[f as usize];
         flow.not_in_flight += added;
         flow.rtx_pending = (flow.rtx_pending as i64 + resend) as u32;
         bytes
@@ -399,7 +399,7 @@ impl Simulation {
     /// A flow whose declared losses were all acknowledged after all, with nothing new to send,
     /// leaves its host's list of queue pairs with data to send.
     fn unlist_if_idle(&mut self, f: u32) {
-        let flow = &self.flows[f as usize];
+        let flow = &self.nic.flows[f as usize];
         if flow.scheduled && !flow.has_data_to_send() {
             self.unlist(f);
         }
@@ -408,25 +408,25 @@ impl Simulation {
     /// A NACK: the receiver has everything before `pkt.seq` and declares the block lost.
     pub(super) fn selective_nack(&mut self, pkt: &Packet) {
         let (now, f) = (self.now, pkt.flow);
-        let flow = &self.flows[f as usize];
+        let flow = &self.nic.flows[f as usize];
         if flow.sender_done.is_some() {
             return;
         }
         let before = flow.in_flight();
-        let slot = self.sack.ensure(f);
+        let slot = self.nic.sack.ensure(f);
         if pkt.seq > flow.snd_una {
             self.advance_scoreboard(f, slot, pkt.seq);
-            let flow = &mut self.flows[f as usize];
+            let flow = &mut self.nic.flows[f as usize];
             flow.snd_una = pkt.seq;
             flow.last_progress = now;
             flow.rto_backoff = 1;
         }
         self.mark_block(f, slot, pkt, LOST);
         self.track_in_flight(f, before);
-        let flow = &self.flows[f as usize];
+        let flow = &self.nic.flows[f as usize];
         let seq = flow.seq_base + (pkt.seq / self.params.mtu + pkt.block_start as u64) * self.params.mtu;
         let mut cx = CcContext::new(now);
-        self.ccs[flow.conn as usize].on_event(CcEvent::Nack { seq }, &mut cx);
+        self.nic.ccs[flow.conn as usize].on_event(CcEvent::Nack { seq }, &mut cx);
         self.apply_cc(f, &cx);
         self.unlist_if_idle(f);
         self.schedule_qp(f);
@@ -435,19 +435,19 @@ impl Simulation {
     /// The retransmission timeout fired: every packet outstanding and not acknowledged
     /// selectively is declared lost.
     pub(super) fn selective_timeout(&mut self, f: u32) {
-        let slot = self.sack.ensure(f);
+        let slot = self.nic.sack.ensure(f);
         let mtu = self.params.mtu;
-        let flow = &self.flows[f as usize];
+        let flow = &self.nic.flows[f as usize];
         let (from, to) = (flow.snd_una / mtu, flow.snd_nxt.div_ceil(mtu));
         let (mut added, mut packets) = (0, 0);
         for k in from..to {
-            if !self.sack.test(slot, SACKED, k) && !self.sack.test(slot, LOST, k) {
-                self.sack.set(slot, LOST, k);
+            if !self.nic.sack.test(slot, SACKED, k) && !self.nic.sack.test(slot, LOST, k) {
+                self.nic.sack.set(slot, LOST, k);
                 added += self.packet_payload(f, k);
                 packets += 1;
             }
         }
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.nic.flows[f as usize];
         flow.not_in_flight += added;
         flow.rtx_pending += packets;
     }
@@ -456,11 +456,11 @@ impl Simulation {
     #[inline(never)]
     pub(super) fn take_lost(&mut self, f: u32) -> u64 {
         let mtu = self.params.mtu;
-        let slot = self.sack.slot(f).expect("a flow with losses has a scoreboard");
-        let from = self.flows[f as usize].snd_una / mtu;
-        let k = self.sack.first_set(slot, LOST, from, from + self.sack.bits).expect("a packet declared lost");
-        self.sack.clear(slot, LOST, k);
-        self.flows[f as usize].rtx_pending -= 1;
+        let slot = self.nic.sack.slot(f).expect("a flow with losses has a scoreboard");
+        let from = self.nic.flows[f as usize].snd_una / mtu;
+        let k = self.nic.sack.first_set(slot, LOST, from, from + self.nic.sack.bits).expect("a packet declared lost");
+        self.nic.sack.clear(slot, LOST, k);
+        self.nic.flows[f as usize].rtx_pending -= 1;
         k * mtu
     }
 }

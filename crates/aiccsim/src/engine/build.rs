@@ -8,16 +8,14 @@
 //! (`aiccsim validate`, a sweep checking all its points first) build the fabric to check it;
 //! a run builds it once.
 
-use super::net::{failures, Network};
-use super::nic::{Nics, SetupSteps};
-use super::observe::Observers;
+use super::net::{self, failures, Network};
+use super::nic::{self, Nics, SetupSteps};
+use super::observe::{self, Observers};
 use super::work::WorkProgress;
 use super::{Dependencies, Event, EventQueue, Params, RunControl, Simulation};
 use crate::cc::Check;
 use crate::config::{fail, moved, AllReduceAlgorithm, ConfigError, HostSet, Scenario, WorkloadConfig};
-use crate::config::{RoutingConfig, Tier};
-use crate::engine::net::pfc::total_headroom;
-use crate::time::{Bandwidth, ByteSize, SimTime};
+use crate::time::{ByteSize, SimTime};
 use crate::topology::Topology;
 use crate::watch::{BuildError, Phase, Stop, Watch};
 use crate::workload::{self, FlowDef};
@@ -71,103 +69,11 @@ impl Fabric {
     }
 }
 
-/// The speed of the slowest host's NIC (`None` for a fabric without hosts). NVLink ports are
-/// not NICs: no congestion control runs on them.
-fn slowest_nic(topo: &Topology) -> Option<Bandwidth> {
-    (0..topo.fabric_hosts).map(|h| topo.ports[topo.host_port(h) as usize].bandwidth).min()
-}
-
 /// The checks that need the built fabric (and the jobs placed on it).
 fn check(s: &Scenario, topo: &Topology, plans: &[workload::jobs::JobPlan]) -> Check {
-    let nic = &s.nic;
-    let algorithm = s.cc.as_algorithm();
-    if let (Some(floor), Some(slowest)) = (algorithm.min_rate(), slowest_nic(topo)) {
-        if floor > slowest {
-            return fail("cc.min_rate", format!("{floor} is above the NIC speed {slowest}"));
-        }
-    }
-
-    let sw = &s.switch;
-    let max_packet = nic.mtu.0 + nic.header.0 + algorithm.extra_header_bytes().0;
-    // The fastest round trip any data packet can make: out over the quickest host link to a
-    // switch and back, and its ACK the same way. A timeout shorter than that fires on every
-    // packet, which no one means.
-    let quickest = (0..topo.fabric_hosts).map(|h| &topo.ports[topo.host_port(h) as usize]).min_by_key(|p| p.delay);
-    if let Some(p) = quickest {
-        let ack = nic.ack_size.0;
-        let fastest = (p.delay + p.bandwidth.tx_time(max_packet)) + (p.delay + p.bandwidth.tx_time(ack));
-        let round_trip = fastest + fastest;
-        if nic.rto <= round_trip {
-            return fail(
-                "nic.rto",
-                format!(
-                    "{} expires before any ACK can come back (the quickest round trip through one switch is {round_trip}), so every packet would time out; RDMA NICs wait milliseconds, e.g. \"1ms\"",
-                    nic.rto
-                ),
-            );
-        }
-    }
-    // ECN thresholds scale with each port's speed: a reference speed that puts Kmin above the
-    // buffer on every switch port turns marking off without a word. (A Kmin above a small
-    // buffer as given is the scenario's own choice.) Every port: the slowest has the lowest
-    // Kmin; NVSwitch ports never mark.
-    if sw.ecn.enabled && sw.ecn.kmin <= sw.buffer {
-        let slowest_port = topo.fabric_switch_ports().map(|p| p.bandwidth).min();
-        if let Some(bw) = slowest_port {
-            let kmin = sw.ecn.scaled(sw.ecn.kmin, bw);
-            if kmin > sw.buffer.0 as u128 {
-                return fail(
-                    "switch.ecn.reference_bandwidth",
-                    format!(
-                        "scales kmin ({}) above the {} buffer on every switch port ({kmin} B on the slowest, {bw}), so no packet could ever be marked; give the port speed kmin and kmax are meant for (\"100Gbps\" for the HPCC study's 400KB / 1600KB), or ecn = {{ enabled = false }}",
-                        sw.ecn.kmin, sw.buffer
-                    ),
-                );
-            }
-        }
-    }
-    if sw.pfc.enabled {
-        for s in 0..topo.fabric_switches {
-            let node = topo.num_hosts + s;
-            let ports = topo.node_ports[node as usize].len();
-            let headroom = total_headroom(topo, node, &sw.pfc, max_packet, nic.pause_size.0);
-            let reserve = sw.pfc.reserve.0.saturating_mul(ports as u64);
-            if headroom.saturating_add(reserve) >= sw.buffer.0 {
-                let key = if reserve >= headroom { "switch.pfc.reserve" } else { "switch.pfc.headroom" };
-                return fail(
-                    key,
-                    format!(
-                        "switch {s} sets apart {} of headroom and {} of reserve over its {ports} ports, leaving nothing of its {} buffer to share; raise switch.buffer or lower switch.pfc.headroom or switch.pfc.reserve",
-                        crate::time::format_bytes(headroom),
-                        crate::time::format_bytes(reserve),
-                        sw.buffer
-                    ),
-                );
-            }
-        }
-    }
-
-    // Routing by tier: a tier the scenario names must have switches.
-    if let RoutingConfig::Tiers(named) = &sw.routing {
-        let tiers = topo.switch_tiers();
-        let fabric = &tiers[..topo.fabric_switches as usize];
-        for tier in Tier::ALL {
-            if named.named(tier).is_some() && !fabric.contains(&tier) {
-                let has: Vec<&str> = Tier::ALL.iter().filter(|t| fabric.contains(t)).map(|t| t.name()).collect();
-                return fail(
-                    format!("switch.routing.{}", tier.name()),
-                    format!(
-                        "this {} topology has no {} switches (its tiers: {}); remove it, or name one of those",
-                        s.topology.kind(),
-                        tier.name(),
-                        has.join(", ")
-                    ),
-                );
-            }
-        }
-    }
-    // Link events: their links, and hosts that stay connected.
-    failures::check(s, topo)?;
+    let max_packet = s.nic.mtu.0 + s.nic.header.0 + s.cc.as_algorithm().extra_header_bytes().0;
+    nic::check(s, topo, max_packet)?;
+    net::check(s, topo, max_packet)?;
 
     // Workload: every job's ranks, and each of its workloads on them.
     let mut counts = Vec::new();
@@ -200,36 +106,7 @@ fn check(s: &Scenario, topo: &Topology, plans: &[workload::jobs::JobPlan]) -> Ch
         );
     }
 
-    // Output.
-    // (A training workload without communication has no flows at all.)
-    let no_such_flow = |bad: u32| match flows {
-        0 => format!("flow {bad} does not exist (the workload has no flows)"),
-        n => format!("flow {bad} does not exist (the workload has flows 0 to {})", n - 1),
-    };
-    if let Some(ids) = &s.output.rate_flows {
-        if let Some(&bad) = ids.iter().find(|&&f| u64::from(f) >= flows) {
-            return fail("output.rate_flows", no_such_flow(bad));
-        }
-    }
-    if let Some(trace) = &s.output.trace {
-        if let Some(ids) = &trace.flows {
-            if let Some(&bad) = ids.iter().find(|&&f| u64::from(f) >= flows) {
-                return fail("output.trace.flows", no_such_flow(bad));
-            }
-        }
-        for (i, name) in trace.nodes.iter().flatten().enumerate() {
-            topo.names().parse(name).map_err(|m| (format!("output.trace.nodes[{i}]"), m))?;
-        }
-    }
-    if let Some(sw) = &s.output.queue_switches {
-        if let Some(&bad) = sw.iter().find(|&&x| x >= topo.num_switches) {
-            return fail(
-                "output.queue_switches",
-                format!("switch {bad} does not exist (the topology has switches 0 to {})", topo.num_switches - 1),
-            );
-        }
-    }
-    Ok(())
+    observe::check(s, topo, flows)
 }
 
 /// One workload's hosts and sizes on `hosts` hosts (a job's ranks), keyed under `workload`;

@@ -4,9 +4,34 @@
 //! for a reference link speed and scaled to each port's (`switch.ecn.reference_bandwidth`).
 //! Marking happens as the packet is admitted or, with `mark_at = "dequeue"`, as it leaves.
 
+use crate::cc::Check;
+use crate::config::{fail, SwitchConfig};
 use crate::engine::net::pool::PacketId;
 use crate::engine::Simulation;
+use crate::topology::Topology;
 use rand::RngExt;
+
+/// ECN thresholds scale with each port's speed: a reference speed that puts Kmin above the
+/// buffer on every switch port turns marking off without a word, and is refused. (A Kmin above
+/// a small buffer as given is the scenario's own choice.)
+pub(crate) fn check(sw: &SwitchConfig, topo: &Topology) -> Check {
+    if sw.ecn.enabled && sw.ecn.kmin <= sw.buffer {
+        let slowest_port = topo.fabric_switch_ports().map(|p| p.bandwidth).min();
+        if let Some(bw) = slowest_port {
+            let kmin = sw.ecn.scaled(sw.ecn.kmin, bw);
+            if kmin > sw.buffer.0 as u128 {
+                return fail(
+                    "switch.ecn.reference_bandwidth",
+                    format!(
+                        "scales kmin ({}) above the {} buffer on every switch port ({kmin} B on the slowest, {bw}), so no packet could ever be marked; give the port speed kmin and kmax are meant for (\"100Gbps\" for the HPCC study's 400KB / 1600KB), or ecn = {{ enabled = false }}",
+                        sw.ecn.kmin, sw.buffer
+                    ),
+                );
+            }
+        }
+    }
+    Ok(())
+}
 
 impl Simulation {
     /// RED: mark packet `id` with probability 0 below Kmin, rising linearly to Pmax at Kmax, 1

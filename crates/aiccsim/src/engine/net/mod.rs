@@ -13,6 +13,7 @@ pub mod routing;
 pub mod switch;
 pub mod telemetry;
 
+use crate::cc::Check;
 use crate::config::{Routing, Scenario};
 use crate::engine::Params;
 use crate::rng::{self, SimRng};
@@ -111,4 +112,14 @@ impl Network {
         };
         Ok((net, link_events))
     }
+}
+
+/// The fabric against the scenario: ECN thresholds that some port can reach, PFC headroom that
+/// leaves a shared buffer, routing tiers that exist, link events on real links
+/// (`max_packet`: the largest data packet's bytes).
+pub(crate) fn check(s: &Scenario, topo: &Topology, max_packet: u64) -> Check {
+    ecn::check(&s.switch, topo)?;
+    pfc::check(&s.switch, topo, max_packet, s.nic.pause_size.0)?;
+    routing::check_tiers(s, topo)?;
+    failures::check(s, topo)
 }

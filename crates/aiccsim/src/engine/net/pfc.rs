@@ -8,7 +8,8 @@
 //! Broadcom-style shared-buffer rule. PAUSE and RESUME are 64-byte frames queued ahead of
 //! everything on the port facing the upstream; a PAUSE holds until its RESUME (no pause quanta).
 
-use crate::config::PfcConfig;
+use crate::cc::Check;
+use crate::config::{fail, PfcConfig, SwitchConfig};
 use crate::engine::Simulation;
 use crate::topology::{PortInfo, Topology};
 use crate::wire::packet::{Packet, PacketKind, CONTROL_PRIORITY};
@@ -28,6 +29,32 @@ pub fn total_headroom(topo: &Topology, node: u32, pfc: &PfcConfig, max_packet: u
     (topo.node_ports[node as usize].iter())
         .map(|&p| port_headroom(&topo.ports[p as usize], pfc, max_packet, pause_size))
         .sum()
+}
+
+/// Each switch's headroom and reserves must leave some of its buffer to share (`max_packet`
+/// and `pause_size` in bytes size the default headroom).
+pub(crate) fn check(sw: &SwitchConfig, topo: &Topology, max_packet: u64, pause_size: u64) -> Check {
+    if sw.pfc.enabled {
+        for s in 0..topo.fabric_switches {
+            let node = topo.num_hosts + s;
+            let ports = topo.node_ports[node as usize].len();
+            let headroom = total_headroom(topo, node, &sw.pfc, max_packet, pause_size);
+            let reserve = sw.pfc.reserve.0.saturating_mul(ports as u64);
+            if headroom.saturating_add(reserve) >= sw.buffer.0 {
+                let key = if reserve >= headroom { "switch.pfc.reserve" } else { "switch.pfc.headroom" };
+                return fail(
+                    key,
+                    format!(
+                        "switch {s} sets apart {} of headroom and {} of reserve over its {ports} ports, leaving nothing of its {} buffer to share; raise switch.buffer or lower switch.pfc.headroom or switch.pfc.reserve",
+                        crate::time::format_bytes(headroom),
+                        crate::time::format_bytes(reserve),
+                        sw.buffer
+                    ),
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Simulation {

@@ -5,12 +5,13 @@
 //! from the ECMP pick), or flowlets (a flow keeps its hop until a gap in its packets, then may
 //! move). The next-hop sets themselves are the topology's (`topology/routing.rs`).
 
-use crate::config::{FlowletPick, Routing};
+use crate::cc::Check;
+use crate::config::{fail, FlowletPick, Routing, RoutingConfig, Scenario, Tier};
 use crate::engine::net::port::Port;
 use crate::engine::Simulation;
 use crate::rng::{mix64, SimRng};
 use crate::time::SimTime;
-use crate::topology::routing;
+use crate::topology::{routing, Topology};
 use rand::RngExt;
 
 /// One entry of a switch's flowlet table: the next hop of the flowlet that last used it, and
@@ -97,6 +98,29 @@ fn least_loaded_at_random(ports: &[Port], now: SimTime, hops: &[u32], rng: &mut 
         }
     }
     best
+}
+
+/// Routing by tier: a tier the scenario names must have switches.
+pub(crate) fn check_tiers(s: &Scenario, topo: &Topology) -> Check {
+    if let RoutingConfig::Tiers(named) = &s.switch.routing {
+        let tiers = topo.switch_tiers();
+        let fabric = &tiers[..topo.fabric_switches as usize];
+        for tier in Tier::ALL {
+            if named.named(tier).is_some() && !fabric.contains(&tier) {
+                let has: Vec<&str> = Tier::ALL.iter().filter(|t| fabric.contains(t)).map(|t| t.name()).collect();
+                return fail(
+                    format!("switch.routing.{}", tier.name()),
+                    format!(
+                        "this {} topology has no {} switches (its tiers: {}); remove it, or name one of those",
+                        s.topology.kind(),
+                        tier.name(),
+                        has.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Simulation {

@@ -15,11 +15,12 @@ pub mod qp;
 mod recovery;
 pub mod selective;
 
-use crate::cc::{Algorithm, Cc, CcConfig, FlowFacts, Receiver};
+use crate::cc::{Algorithm, Cc, CcConfig, Check, FlowFacts, Receiver};
+use crate::config::fail;
 use crate::config::{Connections, Scenario};
 use crate::engine::{Dependencies, Params};
 use crate::metrics::ideal_fct;
-use crate::time::SimTime;
+use crate::time::{Bandwidth, SimTime};
 use crate::topology::{routing, Topology};
 use crate::watch::{Phase, Stop, Watch};
 use crate::workload::FlowDef;
@@ -113,6 +114,25 @@ impl Nics {
         };
         Ok((nics, pairs.largest_base_rtt))
     }
+}
+
+/// The NICs against the scenario: the algorithm's rate floor within every NIC's speed, and a
+/// retransmission timeout that a packet's round trip can beat (`max_packet`: the largest data
+/// packet's bytes).
+pub(crate) fn check(s: &Scenario, topo: &Topology, max_packet: u64) -> Check {
+    let algorithm = s.cc.as_algorithm();
+    if let (Some(floor), Some(slowest)) = (algorithm.min_rate(), slowest_nic(topo)) {
+        if floor > slowest {
+            return fail("cc.min_rate", format!("{floor} is above the NIC speed {slowest}"));
+        }
+    }
+    recovery::check_rto(&s.nic, topo, max_packet)
+}
+
+/// The speed of the slowest host's NIC (`None` for a fabric without hosts). NVLink ports are
+/// not NICs: no congestion control runs on them.
+fn slowest_nic(topo: &Topology) -> Option<Bandwidth> {
+    (0..topo.fabric_hosts).map(|h| topo.ports[topo.host_port(h) as usize].bandwidth).min()
 }
 
 /// Every flow's queue pair with both halves of its algorithm and what they were told.

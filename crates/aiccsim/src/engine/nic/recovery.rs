@@ -4,11 +4,37 @@
 //! timeout is shared: doubling on each expiry up to `MAX_RTO_BACKOFF` times `nic.rto`, it
 //! covers lost tails that no later packet can reveal.
 
+use crate::cc::Check;
 use crate::cc::{CcContext, CcEvent, CongestionControl};
-use crate::config::{Recovery, MAX_RTO_BACKOFF};
+use crate::config::{fail, NicConfig, Recovery, MAX_RTO_BACKOFF};
 use crate::engine::{Event, Simulation};
 use crate::time::SimTime;
+use crate::topology::Topology;
 use crate::wire::packet::Packet;
+
+/// A timeout that expires before any ACK can come back is refused: it would fire on every
+/// packet, which no one means (`max_packet`: the largest data packet's bytes).
+pub(crate) fn check_rto(nic: &NicConfig, topo: &Topology, max_packet: u64) -> Check {
+    // The fastest round trip any data packet can make: out over the quickest host link to a
+    // switch and back, and its ACK the same way. A timeout shorter than that fires on every
+    // packet, which no one means.
+    let quickest = (0..topo.fabric_hosts).map(|h| &topo.ports[topo.host_port(h) as usize]).min_by_key(|p| p.delay);
+    if let Some(p) = quickest {
+        let ack = nic.ack_size.0;
+        let fastest = (p.delay + p.bandwidth.tx_time(max_packet)) + (p.delay + p.bandwidth.tx_time(ack));
+        let round_trip = fastest + fastest;
+        if nic.rto <= round_trip {
+            return fail(
+                "nic.rto",
+                format!(
+                    "{} expires before any ACK can come back (the quickest round trip through one switch is {round_trip}), so every packet would time out; RDMA NICs wait milliseconds, e.g. \"1ms\"",
+                    nic.rto
+                ),
+            );
+        }
+    }
+    Ok(())
+}
 
 impl Simulation {
     /// A NACK reached the sender.

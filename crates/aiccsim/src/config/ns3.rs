@@ -73,6 +73,28 @@ pub fn import(
     flows_origin: &str,
 ) -> Result<Ns3Import, ConfigError> {
     let mut warnings = Vec::new();
+    let (nodes, topology) = read_topology(topology, topology_origin, &mut warnings)?;
+    let flows = read_flows(flows, flows_origin, &nodes, topology_origin, &mut warnings)?;
+    let Nodes { host_ids, switch_ids, .. } = nodes;
+    Ok(Ns3Import { host_ids, switch_ids, topology, flows, warnings })
+}
+
+/// The nodes of an ns-3 topology file: which are switches, and each one's number among the
+/// hosts or among the switches.
+struct Nodes {
+    count: u64,
+    is_switch: Vec<bool>,
+    index: Vec<u32>,
+    host_ids: Vec<u32>,
+    switch_ids: Vec<u32>,
+}
+
+/// The topology file: its nodes, and its links as a custom topology.
+fn read_topology(
+    topology: &str,
+    topology_origin: &str,
+    warnings: &mut Vec<String>,
+) -> Result<(Nodes, CustomTopology), ConfigError> {
     let mut t = Tokens::new(topology_origin, topology);
     let (_, node_num) = t.integer("node_num")?;
     let (sline, switch_num) = t.integer("switch_node_num")?;
@@ -183,7 +205,20 @@ pub fn import(
         return Err(t.err(1, "link_num", format!("host node {h} has no link")));
     }
     let topology = CustomTopology { hosts: host_ids.len() as u32, switches: switch_ids.len() as u32, links };
+    let nodes = Nodes { count: node_num, is_switch, index, host_ids, switch_ids };
+    Ok((nodes, topology))
+}
 
+/// The flow file, its hosts numbered as `nodes` numbers them.
+fn read_flows(
+    flows: &str,
+    flows_origin: &str,
+    nodes: &Nodes,
+    topology_origin: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<FlowSpec>, ConfigError> {
+    let Nodes { count: node_num, is_switch, index, .. } = nodes;
+    let node_num = *node_num;
     let mut f = Tokens::new(flows_origin, flows);
     let (_, flow_num) = f.integer("flow count")?;
     let mut flow_list = Vec::new();
@@ -242,7 +277,7 @@ pub fn import(
     if flow_list.is_empty() {
         return Err(f.err(1, "flow count", "no flows; aiccsim needs at least one"));
     }
-    Ok(Ns3Import { host_ids, switch_ids, topology, flows: flow_list, warnings })
+    Ok(flow_list)
 }
 
 impl Ns3Import {

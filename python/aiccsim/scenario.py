@@ -67,19 +67,24 @@ class Scenario(dict[str, Any]):
     whose ``kind`` or ``algorithm`` differs from the one it meets replaces it whole, so that
     ``base | cc("hpcc")`` does not keep DCQCN's parameters. ``jobs`` lists add up: ``base |
     job(...) | job(...)`` has both jobs. ``a`` itself is left unchanged.
+
+    The values are a TOML document's (tables, arrays, strings, numbers, booleans), hence
+    ``Any``, as ``json.loads`` gives them.
     """
 
-    def __or__(self, other: Mapping[str, Any]) -> Scenario:
+    # dict's own `|` is typed for any key and value types and returns a plain dict; a Scenario's
+    # merges tables and returns a Scenario, which that signature cannot express.
+    def __or__(self, other: Mapping[str, Any]) -> Scenario:  # type: ignore[override]
         if not isinstance(other, Mapping):
             return NotImplemented
         return Scenario(_merge(self, other))
 
-    def __ror__(self, other: Mapping[str, Any]) -> Scenario:
+    def __ror__(self, other: Mapping[str, Any]) -> Scenario:  # type: ignore[override]
         if not isinstance(other, Mapping):
             return NotImplemented
         return Scenario(_merge(other, self))
 
-    def __ior__(self, other: Mapping[str, Any]) -> Scenario:
+    def __ior__(self, other: Mapping[str, Any]) -> Scenario:  # type: ignore[override]
         merged = _merge(self, other)
         self.clear()
         self.update(merged)

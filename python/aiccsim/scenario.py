@@ -123,6 +123,10 @@ class Scenario(dict[str, Any]):
         return self
 
 
+# Arrays of tables (`[[jobs]]`, `[[events]]`): each builder call makes one entry.
+_LISTS = ("jobs", "events")
+
+
 def _merge(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(a)
     for key, value in b.items():
@@ -134,10 +138,6 @@ def _merge(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
-
-
-# Arrays of tables (`[[jobs]]`, `[[events]]`): each builder call makes one entry.
-_LISTS = ("jobs", "events")
 
 
 def _other_variant(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:

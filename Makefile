@@ -14,11 +14,12 @@ build: ## build the aiccsim binary (target/release/aiccsim)
 demo: build ## reproduce the headline experiment: 16-to-1 incast, PFC only vs DCQCN -> out/incast/
 	./target/release/aiccsim reproduce incast
 
-lint: venv ## formatting and clippy (Rust), ruff (Python), warnings as errors
+lint: venv ## formatting and clippy (Rust), ruff and mypy (Python), warnings as errors
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(VENV)/bin/ruff check
 	$(VENV)/bin/ruff format --check
+	$(VENV)/bin/mypy
 
 test: lint chromium ## lints, then every test (optimised, with debug assertions and overflow checks)
 	$(CARGO) test --workspace

@@ -56,7 +56,7 @@ def load(spec: str, path: str, params: dict[str, Any]) -> tuple[type, list[str]]
         raise SpecError("class", f"importing `{module_name}` failed: {_one_line(e)}") from None
     except Exception as e:
         raise SpecError("class", f"importing `{module_name}` failed: {_one_line(e)}") from None
-    cls = module
+    cls: object = module
     for part in class_name.split("."):
         if not hasattr(cls, part):
             where = getattr(module, "__file__", None) or module_name

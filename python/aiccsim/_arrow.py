@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def table(columns: list[ColumnParts]) -> pa.Table:
     import pyarrow as pa
 
-    types = {"int64": pa.int64(), "float64": pa.float64(), "string": pa.string()}
+    types: dict[str, pa.DataType] = {"int64": pa.int64(), "float64": pa.float64(), "string": pa.string()}
     fields, arrays = [], []
     for name, kind, nullable, length, nulls, buffers in columns:
         wrapped: list[pa.Buffer | None] = [None if b is None else pa.py_buffer(b) for b in buffers]
@@ -46,5 +46,7 @@ def to_pandas(t: pa.Table) -> pd.DataFrame:
     df = t.to_pandas()
     for field in t.schema:
         if field.nullable and pa.types.is_integer(field.type):
-            df[field.name] = pd.Int64Dtype().__from_arrow__(t.column(field.name))
+            # pandas-stubs declare `__from_arrow__` (pandas' conversion of an Arrow column to
+            # an extension type) on DatetimeTZDtype only; the masked dtypes have it too.
+            df[field.name] = pd.Int64Dtype().__from_arrow__(t.column(field.name))  # type: ignore[attr-defined]
     return df

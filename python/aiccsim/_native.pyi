@@ -1,7 +1,22 @@
 """The Rust half of the package (crates/aiccsim-py); use the `aiccsim` package instead."""
 
 import os
-from typing import Any
+from typing import Any, final
+
+__all__ = [
+    "run",
+    "cli_main",
+    "import_ns3",
+    "table_schemas",
+    "NativeResult",
+    "ScenarioError",
+    "AlgorithmError",
+    "Flow",
+    "Ack",
+    "Probe",
+    "Message",
+    "__version__",
+]
 
 __version__: str
 
@@ -23,6 +38,7 @@ class AlgorithmError(RuntimeError):
     time_ns: float
     """Simulated time of the event it was handling, nanoseconds."""
 
+@final
 class Flow:
     """A flow's context in an algorithm written in Python (docs/cc/programmable.md). Times in
     seconds, rates in bits per second, sizes in bytes."""
@@ -56,6 +72,7 @@ class Flow:
     def set_timer(self, slot: int, at: float) -> None: ...
     def cancel_timer(self, slot: int) -> None: ...
 
+@final
 class Ack:
     """One ACK's feedback; the same object, rewritten, for every ACK of a flow."""
 
@@ -78,6 +95,7 @@ class Ack:
     @property
     def int(self) -> list[tuple[float, int, int, float]]: ...
 
+@final
 class Probe:
     sent_at: float
     remote_arrival: float
@@ -85,6 +103,7 @@ class Probe:
     rtt: float
     network_rtt: float
 
+@final
 class Message:
     nbytes: int
     first_sent: float
@@ -93,6 +112,7 @@ class Message:
 #  Arrow buffers: validity or None, [offsets,] values)
 ColumnParts = tuple[str, str, bool, int, int, list[bytes | None]]
 
+@final
 class NativeResult:
     def summary_json(self) -> str: ...
     def run_json(self) -> str: ...

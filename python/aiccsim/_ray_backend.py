@@ -76,7 +76,8 @@ def _run(plan: dict[str, Any], reports: IO[str]) -> None:
     task = ray.remote(num_cpus=1)(run_point)
     points = plan["points"]
     # As the local backend's default of every core: as many as the cluster has at the start.
-    cap = plan["jobs"] or max(1, int(ray.cluster_resources().get("CPU", 1)))
+    # (ray leaves cluster_resources unannotated.)
+    cap = plan["jobs"] or max(1, int(ray.cluster_resources().get("CPU", 1)))  # type: ignore[no-untyped-call]
     waiting = deque(range(len(points)))
     in_flight: dict[Any, int] = {}
     failure: Failure | None = None

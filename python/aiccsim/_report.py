@@ -160,7 +160,7 @@ def _summary_rows(s: dict[str, Any]) -> list[list[str]]:
 
     telemetry = s.get("telemetry") or {}
     overhead = telemetry.get("header_overhead")
-    rows = [
+    rows: list[list[object]] = [
         ["Algorithm", s.get("algorithm")],
         ["Flows finished", f"{s.get('flows_finished')} of {s.get('flows')}"],
         ["Stop reason", s.get("stop_reason")],
@@ -182,7 +182,7 @@ def _summary_rows(s: dict[str, Any]) -> list[list[str]]:
         ["Collectives", len(s.get("collectives") or [])],
         ["Events", s.get("events")],
     ]
-    return [[k, str(v)] for k, v in rows]
+    return [[str(k), str(v)] for k, v in rows]
 
 
 def _table(header: list[str], rows: list[list[Any]], escaped: bool = False) -> str:

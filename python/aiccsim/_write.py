@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 def csv_files(result: Result, folder: Path) -> None:
     _json_files(result, folder)
     for name, table in _tables(result):
-        atomic(folder, f"{name}.csv", lambda f, t=table: f.write(_csv_text(t).encode("utf-8")))
+        atomic(folder, f"{name}.csv", partial(_write_csv, table))
 
 
 def parquet_files(result: Result, folder: Path) -> None:
@@ -38,7 +39,7 @@ def parquet_files(result: Result, folder: Path) -> None:
     _json_files(result, folder)
     for name, table in _tables(result):
         # zstd: about the size of gzip at the speed of snappy; every reader of Parquet has it.
-        atomic(folder, f"{name}.parquet", lambda f, t=table: pq.write_table(t, f, compression="zstd"))
+        atomic(folder, f"{name}.parquet", partial(pq.write_table, table, compression="zstd"))
 
 
 def _json_files(result: Result, folder: Path) -> None:
@@ -51,6 +52,10 @@ def _tables(result: Result) -> Iterator[tuple[str, pa.Table]]:
         table = result._table(name)
         if table is not None:
             yield name, table
+
+
+def _write_csv(table: pa.Table, f: io.BufferedWriter) -> None:
+    f.write(_csv_text(table).encode("utf-8"))
 
 
 def _csv_text(table: pa.Table) -> str:
@@ -67,7 +72,7 @@ def _csv_text(table: pa.Table) -> str:
     return out.getvalue()
 
 
-def _cell(field: pa.Field) -> Callable[[object], str]:
+def _cell(field: pa.Field[pa.DataType]) -> Callable[[object], str]:
     import pyarrow as pa
 
     if pa.types.is_floating(field.type):

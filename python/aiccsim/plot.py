@@ -17,10 +17,10 @@ that draws some of the flows only says so in its title ("first 16 of 64 flows, b
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, TypedDict, Union
 
 import numpy as np
-from matplotlib import colormaps
+from matplotlib import color_sequences
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 
@@ -29,6 +29,7 @@ from aiccsim._result import Result
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
+    from matplotlib.typing import ColorType
 
 Results = Union[Result, Mapping[str, Result]]
 
@@ -213,12 +214,19 @@ def pause_timeline(results: Results, ax: Axes | None = None) -> Axes:
         ax.set(xlabel="time (µs)", title=title + (f"\n{', '.join(cut)}: cut at the row limit" if cut else ""))
         _figure_height(ax, len(rows))
         return ax
-    bars = [(i, label, r, p) for i, label, r in runs for p in r.ports.itertuples() if p.pause_sent > 0]
+    bars = [
+        (i, label, r, str(node), int(port), int(sent))
+        for i, label, r in runs
+        for node, port, sent in zip(r.ports["node"], r.ports["port"], r.ports["pause_sent"])
+        if sent > 0
+    ]
     if not bars:
         raise NoData("pause_timeline: no PAUSE frame was sent")
-    for y, (i, _, _, p) in enumerate(bars):
-        ax.barh(y, p.pause_sent, color=f"C{i}")
-    ax.set_yticks(range(len(bars)), [_prefixed(label, _port_name(r, p.node, p.port)) for _, label, r, p in bars])
+    for y, (i, *_, sent) in enumerate(bars):
+        ax.barh(y, sent, color=f"C{i}")
+    ax.set_yticks(
+        range(len(bars)), [_prefixed(label, _port_name(r, node, port)) for _, label, r, node, port, _ in bars]
+    )
     ax.invert_yaxis()
     ax.set(xlabel="PAUSE frames sent (count)", title="PFC PAUSE frames per switch port (totals of ports.csv)")
     _figure_height(ax, len(bars))
@@ -269,12 +277,13 @@ def iteration_bars(results: Results, ax: Axes | None = None) -> Axes:
     unfinished: list[str] = []
     if len(runs) == 1:
         _, _, it = tables[0]
-        for row in it.itertuples():
-            name = f"iteration {row.iteration}"
-            if np.isnan(row.duration_ns):
+        columns = ["iteration", "duration_ns", "compute_ns", "exposed_comm_ns"]
+        for iteration, duration, compute, exposed in zip(*(it[c] for c in columns)):
+            name = f"iteration {iteration}"
+            if np.isnan(duration):
                 unfinished.append(name)
             else:
-                bars.append((name, row.compute_ns, row.exposed_comm_ns))
+                bars.append((name, compute, exposed))
     else:
         for _, label, it in tables:
             done = it[it["duration_ns"].notna()]
@@ -352,7 +361,9 @@ def _pause_spans(r: Result) -> list[tuple[tuple[str, int, str, int], list[tuple[
     else:
         end = r.summary["simulated_time_ns"] / 1e3
     out = []
-    for key, rows in pauses.groupby(["node", "port", "peer", "priority"], sort=True):
+    for (node, port, peer, priority), rows in pauses.groupby(["node", "port", "peer", "priority"], sort=True):
+        # (pandas types a group's key as Hashable: these two columns are integers.)
+        assert isinstance(port, (int, np.integer)) and isinstance(priority, (int, np.integer))
         spans, since = [], None
         for t, event in zip(rows["time_ns"].to_numpy() / 1e3, rows["event"]):
             if event == "pause" and since is None:
@@ -363,7 +374,7 @@ def _pause_spans(r: Result) -> list[tuple[tuple[str, int, str, int], list[tuple[
         if since is not None:
             spans.append((since, end))
         if spans:
-            out.append(((str(key[0]), int(key[1]), str(key[2]), int(key[3])), spans))
+            out.append(((str(node), int(port), str(peer), int(priority)), spans))
     return out
 
 
@@ -380,13 +391,18 @@ def _runs(results: Results) -> list[tuple[int, str | None, Result]]:
     raise TypeError("plot a Result, or a non-empty mapping of labels to Results")
 
 
-def _style(runs: int, run: int, line: int, lines: int = 0) -> dict[str, object]:
+class _LineStyle(TypedDict, total=False):
+    color: ColorType
+    linestyle: str
+
+
+def _style(runs: int, run: int, line: int, lines: int = 0) -> _LineStyle:
     """One run: a colour per line, from the 20 of tab20 where the 10 of the colour cycle do not
     go round (then dashed past 20). Several: a colour per run, a dash pattern per line."""
     if runs == 1:
         if lines <= 10:
             return {"color": f"C{line}"}
-        return {"color": colormaps["tab20"].colors[line % 20], "linestyle": ["-", "--", ":"][line // 20 % 3]}
+        return {"color": color_sequences["tab20"][line % 20], "linestyle": ["-", "--", ":"][line // 20 % 3]}
     return {"color": f"C{run}", "linestyle": ["-", "--", ":", "-."][line % 4]}
 
 

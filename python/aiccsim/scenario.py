@@ -16,14 +16,20 @@ its key out, so the simulator's default applies. Host sets (``senders``, ``hosts
 Nothing is checked here: ``aiccsim.run`` checks the result as it checks a file, and a bad value
 raises ``aiccsim.ScenarioError`` naming the key (``<dict>: workload.receiver: host 9 does not
 exist ...``).
+
+Every section and key of docs/scenario.md has its builder (tests/python/test_scenario_schema.py
+holds the two together): ``[cc]`` takes each algorithm's parameters as keyword arguments, and a
+key that is a table of two quantities (a ``link``) is two arguments (``bandwidth``, ``delay``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Union
+from typing import Any, TypedDict, Union
 
 __all__ = [
+    "LayerCollective",
+    "RoutingTiers",
     "Scenario",
     "all_gather",
     "all_reduce",
@@ -36,11 +42,14 @@ __all__ = [
     "custom",
     "dumbbell",
     "ecn",
+    "event",
     "fat_tree",
     "flow",
+    "flowlet",
     "flows",
     "incast",
     "job",
+    "layer",
     "leaf_spine",
     "link",
     "nic",
@@ -54,9 +63,32 @@ __all__ = [
     "star",
     "switch",
     "trace",
+    "training",
 ]
 
 HostSet = Union[str, range, Iterable[int]]
+
+
+class RoutingTiers(TypedDict, total=False):
+    """``switch.routing`` per tier of switches (``{"leaf": "spray", "spine": "ecmp"}``); a tier
+    not named takes ``default``, and without it ``"ecmp"``."""
+
+    default: str
+    leaf: str
+    spine: str
+    core: str
+
+
+class _CollectiveAlgorithm(TypedDict, total=False):
+    algorithm: str
+
+
+class LayerCollective(_CollectiveAlgorithm):
+    """A training layer's all-reduce or all-to-all, ``{"size": "1MB", "algorithm": "ring"}``;
+    ``algorithm`` may be left out (``"ring"`` for an all-reduce, ``"direct"`` for an
+    all-to-all)."""
+
+    size: str
 
 
 class Scenario(dict[str, Any]):
@@ -65,25 +97,34 @@ class Scenario(dict[str, Any]):
     ``a | b`` is ``a`` with ``b``'s keys put in, tables merged key by key (``switch(buffer=...)
     | pfc(xoff=...)`` gives one ``switch`` table with both), as a sweep's ``set`` does. A table
     whose ``kind`` or ``algorithm`` differs from the one it meets replaces it whole, so that
-    ``base | cc("hpcc")`` does not keep DCQCN's parameters. ``jobs`` lists add up: ``base |
-    job(...) | job(...)`` has both jobs. ``a`` itself is left unchanged.
+    ``base | cc("hpcc")`` does not keep DCQCN's parameters. The lists of ``jobs`` and ``events``
+    add up: ``base | job(...) | job(...)`` has both jobs. ``a`` itself is left unchanged.
+
+    The values are a TOML document's (tables, arrays, strings, numbers, booleans), hence
+    ``Any``, as ``json.loads`` gives them.
     """
 
-    def __or__(self, other: Mapping[str, Any]) -> Scenario:
+    # dict's own `|` is typed for any key and value types and returns a plain dict; a Scenario's
+    # merges tables and returns a Scenario, which that signature cannot express.
+    def __or__(self, other: Mapping[str, Any]) -> Scenario:  # type: ignore[override]
         if not isinstance(other, Mapping):
             return NotImplemented
         return Scenario(_merge(self, other))
 
-    def __ror__(self, other: Mapping[str, Any]) -> Scenario:
+    def __ror__(self, other: Mapping[str, Any]) -> Scenario:  # type: ignore[override]
         if not isinstance(other, Mapping):
             return NotImplemented
         return Scenario(_merge(other, self))
 
-    def __ior__(self, other: Mapping[str, Any]) -> Scenario:
+    def __ior__(self, other: Mapping[str, Any]) -> Scenario:  # type: ignore[override]
         merged = _merge(self, other)
         self.clear()
         self.update(merged)
         return self
+
+
+# Arrays of tables (`[[jobs]]`, `[[events]]`): each builder call makes one entry.
+_LISTS = ("jobs", "events")
 
 
 def _merge(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
@@ -92,7 +133,7 @@ def _merge(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
         old = out.get(key)
         if isinstance(old, Mapping) and isinstance(value, Mapping) and not _other_variant(old, value):
             out[key] = _merge(old, value)
-        elif key == "jobs" and isinstance(old, list) and isinstance(value, list):
+        elif key in _LISTS and isinstance(old, list) and isinstance(value, list):
             out[key] = old + value
         else:
             out[key] = value
@@ -103,18 +144,18 @@ def _other_variant(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return any(k in a and k in b and a[k] != b[k] for k in ("kind", "algorithm"))
 
 
-def _table(**keys: Any) -> dict[str, Any]:
+def _table(**keys: object) -> dict[str, Any]:
     """The keys given, without those left as None, lists and ranges as lists."""
     return {k: _value(v) for k, v in keys.items() if v is not None}
 
 
-def _value(v: Any) -> Any:
+def _value(v: object) -> object:
     if isinstance(v, (str, bytes, Mapping)) or not isinstance(v, Iterable):
         return v
     return [_value(x) for x in v]
 
 
-def _hosts(hosts: HostSet | None) -> Any:
+def _hosts(hosts: HostSet | None) -> object:
     """A host set as the file writes it. A step-1 range becomes the range string (``"1..17"``),
     so that the resolved scenario (``run.json``) is the one a file with ``"1..=16"`` gives."""
     if isinstance(hosts, range) and hosts.step == 1:
@@ -318,12 +359,31 @@ def simulation(*, seed: int | None = None, stop_time: str | None = None, stall_t
     return Scenario(simulation=_table(seed=seed, stop_time=stop_time, stall_timeout=stall_timeout))
 
 
-def switch(*, buffer: str | None = None, routing: str | dict[str, str] | None = None) -> Scenario:
+def switch(
+    *,
+    buffer: str | None = None,
+    routing: str | RoutingTiers | None = None,
+    egress_alpha: float | None = None,
+    failure_detection: str | None = None,
+) -> Scenario:
     """``[switch]``: the shared buffer and the routing (``"ecmp"``, ``"spray"``,
     ``"round_robin"``, ``"adaptive"``, ``"adaptive_spray"``, ``"flowlet"``) of every switch, or a
-    dict of them per tier (``{"leaf": "spray", "spine": "ecmp"}``). ``pfc(...)`` and ``ecn(...)`` set its two
-    sub-tables."""
-    return Scenario(switch=_table(buffer=buffer, routing=routing))
+    dict of them per tier (``{"leaf": "spray", "spine": "ecmp"}``, a ``RoutingTiers``);
+    ``egress_alpha``, without PFC, the fraction of the free buffer one egress queue may hold;
+    ``failure_detection``, how long after a link fails or comes back (``event(...)``) the
+    switches route around it or over it again. ``pfc(...)``, ``ecn(...)`` and ``flowlet(...)``
+    set its sub-tables."""
+    return Scenario(
+        switch=_table(buffer=buffer, routing=routing, egress_alpha=egress_alpha, failure_detection=failure_detection)
+    )
+
+
+def flowlet(*, gap: str | None = None, pick: str | None = None, slots: int | None = None) -> Scenario:
+    """``[switch.flowlet]``: flowlet switching, for the switches whose ``routing`` is
+    ``"flowlet"``: a flow keeps its next hop while its packets come closer together than
+    ``gap``; a new flowlet goes where ``pick`` says (``"random"`` or ``"adaptive"``); each
+    switch's flowlet table has ``slots`` entries (a power of two)."""
+    return Scenario(switch={"flowlet": _table(gap=gap, pick=pick, slots=slots)})
 
 
 def pfc(
@@ -333,12 +393,19 @@ def pfc(
     dynamic_alpha: float | None = None,
     xon_delta: str | None = None,
     headroom: str | None = None,
+    reserve: str | None = None,
 ) -> Scenario:
-    """``[switch.pfc]``: priority flow control."""
+    """``[switch.pfc]``: priority flow control: the XOFF threshold, fixed (``xoff``) or dynamic
+    (``dynamic_alpha``), its hysteresis, and each ingress port's ``headroom`` and ``reserve``."""
     return Scenario(
         switch={
             "pfc": _table(
-                enabled=enabled, xoff=xoff, dynamic_alpha=dynamic_alpha, xon_delta=xon_delta, headroom=headroom
+                enabled=enabled,
+                xoff=xoff,
+                dynamic_alpha=dynamic_alpha,
+                xon_delta=xon_delta,
+                headroom=headroom,
+                reserve=reserve,
             )
         }
     )
@@ -410,10 +477,11 @@ def nic(
     )
 
 
-def cc(algorithm: str, **parameters: Any) -> Scenario:
+def cc(algorithm: str, **parameters: object) -> Scenario:
     """``[cc]``: the congestion-control algorithm (``"dcqcn"``, ``"hpcc"``, ``"pc4"``, ...) and
     its parameters, which differ by algorithm: ``cc("dcqcn", byte_counter="10MB")``.
-    ``aiccsim algorithms`` lists them."""
+    ``aiccsim algorithms`` lists them. A class written in Python:
+    ``cc("python", **{"class": "module:Class"}, path="...")``."""
     return Scenario(cc=_table(algorithm=algorithm, **parameters))
 
 
@@ -449,6 +517,25 @@ def trace(
     """``[output.trace]``: the per-packet trace (``trace.csv``) of these flows at these nodes
     (each filter left out lets everything through)."""
     return Scenario(output={"trace": _table(flows=flows, nodes=nodes, max_rows=max_rows)})
+
+
+def event(
+    *,
+    at: str,
+    link: tuple[str, str],
+    action: str,
+    index: int | None = None,
+    bandwidth: str | None = None,
+    detection: str | None = None,
+) -> Scenario:
+    """``[[events]]``: one change to a link at time ``at``; the link is named by its two end
+    nodes (``("s0", "s2")``), and ``index`` picks one of several parallel links (all of them when
+    left out). ``action`` is ``"slow"`` (to ``bandwidth``), ``"fail"`` or ``"restore"``; the
+    switches notice a failure or a restore ``detection`` later (``switch.failure_detection``
+    when left out). ``base | event(...) | event(...)`` has both events, in that order."""
+    return Scenario(
+        events=[_table(at=at, link=link, index=index, action=action, bandwidth=bandwidth, detection=detection)]
+    )
 
 
 # --- Workloads --------------------------------------------------------------------------------
@@ -561,7 +648,7 @@ def job(
 
 
 def send_recv(
-    *, pairs: list[tuple[int, int]], size: str, start: str | None = None, chunks: int | None = None
+    *, pairs: Iterable[tuple[int, int]], size: str, start: str | None = None, chunks: int | None = None
 ) -> Scenario:
     """``[workload] kind = "send_recv"``: ``size`` bytes from the first host of each pair to
     the second, on the pair's connection, in ``chunks`` chunks."""
@@ -651,6 +738,63 @@ def reduce_scatter(
             kind="reduce_scatter", hosts=_hosts(hosts), size=size, algorithm=algorithm, start=start, chunks=chunks
         )
     )
+
+
+def training(
+    *,
+    iterations: int,
+    layers: Iterable[Mapping[str, Any]],
+    hosts: HostSet | None = None,
+    start: str | None = None,
+    local_ranks: int | None = None,
+    chunks: int | None = None,
+) -> Scenario:
+    """``[workload] kind = "training"``: ``iterations`` of a training loop on the ranks
+    ``hosts``, over ``layers`` (from the input to the output), each made by ``layer(...)``: every
+    layer's forward compute, then every layer's backward compute from the top, with the layers'
+    collectives between them. ``local_ranks`` groups the ranks of hierarchical collectives;
+    ``chunks`` pipelines every collective."""
+    return Scenario(
+        workload=_table(
+            kind="training",
+            hosts=_hosts(hosts),
+            iterations=iterations,
+            start=start,
+            local_ranks=local_ranks,
+            chunks=chunks,
+            layers=layers,
+        )
+    )
+
+
+def layer(
+    forward: str,
+    *,
+    backward: str | None = None,
+    input_grad: str | None = None,
+    weight_grad: str | None = None,
+    all_reduce: str | LayerCollective | None = None,
+    forward_all_to_all: str | LayerCollective | None = None,
+    backward_all_to_all: str | LayerCollective | None = None,
+) -> dict[str, Any]:
+    """One layer of ``training(layers=[...])``: its ``forward`` compute time and its backward
+    one, whole (``backward``) or split into ``input_grad`` then ``weight_grad``; the weight
+    gradient's ``all_reduce``, and all-to-alls after the forward compute and after
+    ``input_grad``. Each collective is a ``LayerCollective`` (``{"size": "1MB", "algorithm":
+    "ring"}``), or its size alone (``"1MB"``)."""
+    return _table(
+        forward=forward,
+        backward=backward,
+        input_grad=input_grad,
+        weight_grad=weight_grad,
+        all_reduce=_layer_collective(all_reduce),
+        forward_all_to_all=_layer_collective(forward_all_to_all),
+        backward_all_to_all=_layer_collective(backward_all_to_all),
+    )
+
+
+def _layer_collective(c: str | LayerCollective | None) -> Mapping[str, object] | None:
+    return {"size": c} if isinstance(c, str) else c
 
 
 def collective(kind: str, group_size: int, *, id: int | None = None) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import pytest
 
 import aiccsim
 from aiccsim.scenario import (
+    RoutingTiers,
     Scenario,
     all_gather,
     all_reduce,
@@ -22,10 +23,14 @@ from aiccsim.scenario import (
     custom,
     dumbbell,
     ecn,
+    event,
     fat_tree,
     flow,
+    flowlet,
     flows,
     incast,
+    job,
+    layer,
     leaf_spine,
     link,
     nic,
@@ -34,10 +39,12 @@ from aiccsim.scenario import (
     pfc,
     rail,
     reduce_scatter,
+    send_recv,
     simulation,
     star,
     switch,
     trace,
+    training,
 )
 
 from conftest import REPO
@@ -315,7 +322,481 @@ def rail_all_to_all() -> Scenario:
     )
 
 
+def training_example() -> Scenario:
+    return star(hosts=8, **LINK) | training(
+        hosts="all",
+        iterations=2,
+        layers=[
+            layer("10us", backward="10us", forward_all_to_all="64KB"),
+            layer("20us", input_grad="20us", weight_grad="20us", backward_all_to_all="64KB", all_reduce="1MB"),
+            layer("20us", input_grad="20us", weight_grad="20us", all_reduce={"size": "2MB"}),
+        ],
+    )
+
+
+def jobs_example() -> Scenario:
+    hierarchical = [
+        layer("50us", backward="100us", all_reduce={"size": f"{n}MB", "algorithm": "hierarchical"}) for n in (4, 8)
+    ]
+    return (
+        clos(
+            racks=2,
+            servers_per_rack=2,
+            gpus_per_server=4,
+            spines=4,
+            bandwidth="200Gbps",
+            delay="500ns",
+            nvlink_bandwidth="200GB/s",
+            nvlink_delay="25ns",
+        )
+        | switch(buffer="32MB")
+        | cc("dcqcn")
+        | job(training(iterations=2, layers=hierarchical), name="dp", ranks=8, placement="packed")
+        | job(
+            all_to_all(size="256KB"),
+            all_reduce(size="8MB", algorithm="ring"),
+            name="moe",
+            ranks=8,
+            placement="spread",
+            start="20us",
+        )
+    )
+
+
+def pipeline_send_recv() -> Scenario:
+    forward, backward = [(0, 1), (1, 2), (2, 3)], [(1, 0), (2, 1), (3, 2)]
+    return (
+        star(hosts=4, bandwidth="200Gbps", delay="500ns")
+        | cc("dcqcn")
+        | job(
+            send_recv(pairs=forward, size="8MB", chunks=4),
+            send_recv(pairs=backward, size="8MB", chunks=4),
+            name="pipeline",
+            hosts=[0, 1, 2, 3],
+        )
+    )
+
+
+# Every key of a training workload and its layers, on GPU servers of 4.
+TRAINING_HIERARCHICAL = """
+[topology]
+kind = "star"
+hosts = 8
+nics_per_server = 4
+link = { bandwidth = "100Gbps", delay = "1us" }
+nvlink = { bandwidth = "200GB/s", delay = "25ns" }
+[cc]
+algorithm = "none"
+[workload]
+kind = "training"
+hosts = "0..8"
+iterations = 1
+start = "5us"
+local_ranks = 4
+chunks = 2
+[[workload.layers]]
+forward = "10us"
+backward = "10us"
+forward_all_to_all = { size = "32KB", algorithm = "hierarchical" }
+[[workload.layers]]
+forward = "10us"
+input_grad = "5us"
+weight_grad = "5us"
+backward_all_to_all = { size = "16KB", algorithm = "pairwise" }
+all_reduce = { size = "256KB", algorithm = "hierarchical" }
+"""
+
+
+def training_hierarchical() -> Scenario:
+    return (
+        star(hosts=8, **LINK, nics_per_server=4, nvlink_bandwidth="200GB/s", nvlink_delay="25ns")
+        | cc("none")
+        | training(
+            hosts=range(8),
+            iterations=1,
+            start="5us",
+            local_ranks=4,
+            chunks=2,
+            layers=[
+                layer("10us", backward="10us", forward_all_to_all={"size": "32KB", "algorithm": "hierarchical"}),
+                layer(
+                    "10us",
+                    input_grad="5us",
+                    weight_grad="5us",
+                    backward_all_to_all={"algorithm": "pairwise", "size": "16KB"},
+                    all_reduce={"size": "256KB", "algorithm": "hierarchical"},
+                ),
+            ],
+        )
+    )
+
+
+# A link of two parallel ones fails and comes back, another host's link slows down.
+LINK_EVENTS = """
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 2
+links_per_spine = 2
+hosts_per_leaf = 2
+link = { bandwidth = "100Gbps", delay = "1us" }
+[switch]
+routing = "round_robin"
+failure_detection = "10us"
+[cc]
+algorithm = "none"
+[workload]
+kind = "permutation"
+size = "200KB"
+start = "1us"
+[[events]]
+at = "5us"
+link = ["s0", "s2"]
+index = 1
+action = "fail"
+detection = "2us"
+[[events]]
+at = "10us"
+link = ["h3", "s1"]
+action = "slow"
+bandwidth = "25Gbps"
+[[events]]
+at = "20us"
+link = ["s2", "s0"]
+index = 1
+action = "restore"
+"""
+
+
+def link_events() -> Scenario:
+    return (
+        leaf_spine(leaves=2, spines=2, links_per_spine=2, hosts_per_leaf=2, **LINK)
+        | switch(routing="round_robin", failure_detection="10us")
+        | cc("none")
+        | permutation(size="200KB", start="1us")
+        | event(at="5us", link=("s0", "s2"), index=1, action="fail", detection="2us")
+        | event(at="10us", link=("h3", "s1"), action="slow", bandwidth="25Gbps")
+        | event(at="20us", link=("s2", "s0"), index=1, action="restore")
+    )
+
+
+# A lossy switch (PFC off, egress queues capped), ECN tuned, every packet size and transport
+# key of the NIC, Barre with lost probes; the incast tagged as one collective.
+LOSSY = """
+[switch]
+buffer = "1MB"
+egress_alpha = 0.5
+[switch.pfc]
+enabled = false
+[switch.ecn]
+kmin = "20KB"
+kmax = "200KB"
+pmax = 0.5
+reference_bandwidth = "25Gbps"
+mark_at = "enqueue"
+[topology]
+kind = "star"
+hosts = 5
+link = { bandwidth = "100Gbps", delay = "1us" }
+[nic]
+mtu = "2000B"
+header = "64B"
+ack_size = "64B"
+cnp_size = "72B"
+pause_size = "68B"
+nack_interval = "50us"
+data_priority = 2
+recovery = "selective"
+sack_bitmap = 128
+reorder_window = 32
+probe_loss = 0.1
+[cc]
+algorithm = "barre"
+[workload]
+kind = "incast"
+senders = "1..=4"
+receiver = 0
+size = "100KB"
+collective = { kind = "other", group_size = 5 }
+[output]
+warn_above = "10GB"
+"""
+
+
+def lossy() -> Scenario:
+    return (
+        switch(buffer="1MB", egress_alpha=0.5)
+        | pfc(enabled=False)
+        | ecn(kmin="20KB", kmax="200KB", pmax=0.5, reference_bandwidth="25Gbps", mark_at="enqueue")
+        | star(hosts=5, **LINK)
+        | nic(
+            mtu="2000B",
+            header="64B",
+            ack_size="64B",
+            cnp_size="72B",
+            pause_size="68B",
+            nack_interval="50us",
+            data_priority=2,
+            recovery="selective",
+            sack_bitmap=128,
+            reorder_window=32,
+            probe_loss=0.1,
+        )
+        | cc("barre")
+        | incast(senders="1..=4", receiver=0, size="100KB", collective=collective("other", 5))
+        | output(warn_above="10GB")
+    )
+
+
+# PFC's buffer pools set by hand, a pairwise all-to-all that starts late, flows that stop early
+# or share a connection.
+PFC_POOLS = """
+[simulation]
+seed = 7
+stop_time = "1ms"
+stall_timeout = "2s"
+[topology]
+kind = "star"
+hosts = 4
+link = { bandwidth = "100Gbps", delay = "1us" }
+[switch.pfc]
+dynamic_alpha = 0.25
+headroom = "64KB"
+reserve = "4KB"
+[workload]
+kind = "all_to_all"
+hosts = "all"
+algorithm = "pairwise"
+start = "1us"
+size = "50KB"
+"""
+
+
+def pfc_pools() -> Scenario:
+    return (
+        simulation(seed=7, stop_time="1ms", stall_timeout="2s")
+        | star(hosts=4, **LINK)
+        | pfc(dynamic_alpha=0.25, headroom="64KB", reserve="4KB")
+        | all_to_all(hosts="all", algorithm="pairwise", start="1us", size="50KB")
+    )
+
+
+FLOWS_STOP_AND_CONNECTION = """
+[topology]
+kind = "star"
+hosts = 3
+link = { bandwidth = "100Gbps", delay = "1us" }
+[workload]
+kind = "flows"
+flows = [
+  { src = 1, dst = 0, size = "10MB", stop = "20us" },
+  { src = 2, dst = 0, size = "100KB", connection = 0 },
+  { src = 2, dst = 0, size = "100KB", connection = 0, start = "1us" },
+]
+"""
+
+
+def flows_stop_and_connection() -> Scenario:
+    return star(hosts=3, **LINK) | flows(
+        [
+            flow(1, 0, "10MB", stop="20us"),
+            flow(2, 0, "100KB", connection=0),
+            flow(2, 0, "100KB", connection=0, start="1us"),
+        ]
+    )
+
+
+# Flowlet switching on a fat tree, routing chosen per tier; GPU servers of 2.
+FLOWLET_FAT_TREE = """
+[topology]
+kind = "fat_tree"
+k = 4
+link = { bandwidth = "100Gbps", delay = "1us" }
+nics_per_server = 2
+nvlink = { bandwidth = "200GB/s", delay = "25ns" }
+[switch]
+routing = { default = "ecmp", leaf = "adaptive", spine = "flowlet", core = "spray" }
+flowlet = { gap = "2us", pick = "adaptive", slots = 256 }
+[cc]
+algorithm = "none"
+[workload]
+kind = "all_reduce"
+algorithm = "hierarchical"
+local_ranks = 2
+start = "1us"
+chunks = 2
+size = "64KB"
+"""
+
+
+def flowlet_fat_tree() -> Scenario:
+    tiers: RoutingTiers = {"default": "ecmp", "leaf": "adaptive", "spine": "flowlet", "core": "spray"}
+    return (
+        fat_tree(k=4, **LINK, nics_per_server=2, nvlink_bandwidth="200GB/s", nvlink_delay="25ns")
+        | switch(routing=tiers)
+        | flowlet(gap="2us", pick="adaptive", slots=256)
+        | cc("none")
+        | all_reduce(algorithm="hierarchical", local_ranks=2, start="1us", chunks=2, size="64KB")
+    )
+
+
+# Fabric links of their own on a Clos and a leaf-spine of GPU servers; three jobs placed at
+# random, by hand and packed, running the collectives with every key.
+FABRIC_JOBS = """
+[topology]
+kind = "clos"
+racks = 2
+servers_per_rack = 2
+gpus_per_server = 2
+spines = 1
+link = { bandwidth = "100Gbps", delay = "1us" }
+fabric_link = { bandwidth = "200Gbps", delay = "500ns" }
+nvlink = { bandwidth = "200GB/s", delay = "25ns" }
+oversubscription = 2.0
+[cc]
+algorithm = "none"
+[[jobs]]
+ranks = 4
+placement = "random"
+seed = 3
+[[jobs.workload]]
+kind = "broadcast"
+hosts = "0..=3"
+root = 2
+algorithm = "binomial_tree"
+start = "1us"
+chunks = 2
+size = "64KB"
+[[jobs.workload]]
+kind = "all_gather"
+hosts = "all"
+algorithm = "direct"
+start = "2us"
+chunks = 2
+size = "64KB"
+[[jobs]]
+hosts = [4, 5]
+start = "3us"
+[jobs.workload]
+kind = "reduce_scatter"
+hosts = "0..=1"
+algorithm = "ring"
+start = "1us"
+chunks = 2
+size = "64KB"
+[[jobs]]
+ranks = 2
+[jobs.workload]
+kind = "all_to_all"
+algorithm = "hierarchical"
+local_ranks = 2
+flows_per_pair = 1
+start = "1us"
+size = "16KB"
+"""
+
+
+def fabric_jobs() -> Scenario:
+    return (
+        clos(
+            racks=2,
+            servers_per_rack=2,
+            gpus_per_server=2,
+            spines=1,
+            **LINK,
+            fabric_bandwidth="200Gbps",
+            fabric_delay="500ns",
+            nvlink_bandwidth="200GB/s",
+            nvlink_delay="25ns",
+            oversubscription=2.0,
+        )
+        | cc("none")
+        | job(
+            broadcast(hosts=range(4), root=2, algorithm="binomial_tree", start="1us", chunks=2, size="64KB"),
+            all_gather(hosts="all", algorithm="direct", start="2us", chunks=2, size="64KB"),
+            ranks=4,
+            placement="random",
+            seed=3,
+        )
+        | job(
+            reduce_scatter(hosts="0..=1", algorithm="ring", start="1us", chunks=2, size="64KB"),
+            hosts=[4, 5],
+            start="3us",
+        )
+        | job(all_to_all(algorithm="hierarchical", local_ranks=2, flows_per_pair=1, start="1us", size="16KB"), ranks=2)
+    )
+
+
+RAIL_FABRIC = """
+[topology]
+kind = "rail"
+servers = 4
+gpus_per_server = 2
+servers_per_group = 2
+spines = 2
+link = { bandwidth = "100Gbps", delay = "1us" }
+fabric_link = { bandwidth = "100Gbps", delay = "500ns" }
+[workload]
+kind = "all_reduce"
+hosts = [7, 0, 3, 4]
+size = "64KB"
+"""
+
+
+def rail_fabric() -> Scenario:
+    return rail(
+        servers=4,
+        gpus_per_server=2,
+        servers_per_group=2,
+        spines=2,
+        **LINK,
+        fabric_bandwidth="100Gbps",
+        fabric_delay="500ns",
+    ) | all_reduce(hosts=(7, 0, 3, 4), size="64KB")
+
+
+LEAF_SPINE_NVLINK = """
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 1
+hosts_per_leaf = 4
+nics_per_server = 2
+link = { bandwidth = "100Gbps", delay = "1us" }
+nvlink = { bandwidth = "200GB/s", delay = "25ns" }
+[workload]
+kind = "send_recv"
+pairs = [[0, 1], [1, 4]]
+size = "64KB"
+start = "1us"
+"""
+
+
+def leaf_spine_nvlink() -> Scenario:
+    return leaf_spine(
+        leaves=2,
+        spines=1,
+        hosts_per_leaf=4,
+        nics_per_server=2,
+        **LINK,
+        nvlink_bandwidth="200GB/s",
+        nvlink_delay="25ns",
+    ) | send_recv(pairs=[(0, 1), (1, 4)], size="64KB", start="1us")
+
+
 EQUIVALENTS: list[tuple[str | Path, Callable[[], Scenario]]] = [
+    (REPO / "examples" / "training.toml", training_example),
+    (REPO / "examples" / "jobs.toml", jobs_example),
+    (REPO / "examples" / "pipeline-send-recv.toml", pipeline_send_recv),
+    (TRAINING_HIERARCHICAL, training_hierarchical),
+    (LINK_EVENTS, link_events),
+    (LOSSY, lossy),
+    (PFC_POOLS, pfc_pools),
+    (FLOWS_STOP_AND_CONNECTION, flows_stop_and_connection),
+    (FLOWLET_FAT_TREE, flowlet_fat_tree),
+    (FABRIC_JOBS, fabric_jobs),
+    (RAIL_FABRIC, rail_fabric),
+    (LEAF_SPINE_NVLINK, leaf_spine_nvlink),
     (REPO / "examples" / "gpu-clos.toml", gpu_clos),
     (RAIL, rail_all_to_all),
     (REPO / "benches" / "s1_incast16_dcqcn.toml", s1),
@@ -361,6 +842,13 @@ def test_or_merges_tables_and_replaces_another_kind_or_algorithm() -> None:
     assert isinstance(merged, Scenario) and merged["simulation"] == {"seed": 2} and "topology" in merged
     merged |= {"simulation": {"stop_time": "1ms"}}
     assert merged["simulation"] == {"seed": 2, "stop_time": "1ms"}
+    # Arrays of tables add up, in order; a routing table per tier merges as any table.
+    fail = event(at="1us", link=("s0", "h1"), action="fail")
+    both = base | fail | event(at="2us", link=("s0", "h1"), action="restore")
+    assert [e["action"] for e in both["events"]] == ["fail", "restore"]
+    assert both["events"][0] == {"at": "1us", "link": ["s0", "h1"], "action": "fail"}
+    tiers = switch(routing={"leaf": "spray"}) | switch(routing={"spine": "ecmp"}) | flowlet(gap="2us")
+    assert tiers == {"switch": {"routing": {"leaf": "spray", "spine": "ecmp"}, "flowlet": {"gap": "2us"}}}
 
 
 def test_host_sets_and_omitted_keys() -> None:
@@ -370,6 +858,16 @@ def test_host_sets_and_omitted_keys() -> None:
     assert permutation(size="1MB") == {"workload": {"kind": "permutation", "size": "1MB"}}
     assert star(hosts=4, **LINK)["topology"] == {"kind": "star", "hosts": 4, "link": LINK}
     assert "fabric_link" not in fat_tree(k=4, **LINK)["topology"]
+    # A layer's collective is a table, or its size alone.
+    assert layer("1us", backward="2us", all_reduce="1MB") == {
+        "forward": "1us",
+        "backward": "2us",
+        "all_reduce": {"size": "1MB"},
+    }
+    assert layer("1us", forward_all_to_all={"size": "1MB", "algorithm": "pairwise"})["forward_all_to_all"] == {
+        "size": "1MB",
+        "algorithm": "pairwise",
+    }
 
 
 def test_errors_come_from_the_simulator_naming_the_key() -> None:

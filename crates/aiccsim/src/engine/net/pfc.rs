@@ -40,12 +40,19 @@ pub(crate) fn check(sw: &SwitchConfig, topo: &Topology, max_packet: u64, pause_s
             let ports = topo.node_ports[node as usize].len();
             let headroom = total_headroom(topo, node, &sw.pfc, max_packet, pause_size);
             let reserve = sw.pfc.reserve.0.saturating_mul(ports as u64);
-            if headroom.saturating_add(reserve) >= sw.buffer.0 {
+            // A shared pool smaller than one packet holds none: every packet past the reserves
+            // would be dropped on a fabric that is meant to be lossless.
+            let shared = sw.buffer.0.saturating_sub(headroom.saturating_add(reserve));
+            if shared < max_packet {
                 let key = if reserve >= headroom { "switch.pfc.reserve" } else { "switch.pfc.headroom" };
+                let left = match shared {
+                    0 => "nothing".to_string(),
+                    b => format!("{b} B, less than one {max_packet}-byte packet,"),
+                };
                 return fail(
                     key,
                     format!(
-                        "switch {s} sets apart {} of headroom and {} of reserve over its {ports} ports, leaving nothing of its {} buffer to share; raise switch.buffer or lower switch.pfc.headroom or switch.pfc.reserve",
+                        "switch {s} sets apart {} of headroom and {} of reserve over its {ports} ports, leaving {left} of its {} buffer to share; raise switch.buffer or lower switch.pfc.headroom or switch.pfc.reserve",
                         crate::time::format_bytes(headroom),
                         crate::time::format_bytes(reserve),
                         sw.buffer

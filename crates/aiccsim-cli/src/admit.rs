@@ -51,7 +51,7 @@ pub fn ns3_scenario(
     origin: &str,
 ) -> Result<String, ConfigError> {
     let text = imported.scenario_toml(base, base_origin)?;
-    check(&Scenario::from_toml(&text, origin)?)?;
+    check(&Scenario::from_toml(&text, origin)?).map_err(|e| imported.blame_links(e))?;
     Ok(text)
 }
 

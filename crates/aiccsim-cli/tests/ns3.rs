@@ -114,3 +114,34 @@ fn bad_ns3_inputs_exit_2_naming_file_line_and_field() {
         assert!(!dir.path().join("scenario.toml").exists(), "nothing written on error");
     }
 }
+
+/// The topology file with its first link's rate replaced, and `prefix` written before it.
+fn topology_with(dir: &Path, prefix: &str, rate: &str) -> PathBuf {
+    let text = std::fs::read_to_string(ns3("topology.txt")).unwrap();
+    let (head, rest) = text.split_once("0 2 100Gbps").expect("the first link of topology.txt");
+    let path = dir.join("topology.txt");
+    std::fs::write(&path, format!("{prefix}{head}0 2 {rate}{rest}")).unwrap();
+    path
+}
+
+#[test]
+fn a_byte_order_mark_is_not_part_of_the_first_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let topology = topology_with(dir.path(), "\u{feff}", "100Gbps");
+    let o = import(dir.path(), &topology, &ns3("flow.txt"), None);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn rates_too_slow_are_blamed_on_their_line_of_the_topology_file() {
+    let dir = tempfile::tempdir().unwrap();
+    // Below 1 bps: refused as such, not rounded up to 1 bps.
+    let topology = topology_with(dir.path(), "", "0.6bps");
+    let err = String::from_utf8_lossy(&import(dir.path(), &topology, &ns3("flow.txt"), None).stderr).into_owned();
+    assert!(err.contains("topology.txt:3: rate: '0.6bps': below 1 bps"), "{err}");
+    // Slower than the algorithm's rate floor: the link's line, not the written scenario's key.
+    let topology = topology_with(dir.path(), "", "5bps");
+    let err = String::from_utf8_lossy(&import(dir.path(), &topology, &ns3("flow.txt"), None).stderr).into_owned();
+    assert!(err.contains("topology.txt:3: rate: 5bps between h0 and s0"), "{err}");
+    assert!(err.contains("cc.min_rate") && !err.contains("scenario.toml"), "{err}");
+}

@@ -19,6 +19,8 @@ pub struct Ns3Import {
     /// The ns-3 node id of each switch: switch j is ns-3 node `switch_ids[j]`.
     pub switch_ids: Vec<u32>,
     pub topology: CustomTopology,
+    /// Where each link of `topology` came from: "FILE:LINE" of the topology file.
+    pub link_origins: Vec<String>,
     pub flows: Vec<FlowSpec>,
     /// Things ignored on the way in; one line each.
     pub warnings: Vec<String>,
@@ -33,6 +35,8 @@ struct Tokens<'a> {
 
 impl<'a> Tokens<'a> {
     fn new(file: &'a str, text: &'a str) -> Self {
+        // A UTF-8 byte-order mark (some Windows editors write one) is not part of the first token.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let items: Vec<(usize, &str)> =
             text.lines().enumerate().flat_map(|(i, l)| l.split_whitespace().map(move |t| (i + 1, t))).collect();
         let last_line = text.lines().count().max(1);
@@ -76,7 +80,8 @@ pub fn import(
     let (nodes, topology) = read_topology(topology, topology_origin, &mut warnings)?;
     let flows = read_flows(flows, flows_origin, &nodes, topology_origin, &mut warnings)?;
     let Nodes { host_ids, switch_ids, .. } = nodes;
-    Ok(Ns3Import { host_ids, switch_ids, topology, flows, warnings })
+    let (topology, link_origins) = topology;
+    Ok(Ns3Import { host_ids, switch_ids, topology, link_origins, flows, warnings })
 }
 
 /// The nodes of an ns-3 topology file: which are switches, and each one's number among the
@@ -94,7 +99,7 @@ fn read_topology(
     topology: &str,
     topology_origin: &str,
     warnings: &mut Vec<String>,
-) -> Result<(Nodes, CustomTopology), ConfigError> {
+) -> Result<(Nodes, (CustomTopology, Vec<String>)), ConfigError> {
     let mut t = Tokens::new(topology_origin, topology);
     let (_, node_num) = t.integer("node_num")?;
     let (sline, switch_num) = t.integer("switch_node_num")?;
@@ -139,6 +144,7 @@ fn read_topology(
     }
     let mut host_link: Vec<Option<usize>> = vec![None; node_num as usize];
     let mut links = Vec::new();
+    let mut link_origins = Vec::new();
     for _ in 0..link_num {
         let node = |t: &mut Tokens, field: &str| -> Result<(usize, usize), ConfigError> {
             let (line, id) = t.integer(field)?;
@@ -195,6 +201,7 @@ fn read_topology(
             _ => return Err(t.err(el, "error_rate", format!("'{e}' is not a probability (0 to 1)"))),
         }
         links.push(CustomLink { a: name[a].clone(), b: name[b].clone(), bandwidth, delay });
+        link_origins.push(format!("{topology_origin}:{line}"));
     }
     if let Some(line) = t.rest() {
         warnings.push(format!(
@@ -206,7 +213,7 @@ fn read_topology(
     }
     let topology = CustomTopology { hosts: host_ids.len() as u32, switches: switch_ids.len() as u32, links };
     let nodes = Nodes { count: node_num, is_switch, index, host_ids, switch_ids };
-    Ok((nodes, topology))
+    Ok((nodes, (topology, link_origins)))
 }
 
 /// The flow file, its hosts numbered as `nodes` numbers them.
@@ -281,6 +288,29 @@ fn read_flows(
 }
 
 impl Ns3Import {
+    /// An error of the written scenario that a link of the topology file causes, moved to that
+    /// link's line: a rate floor above a NIC's speed (`cc.min_rate`) is the slowest host
+    /// link's. Other errors are left as they are.
+    pub fn blame_links(&self, e: ConfigError) -> ConfigError {
+        if e.key != "cc.min_rate" {
+            return e;
+        }
+        let is_host = |name: &str| name.starts_with('h');
+        let links = self.topology.links.iter().zip(&self.link_origins);
+        let slowest = links.filter(|(l, _)| is_host(&l.a) || is_host(&l.b)).min_by_key(|(l, _)| l.bandwidth);
+        match slowest {
+            Some((link, origin)) => ConfigError {
+                file: origin.clone(),
+                key: "rate".into(),
+                message: format!(
+                    "{} between {} and {}: {} (the algorithm's cc.min_rate)",
+                    link.bandwidth, link.a, link.b, e.message
+                ),
+            },
+            None => e,
+        }
+    }
+
     /// A scenario file: `base` (TOML text, may be empty) with its `[topology]` and `[workload]`
     /// replaced by the imported ones, headed by comments that give the node mapping.
     pub fn scenario_toml(&self, base: &str, base_origin: &str) -> Result<String, ConfigError> {
@@ -394,10 +424,14 @@ fn parse_rate(s: &str) -> Result<Bandwidth, String> {
     let v = decimal(num, shift)
         .and_then(|v| v.checked_mul(scale << bits))
         .ok_or_else(|| format!("'{s}': expected a rate such as 100Gbps"))?;
-    if v == 0 {
-        return Err(format!("'{s}': a link must have a positive rate"));
+    // `decimal` rounds to whole bits per second: "0.6bps" would become 1 bps.
+    match decimal(num, shift + 6).and_then(|micro| micro.checked_mul(scale << bits)) {
+        Some(0) => Err(format!("'{s}': a link must have a positive rate")),
+        Some(micro) if micro < 1_000_000 => {
+            Err(format!("'{s}': below 1 bps; aiccsim counts rates in whole bits per second"))
+        }
+        _ => Ok(Bandwidth(v)),
     }
-    Ok(Bandwidth(v))
 }
 
 /// An ns-3 `Time` string: "0.001ms", "1us", "1000ns"; a bare number is seconds, as in ns-3.

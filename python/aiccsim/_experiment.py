@@ -1,11 +1,13 @@
 """The folder `aiccsim reproduce ID` writes: `table.csv` (one row per run, its `scheme` the run's
 name), maybe `checks.csv`, the experiment's `plot.svg`, and one results folder per run, named
-after the run as crates/aiccsim-cli/src/reproduce.rs names it."""
+after the run by the core's `slug` (crates/aiccsim/src/metrics/experiment.rs)."""
 
 from __future__ import annotations
 
 import csv
 from pathlib import Path
+
+from aiccsim import _native
 
 
 def is_experiment(folder: Path) -> bool:
@@ -14,7 +16,7 @@ def is_experiment(folder: Path) -> bool:
 
 def slug(name: str) -> str:
     """The run's folder name: ASCII letters and digits in lower case, anything else `_`."""
-    return "".join(c.lower() if c.isascii() and c.isalnum() else "_" for c in name)
+    return _native.slug(name)
 
 
 def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:

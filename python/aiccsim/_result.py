@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import polars as pl
     import pyarrow as pa
 
-    from aiccsim._native import NativeResult
+    from aiccsim._native import Derived, NativeResult
 
 FORMATS = ("csv", "parquet", "both")
 
@@ -50,6 +50,9 @@ class Result:
     - ``polars``: the same tables as polars DataFrames (``result.polars.flows``).
     - ``arrow``: the same tables as pyarrow Tables (``result.arrow.flows``).
     - ``write(dir, format="csv")``: the files ``aiccsim run --out DIR`` writes, or Parquet files.
+    - ``derived``: the figures ``aiccsim reproduce`` puts in its table beyond the summary
+      (``recovery_us``, ``min_segment_jain``, ``link_utilisation_pct``, ``busbw_bound_gbps``,
+      ...), computed by the same Rust code, for a run's Result and a loaded one alike.
 
     Each table is converted once, on first use; later reads return the same object.
     """
@@ -60,14 +63,17 @@ class Result:
         run_json: str,
         tables: Callable[[str], pa.Table | None],
         write_csv: Callable[[Path], None] | None = None,
+        native: NativeResult | None = None,
     ) -> None:
         """Not for users: `aiccsim.run` and `aiccsim.load` make Results. ``tables(name)`` gives
         a table with the schema of `_schema.TABLES[name]`, or None if the run did not record
-        it; ``write_csv(dir)`` writes the CSV and JSON files (None: from the Arrow tables)."""
+        it; ``write_csv(dir)`` writes the CSV and JSON files (None: from the Arrow tables);
+        ``native`` is the engine's own results, when the Result is of a run."""
         self._summary_json = summary_json
         self._run_json = run_json
         self._source = tables
         self._write_csv = write_csv
+        self._native = native
         self._arrow: dict[str, pa.Table | None] = {}
         self.arrow = ArrowTables(self)
         self.polars = PolarsTables(self)
@@ -128,6 +134,31 @@ class Result:
     def jobs(self) -> pd.DataFrame | None:
         return self._pandas("jobs")
 
+    @cached_property
+    def derived(self) -> Derived:
+        """The figures of ``aiccsim reproduce``'s table that the summary does not hold, in the
+        table's units (us, KB, Gbit/s, %), each None where the run cannot give it: see
+        docs/python.md. A loaded Result hands its tables to the same Rust code as a run's."""
+        from aiccsim import _native
+
+        if self._native is not None:
+            return _native.Derived.of_run(self._native)
+
+        def columns(t: pa.Table | None) -> dict[str, list[Any]] | None:
+            return None if t is None else t.to_pydict()
+
+        s = self.summary
+        return _native.Derived.of_tables(
+            self.scenario,
+            s["simulated_time_ns"],
+            s["completion_time_ns"],
+            self._required("flows").to_pydict(),
+            self._required("ports").to_pydict(),
+            columns(self._table("rates")),
+            columns(self._table("queues")),
+            columns(self._table("collectives")),
+        )
+
     def write(self, dir: str | os.PathLike[str], format: str = "csv") -> Path:
         """Writes ``summary.json``, ``run.json`` and the tables into ``dir`` (created if needed):
         ``flows``, ``ports`` and, if recorded, ``queues``, ``rates``, ``pauses``, ``links``,
@@ -183,7 +214,7 @@ def from_native(native: NativeResult) -> Result:
         columns = native.table(name)
         return None if columns is None else _arrow.table(columns)
 
-    return Result(native.summary_json(), native.run_json(), tables, write_csv=native.write)
+    return Result(native.summary_json(), native.run_json(), tables, write_csv=native.write, native=native)
 
 
 class ArrowTables:

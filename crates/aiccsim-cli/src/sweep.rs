@@ -93,12 +93,6 @@ struct Point {
     toml: String,
 }
 
-/// FNV-1a, 64 bits: a fixed function, so a point's folder keeps its name across Rust versions
-/// and platforms (std's hashers promise neither).
-fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
-}
-
 fn cell(v: &toml::Value) -> String {
     match v {
         toml::Value::String(s) => s.clone(),
@@ -184,7 +178,7 @@ fn points(path: &Path) -> Result<(Vec<String>, Vec<Point>), CliError> {
                 let mut s = scenario.clone();
                 s.simulation.seed = seed;
                 let toml = s.to_toml();
-                let hash = format!("{:016x}", fnv1a64(toml.as_bytes()));
+                let hash = format!("{:016x}", aiccsim::rng::fnv1a(toml.as_bytes()));
                 let axes: Vec<String> = name.map(str::to_string).into_iter().chain(cells.iter().cloned()).collect();
                 if let Some(twin) = out.iter().position(|p: &Point| p.hash == hash) {
                     return Err(CliError::input(format!(

@@ -7,6 +7,7 @@
 mod algorithm;
 mod cli;
 mod columns;
+mod derived;
 mod errors;
 mod ns3;
 mod result;
@@ -30,6 +31,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ns3::import_ns3, m)?)?;
     m.add_function(wrap_pyfunction!(table_schemas, m)?)?;
     m.add_class::<result::NativeResult>()?;
+    m.add_class::<derived::Derived>()?;
+    m.add_function(wrap_pyfunction!(derived::experiment_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(derived::slug, m)?)?;
     m.add("ScenarioError", m.py().get_type::<errors::ScenarioError>())?;
     m.add("AlgorithmError", m.py().get_type::<errors::AlgorithmError>())?;
     m.add_class::<algorithm::Flow>()?;

@@ -19,19 +19,29 @@ pub fn mix64(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// FNV-1a of the stream name: fixed by specification, unlike std's hasher.
-fn fnv1a(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01B3))
+/// FNV-1a, 64 bits: fixed by specification, unlike std's hasher, so what it names (a random
+/// stream here, a sweep point's folder in the CLI) stays the same across Rust versions and
+/// platforms.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01B3))
 }
 
 pub fn stream(seed: u64, name: &str, index: u64) -> SimRng {
-    ChaCha8Rng::seed_from_u64(mix64(seed ^ fnv1a(name)) ^ mix64(index.wrapping_add(0x1234_5678)))
+    ChaCha8Rng::seed_from_u64(mix64(seed ^ fnv1a(name.as_bytes())) ^ mix64(index.wrapping_add(0x1234_5678)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use rand::RngExt;
+
+    #[test]
+    fn fnv1a_is_the_specified_function() {
+        // The specification's test vectors.
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
+    }
 
     #[test]
     fn streams_are_repeatable_and_distinct() {

@@ -160,3 +160,17 @@ flows = [ { src = 0, dst = 1, size = "1000B", start = "9007199254740993ns" } ]
     // 2^53 + 1 ns plus the flow's 2.16768 us, to the picosecond.
     assert_eq!(want, "\"completion_time_ns\": 9007199254743160.68,");
 }
+
+/// docs/results.md's `table.csv` section lists the experiment table's columns, as
+/// `metrics::tables::EXPERIMENT` describes them, in order; each has a unit in words.
+#[test]
+fn docs_list_the_experiment_tables_columns_in_order() {
+    use aiccsim::metrics::tables::EXPERIMENT;
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/results.md");
+    let docs = std::fs::read_to_string(&path).unwrap();
+    let columns: Vec<String> = EXPERIMENT.iter().map(|m| m.name.to_string()).collect();
+    assert_eq!(documented(&docs, "table"), columns, "docs/results.md, table.csv");
+    for m in &EXPERIMENT {
+        assert!(!m.what.is_empty() && !m.unit.is_empty(), "{}: a label and a unit", m.name);
+    }
+}

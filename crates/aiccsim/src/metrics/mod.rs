@@ -4,6 +4,8 @@
 //! goes (the [`Recorder`]'s timelines, the per-packet [`trace`]) and when it ends
 //! (`engine/finish.rs`). Nothing here reads the engine's state.
 
+pub mod derived;
+pub mod experiment;
 mod histogram;
 mod ideal;
 pub mod iterations;
@@ -15,6 +17,7 @@ mod summary;
 pub mod tables;
 pub mod trace;
 
+pub use derived::RunView;
 pub use histogram::DurationHistogram;
 pub use ideal::ideal_fct;
 pub use json_time::TimeDistribution;
@@ -72,37 +75,6 @@ pub fn jain_index(x: &[f64]) -> f64 {
         return 1.0;
     }
     sum * sum / (x.len() as f64 * sq)
-}
-
-impl Results {
-    /// Mean throughput of each sampled flow over the steady phase: the sample times at which every
-    /// sampled flow is active, without the first fifth of them (the start-up transient).
-    /// `None` without timelines or with fewer than two such samples.
-    pub fn steady_throughputs(&self) -> Option<Vec<f64>> {
-        let flows: std::collections::BTreeSet<u32> = self.rates.iter().map(|r| r.flow).collect();
-        if flows.len() < 2 {
-            return None;
-        }
-        let mut per_time: std::collections::BTreeMap<SimTime, Vec<&RateSample>> = Default::default();
-        for r in &self.rates {
-            per_time.entry(r.time).or_default().push(r);
-        }
-        let full: Vec<&Vec<&RateSample>> = per_time.values().filter(|v| v.len() == flows.len()).collect();
-        // The first sample of a flow covers the time before it started; skip it with the transient.
-        let skip = (full.len() / 5).max(1);
-        if full.len() < skip + 2 {
-            return None;
-        }
-        let index: std::collections::BTreeMap<u32, usize> = flows.iter().enumerate().map(|(i, &f)| (f, i)).collect();
-        let mut sums = vec![0.0; flows.len()];
-        for samples in &full[skip..] {
-            for r in samples.iter() {
-                sums[index[&r.flow]] += r.throughput_bps;
-            }
-        }
-        let n = (full.len() - skip) as f64;
-        Some(sums.into_iter().map(|s| s / n).collect())
-    }
 }
 
 /// One row of `collectives.csv`: a collective, what it is and how fast it ran.

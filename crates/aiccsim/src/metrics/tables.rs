@@ -472,3 +472,93 @@ fn job_rows(r: &Results, row: Row<'_>) {
         ]);
     }
 }
+
+// ---- The experiment table -------------------------------------------------------------------
+//
+// `table.csv` of `aiccsim reproduce`: one row per run of an experiment, made by
+// `metrics/experiment.rs`. Its cells are figures in the units a reader wants (us, Gbit/s, %),
+// each rounded to its own decimals, so its columns say that instead of a `Kind`.
+
+/// What a cell of the experiment table holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Figure {
+    /// The run's name.
+    Name,
+    /// A count.
+    Count,
+    /// A number with this many decimals (`inf` where it has no end).
+    Number(u8),
+}
+
+/// One column of the experiment table.
+#[derive(Clone, Copy, Debug)]
+pub struct Measure {
+    pub name: &'static str,
+    pub figure: Figure,
+    /// What it measures, in words, and its unit: a plot's axis reads "`what` (`unit`)".
+    pub what: &'static str,
+    pub unit: &'static str,
+}
+
+impl Measure {
+    /// The axis label of a plot of this column: what it measures and its unit.
+    pub fn label(&self) -> String {
+        format!("{} ({})", self.what, self.unit)
+    }
+
+    /// A cell of this column: `value` with the column's decimals (none for a count), empty
+    /// for `None`.
+    pub fn cell(&self, value: Option<f64>) -> String {
+        let decimals = match self.figure {
+            Figure::Number(d) => d as usize,
+            Figure::Count | Figure::Name => 0,
+        };
+        value.map(|v| format!("{v:.decimals$}")).unwrap_or_default()
+    }
+}
+
+const fn measure(name: &'static str, figure: Figure, what: &'static str, unit: &'static str) -> Measure {
+    Measure { name, figure, what, unit }
+}
+
+use Figure::{Count, Number};
+
+/// The experiment table's columns, in order (the names `[[check]]` claims and bar plots use).
+pub const EXPERIMENT: [Measure; 31] = [
+    measure("scheme", Figure::Name, "run", "text"),
+    measure("flows", Count, "flows", "count"),
+    measure("finished", Count, "flows finished", "count"),
+    measure("completion_us", Number(1), "completion time", "µs"),
+    measure("goodput_gbps", Number(2), "goodput", "Gbit/s"),
+    measure("max_fct_us", Number(1), "max FCT", "µs"),
+    measure("mean_fct_us", Number(1), "mean FCT", "µs"),
+    measure("p99_fct_us", Number(1), "p99 FCT", "µs"),
+    measure("max_slowdown", Number(3), "max slowdown", "FCT / ideal FCT"),
+    measure("p99_slowdown", Number(3), "p99 slowdown", "FCT / ideal FCT"),
+    measure("pause_frames", Count, "PAUSE frames", "count"),
+    measure("drops", Count, "packets dropped", "count"),
+    measure("ecn_marks", Count, "ECN marks", "count"),
+    measure("cnps", Count, "CNPs", "count"),
+    measure("max_queue_kb", Number(1), "max switch queue", "KB"),
+    measure("mean_queue_kb", Number(1), "mean switch queue", "KB"),
+    measure("header_overhead_pct", Number(2), "header overhead", "%"),
+    measure("mean_rtt_us", Number(2), "mean RTT", "µs"),
+    measure("mean_queuing_us", Number(2), "mean queuing delay", "µs"),
+    measure("p99_queuing_us", Number(2), "p99 queuing delay", "µs"),
+    measure("recovery_us", Number(2), "recovery time", "µs"),
+    measure("jain_steady", Number(4), "Jain's fairness index, steady state", "0 to 1"),
+    measure("min_jain", Number(4), "min Jain's fairness index", "0 to 1"),
+    measure("mean_iteration_us", Number(1), "mean iteration time", "µs"),
+    measure("mean_exposed_comm_us", Number(1), "mean exposed communication", "µs"),
+    measure("busbw_gbps", Number(2), "bus bandwidth", "Gbit/s"),
+    measure("busbw_bound_gbps", Number(2), "bus bandwidth bound of the topology", "Gbit/s"),
+    measure("mean_busbw_gbps", Number(2), "mean bus bandwidth of the collectives", "Gbit/s"),
+    measure("line_rate_pct", Number(1), "mean bus bandwidth, of the payload line rate", "%"),
+    measure("min_link_util_pct", Number(1), "lowest utilisation of the listed links", "%"),
+    measure("mean_link_util_pct", Number(1), "mean utilisation of the listed links", "%"),
+];
+
+/// The experiment table's column called `name`.
+pub fn experiment_column(name: &str) -> Option<&'static Measure> {
+    EXPERIMENT.iter().find(|m| m.name == name)
+}

@@ -29,6 +29,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(ns3::import_ns3, m)?)?;
     m.add_function(wrap_pyfunction!(table_schemas, m)?)?;
+    m.add_function(wrap_pyfunction!(algorithm::nic_events, m)?)?;
     m.add_class::<result::NativeResult>()?;
     m.add("ScenarioError", m.py().get_type::<errors::ScenarioError>())?;
     m.add("AlgorithmError", m.py().get_type::<errors::AlgorithmError>())?;

@@ -432,7 +432,8 @@ def output(
     warn_above: str | None = None,
 ) -> Scenario:
     """``[output]``: the timelines (``queues.csv``, ``rates.csv``, with ``cc_state``
-    ``cc_state.csv``) and what they cover, and the warm-up before which RTT and queuing-delay samples are not counted."""
+    ``cc_state.csv``) and what they cover, and the warm-up before which RTT and queuing-delay
+    samples are not counted."""
     return Scenario(
         output=_table(
             sample_interval=sample_interval,

@@ -11,19 +11,11 @@ import inspect
 import sys
 from typing import Any
 
-# Each NIC event's handler and the arguments it takes after ``flow``, in the order of the
-# native side's table (crates/aiccsim-py/src/algorithm.rs).
-HANDLERS: dict[str, tuple[str, ...]] = {
-    "on_start": (),
-    "on_tx": ("nbytes",),
-    "on_ack": ("ack",),
-    "on_nack": ("seq",),
-    "on_cnp": (),
-    "on_timeout": (),
-    "on_rtt_probe": ("probe",),
-    "on_message_done": ("message",),
-    "on_timer": ("slot",),
-}
+from aiccsim._native import nic_events
+
+# Each NIC event's handler and the arguments it takes after ``flow``, as the engine lists the
+# events (crates/aiccsim/src/cc/events.rs).
+HANDLERS: dict[str, tuple[str, ...]] = {handler: tuple(name for name, _ in args) for handler, args in nic_events()}
 
 
 class SpecError(Exception):

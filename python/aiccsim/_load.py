@@ -26,7 +26,8 @@ def load(dir: str | os.PathLike[str], *, format: str | None = None) -> Result:
     read when first used.
 
     Which tables the run recorded follows ``run.json``'s scenario, as for ``aiccsim.run``:
-    ``queues``, ``rates``, ``pauses`` and ``links`` with ``output.sample_interval``, ``trace``
+    ``queues``, ``rates``, ``pauses`` and ``links`` with ``output.sample_interval`` (and
+    ``cc_state`` with ``output.cc_state`` too), ``trace``
     with ``[output.trace]``, ``iterations`` with a ``training`` workload (files left from an
     earlier run into the folder are ignored). ``pauses`` and ``links`` are None too when the
     folder has no such file (aiccsim versions before them).
@@ -52,6 +53,7 @@ def load(dir: str | os.PathLike[str], *, format: str | None = None) -> Result:
         "ports": (True, None),
         "queues": (timelines, "output.sample_interval"),
         "rates": (timelines, "output.sample_interval"),
+        "cc_state": (timelines and bool(output.get("cc_state")), "output.cc_state"),
         "trace": ("trace" in output, "output.trace"),
         "iterations": (
             any(w.get("kind") == "training" for w in _workloads(scenario)),

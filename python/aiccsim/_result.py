@@ -42,6 +42,8 @@ class Result:
       DataFrames with the columns of the CSV files of the same names. ``queues``, ``rates``,
       ``pauses`` and ``links`` are None without ``output.sample_interval``, ``trace`` without
       ``[output.trace]``: no file is written then.
+    - ``cc_state``: ``cc_state.csv``, each sampled flow's algorithm state (``time_ns``, ``flow``,
+      ``name``, ``value``); None unless ``output.cc_state`` is set with the timelines.
     - ``collectives``: one row per entry of ``summary["collectives"]`` (every collective tag).
     - ``collective_stats``: ``collectives.csv``, each collective a generator made with its kind,
       algorithm, size, completion time and bus bandwidth; None when the workload made none.
@@ -105,6 +107,10 @@ class Result:
     @cached_property
     def rates(self) -> pd.DataFrame | None:
         return self._pandas("rates")
+
+    @cached_property
+    def cc_state(self) -> pd.DataFrame | None:
+        return self._pandas("cc_state")
 
     @cached_property
     def pauses(self) -> pd.DataFrame | None:
@@ -240,6 +246,10 @@ class ArrowTables:
         return self._result._table("rates")
 
     @property
+    def cc_state(self) -> pa.Table | None:
+        return self._result._table("cc_state")
+
+    @property
     def pauses(self) -> pa.Table | None:
         return self._result._table("pauses")
 
@@ -290,6 +300,10 @@ class PolarsTables:
     @property
     def rates(self) -> pl.DataFrame | None:
         return self._frame("rates")
+
+    @property
+    def cc_state(self) -> pl.DataFrame | None:
+        return self._frame("cc_state")
 
     @property
     def pauses(self) -> pl.DataFrame | None:

@@ -495,16 +495,19 @@ def output(
     sample_interval: str | None = None,
     queue_switches: Iterable[int] | None = None,
     rate_flows: Iterable[int] | None = None,
+    cc_state: bool | None = None,
     warmup: str | None = None,
     warn_above: str | None = None,
 ) -> Scenario:
-    """``[output]``: the timelines (``queues.csv``, ``rates.csv``) and what they cover, and the
-    warm-up before which RTT and queuing-delay samples are not counted."""
+    """``[output]``: the timelines (``queues.csv``, ``rates.csv``, with ``cc_state``
+    ``cc_state.csv``) and what they cover, and the warm-up before which RTT and queuing-delay
+    samples are not counted."""
     return Scenario(
         output=_table(
             sample_interval=sample_interval,
             queue_switches=queue_switches,
             rate_flows=rate_flows,
+            cc_state=cc_state,
             warmup=warmup,
             warn_above=warn_above,
         )

@@ -12,7 +12,7 @@
 use aiccsim::cc::external::{self, AlgorithmFailure, Built, ExternalFactory};
 use aiccsim::cc::{
     Algorithm, Cc, FlowContext, FlowFacts, IntHop, MessageDone, NicEvent, NicProgram, ProbeReply, Programmed,
-    MAX_TIMERS,
+    MAX_TIMERS, NIC_EVENTS,
 };
 use aiccsim::time::SimTime;
 use pyo3::prelude::*;
@@ -20,22 +20,15 @@ use pyo3::types::{PyDict, PyList};
 use std::path::Path;
 use std::sync::Arc;
 
-/// The handlers, in the order of `HANDLERS` in python/aiccsim/_algorithm.py.
-const HANDLERS: [&str; 9] =
-    ["on_start", "on_tx", "on_ack", "on_nack", "on_cnp", "on_timeout", "on_rtt_probe", "on_message_done", "on_timer"];
+/// One per NIC event, in the order of [`NIC_EVENTS`] ([`NicEvent::index`]).
+const HANDLERS: usize = NIC_EVENTS.len();
 
-fn handler_index(event: &NicEvent<'_>) -> usize {
-    match event {
-        NicEvent::Start => 0,
-        NicEvent::Tx { .. } => 1,
-        NicEvent::Ack(_) => 2,
-        NicEvent::Nack { .. } => 3,
-        NicEvent::Cnp => 4,
-        NicEvent::Timeout => 5,
-        NicEvent::RttProbe(_) => 6,
-        NicEvent::MessageDone(_) => 7,
-        NicEvent::Timer { .. } => 8,
-    }
+/// Each NIC event's handler and its arguments after `flow` with their Python types, in the order
+/// of the core's list (`aiccsim::cc::events`): python/aiccsim/_algorithm.py checks classes
+/// against it.
+#[pyfunction]
+pub fn nic_events() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+    NIC_EVENTS.iter().map(|e| (e.handler, e.args.to_vec())).collect()
 }
 
 pub fn register() {
@@ -77,9 +70,9 @@ impl ExternalFactory for PythonFactory {
                 .and_then(|m| m.call_method1("load", (&spec, &path_text, &kwargs)))
                 .map_err(|e| spec_error(py, e))?;
             let (class, handlers): (Py<PyAny>, Vec<String>) = loaded.extract().map_err(|e| spec_error(py, e))?;
-            let mut defined = [false; HANDLERS.len()];
+            let mut defined = [false; HANDLERS];
             for h in &handlers {
-                if let Some(i) = HANDLERS.iter().position(|n| n == h) {
+                if let Some(i) = NIC_EVENTS.iter().position(|e| e.handler == h) {
                     defined[i] = true;
                 }
             }
@@ -131,7 +124,7 @@ struct PythonAlgorithm {
     spec: Arc<str>,
     class: Py<PyAny>,
     kwargs: Py<PyDict>,
-    defined: [bool; HANDLERS.len()],
+    defined: [bool; HANDLERS],
 }
 
 impl Algorithm for PythonAlgorithm {
@@ -160,11 +153,11 @@ impl PythonAlgorithm {
     fn program(&self, py: Python<'_>, facts: &FlowFacts) -> Result<PythonProgram, (PyErr, String)> {
         let what = || format!("{}(**params)", self.spec);
         let instance = self.class.bind(py).call((), Some(self.kwargs.bind(py))).map_err(|e| (e, what()))?;
-        let mut methods: [Option<Py<PyAny>>; HANDLERS.len()] = Default::default();
-        for (i, name) in HANDLERS.iter().enumerate() {
+        let mut methods: [Option<Py<PyAny>>; HANDLERS] = Default::default();
+        for (i, event) in NIC_EVENTS.iter().enumerate() {
             if self.defined[i] {
                 // Bound once per flow: a call per event then skips the attribute lookup.
-                methods[i] = Some(instance.getattr(*name).map_err(|e| (e, what()))?.unbind());
+                methods[i] = Some(instance.getattr(event.handler).map_err(|e| (e, what()))?.unbind());
             }
         }
         let flow = Py::new(py, Flow::new(facts)).map_err(|e| (e, what()))?;
@@ -199,14 +192,14 @@ fn one_line(py: Python<'_>, e: &PyErr) -> String {
 struct PythonProgram {
     spec: Arc<str>,
     flow_id: u32,
-    methods: [Option<Py<PyAny>>; HANDLERS.len()],
+    methods: [Option<Py<PyAny>>; HANDLERS],
     flow: Py<Flow>,
     ack: Py<Ack>,
 }
 
 impl NicProgram for PythonProgram {
     fn on_event(&mut self, event: &NicEvent<'_>, cx: &mut FlowContext<'_>) {
-        let i = handler_index(event);
+        let i = event.index();
         let Some(method) = &self.methods[i] else { return };
         let outcome = Python::attach(|py| -> PyResult<()> {
             let flow = self.flow.bind(py);
@@ -262,7 +255,7 @@ impl NicProgram for PythonProgram {
             Ok(())
         });
         if let Err(e) = outcome {
-            let what = format!("{}.{}", self.spec, HANDLERS[i]);
+            let what = format!("{}.{}", self.spec, NIC_EVENTS[i].handler);
             external::fail(AlgorithmFailure {
                 flow: self.flow_id,
                 at: cx.now(),

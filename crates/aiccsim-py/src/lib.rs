@@ -30,6 +30,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(ns3::import_ns3, m)?)?;
     m.add_function(wrap_pyfunction!(table_schemas, m)?)?;
+    m.add_function(wrap_pyfunction!(algorithm::nic_events, m)?)?;
     m.add_class::<result::NativeResult>()?;
     m.add_class::<derived::Derived>()?;
     m.add_function(wrap_pyfunction!(derived::experiment_columns, m)?)?;

@@ -28,7 +28,7 @@ fn check_rows(r: &aiccsim::Results, table: &Table) -> usize {
 #[test]
 fn every_row_fits_its_table_and_the_csv_files_carry_its_columns() {
     // Timelines with PFC frames, a trace and a stopped run (empty cells) in one; training
-    // iterations in another; jobs in a third.
+    // iterations in another; jobs in a third; an algorithm's own state in a fourth.
     let incast = aiccsim::run(&common::scenario(&common::incast(
         8,
         "300KB",
@@ -45,8 +45,15 @@ fn every_row_fits_its_table_and_the_csv_files_carry_its_columns() {
         &std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/jobs.toml")).unwrap(),
     ))
     .unwrap();
+    let cc_state = aiccsim::run(&common::scenario(&common::incast(
+        4,
+        "100KB",
+        "dcqcn",
+        "[output]\nsample_interval = \"5us\"\ncc_state = true",
+    )))
+    .unwrap();
     let dir = std::env::temp_dir().join(format!("aiccsim-tables-{}", std::process::id()));
-    for r in [&incast, &training, &jobs] {
+    for r in [&incast, &training, &jobs, &cc_state] {
         let _ = std::fs::remove_dir_all(&dir);
         r.write_dir(&dir).unwrap();
         for table in TABLES {
@@ -65,7 +72,8 @@ fn every_row_fits_its_table_and_the_csv_files_carry_its_columns() {
     }
     let _ = std::fs::remove_dir_all(&dir);
     for table in TABLES {
-        let recorded = [&incast, &training, &jobs].iter().any(|r| r.has_table(table) && check_rows(r, table) > 0);
+        let recorded =
+            [&incast, &training, &jobs, &cc_state].iter().any(|r| r.has_table(table) && check_rows(r, table) > 0);
         assert!(recorded, "no run here has rows of {}: the test covers nothing of it", table.name);
     }
 }

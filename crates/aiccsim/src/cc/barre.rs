@@ -314,6 +314,14 @@ impl NicProgram for BarreRules {
         }
         flow.set_rate(self.sending_rate());
     }
+
+    /// R before the inflight monitor's restriction, the restriction (1 while the NIC sends at
+    /// R/4) and the real-time RTT the rules run on.
+    fn metrics(&self, report: &mut dyn FnMut(&str, f64)) {
+        report("nominal_gbps", self.rate / 1e9);
+        report("restricted", f64::from(u8::from(self.restricted)));
+        report("rtt_ns", self.rtt.as_ns_f64());
+    }
 }
 
 #[cfg(test)]

@@ -447,6 +447,12 @@ impl CongestionControl for Dcqcn {
     fn rate(&self) -> f64 {
         self.rate
     }
+
+    /// Alpha (the estimate of the marked share that sizes each cut) and the target rate R_T.
+    fn metrics(&self, report: &mut dyn FnMut(&str, f64)) {
+        report("alpha", self.alpha);
+        report("target_gbps", self.target / 1e9);
+    }
 }
 
 /// DCQCN notification point: CNPs for CE-marked packets, at most one per `cnp_interval`.

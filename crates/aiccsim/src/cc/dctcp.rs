@@ -152,6 +152,11 @@ impl CongestionControl for Dctcp {
         }
     }
 
+    /// Alpha, the running share of marked packets that sizes each cut.
+    fn metrics(&self, report: &mut dyn FnMut(&str, f64)) {
+        report("alpha", self.alpha);
+    }
+
     fn rate(&self) -> f64 {
         self.rate
     }

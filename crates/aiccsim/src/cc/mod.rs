@@ -11,10 +11,15 @@
 //! To add an algorithm: write `myalgo.rs` with `MyAlgoConfig` (serde, `Default` citing the
 //! paper), its two halves and `impl Algorithm for MyAlgoConfig`, and add its line to the
 //! registry (`registry.rs`); docs/cc/adding.md walks through an example. Rust users can also plug
-//! a boxed implementation into single flows through [`Cc::Custom`].
+//! a boxed implementation into single flows through [`Cc::Custom`] and [`Receiver::Custom`].
+//!
+//! The sender half may report its internal state by name ([`CongestionControl::metrics`], as
+//! quinn's controllers do): DCQCN's alpha, Barre's restriction. A run with `output.cc_state` writes it to `cc_state.csv`
+//! at each timeline sample; nothing reads it on the per-packet path.
 
 #[macro_use]
 mod registry;
+pub mod events;
 pub mod external;
 pub mod program;
 
@@ -22,9 +27,8 @@ use crate::tags::CollectiveKind;
 use crate::time::{Bandwidth, SimTime};
 pub use crate::wire::telemetry::{IntHop, Telemetry};
 
-pub use dcqcn::DcqcnReceiver;
-pub use pc4::Pc4Receiver;
-pub use program::{FlowContext, MessageDone, NicEvent, NicProgram, ProbeReply, Programmed};
+pub use events::{CcEvent, MessageDone, NicEvent, NicEventInfo, ProbeReply, NIC_EVENTS};
+pub use program::{FlowContext, NicProgram, Programmed};
 use serde::Serialize;
 
 /// Timers an algorithm may own, addressed by a small slot number.
@@ -108,23 +112,6 @@ pub struct AckInfo<'a> {
     pub feedback: [u32; 2],
 }
 
-/// Rare signals, one hook (as Linux's `cwnd_event`). An algorithm ignores those it has no use
-/// for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CcEvent {
-    /// A congestion notification packet arrived.
-    Cnp,
-    /// The receiver saw a gap and asked to go back to `seq`.
-    Nack { seq: u64 },
-    /// No ACK progress for the retransmission timeout.
-    Timeout,
-    /// An RTT probe the NIC sent for this flow came back.
-    RttProbe(ProbeReply),
-    /// The last byte of one of the connection's messages was acknowledged (for message-level
-    /// algorithms: on a collective's persistent connections, a message is one chunk).
-    MessageDone(MessageDone),
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum TimerOp {
     Keep,
@@ -192,6 +179,10 @@ pub trait CongestionControl {
     fn window(&self) -> Option<u64> {
         None
     }
+    /// Internal state worth plotting beside the rate and window (DCQCN's alpha), one call of
+    /// `report(name, value)` per value, the same names every time; the default reports none.
+    /// Read at timeline samples only (`cc_state.csv`), never on the per-packet path.
+    fn metrics(&self, _report: &mut dyn FnMut(&str, f64)) {}
 }
 
 /// The receiver half.
@@ -268,34 +259,13 @@ pub trait Algorithm {
 /// A check's outcome: the dotted key at fault and what to write instead.
 pub type Check = Result<(), (String, String)>;
 
-/// A receiver half.
-pub enum Receiver {
-    /// ACKs only (with the ECN echo and timestamp every ACK carries).
-    Echo,
-    Dcqcn(DcqcnReceiver),
-    Pc4(Pc4Receiver),
-    Custom(Box<dyn ReceiverCc + Send>),
-}
-
-impl ReceiverCc for Receiver {
-    #[inline]
-    fn on_data(&mut self, pkt: &DataArrival) -> ReceiverAction {
-        match self {
-            Receiver::Echo => ReceiverAction::default(),
-            Receiver::Dcqcn(r) => r.on_data(pkt),
-            Receiver::Pc4(r) => r.on_data(pkt),
-            Receiver::Custom(r) => r.on_data(pkt),
-        }
-    }
-}
-
 // The registry: one line per built-in algorithm (module: name | aliases => variant(config,
-// sender half)). `registry.rs` says what it makes.
+// sender half[, receiver half])). `registry.rs` says what it makes.
 registry! {
     /// No end-to-end congestion control: every flow sends at line rate; only PFC holds it back.
     pfc_only: "none" | "pfc_only" => None(PfcOnlyConfig, PfcOnly),
     /// DCQCN (Zhu et al., SIGCOMM 2015) with the HPCC ns-3 study's parameters.
-    dcqcn: "dcqcn" => Dcqcn(DcqcnConfig, Dcqcn),
+    dcqcn: "dcqcn" => Dcqcn(DcqcnConfig, Dcqcn, DcqcnReceiver),
     /// DCTCP (Alizadeh et al., SIGCOMM 2010) on RoCE, as the HPCC study runs it.
     dctcp: "dctcp" => Dctcp(DctcpConfig, Dctcp),
     /// TIMELY (Mittal et al., SIGCOMM 2015).
@@ -307,7 +277,7 @@ registry! {
     /// Swift (Kumar et al., SIGCOMM 2020).
     swift: "swift" => Swift(SwiftConfig, Swift),
     /// PC4 (paper 000): receiver base rate per collective, one-way delay against a target.
-    pc4: "pc4" => Pc4(Pc4Config, Pc4),
+    pc4: "pc4" => Pc4(Pc4Config, Pc4, Pc4Receiver),
     /// MCC (paper 003): a window in message chunks, cut on message delay, held on one path's.
     mcc: "mcc" => Mcc(MccConfig, Mcc),
     /// AIMD on ECN echoes: the worked example of docs/cc/adding.md.

@@ -449,6 +449,13 @@ impl CongestionControl for Pc4 {
     fn window(&self) -> Option<u64> {
         Some(((self.cwnd * self.mtu) as u64).max(1))
     }
+
+    /// The share the receiver last gave (0 before one came, or after a timeout forgot it) and
+    /// tx_rate, of which the window is made.
+    fn metrics(&self, report: &mut dyn FnMut(&str, f64)) {
+        report("base_gbps", f64::from(self.base_recorded) / 1e6);
+        report("tx_rate_gbps", self.rate / 1e9);
+    }
 }
 
 #[cfg(test)]

@@ -10,67 +10,11 @@
 //! both views the same way. Built-in algorithms may use either view; algorithms written in
 //! Python use this one.
 //!
-//! The view adds no event of its own: each [`NicEvent`] is one call of [`CongestionControl`]
-//! (docs/cc/programmable.md has the table and a worked example).
+//! The view adds no event of its own: each [`NicEvent`] (`events.rs` lists them) is one call of
+//! [`CongestionControl`] (docs/cc/programmable.md has the table and a worked example).
 
-use super::{AckInfo, CcContext, CcEvent, CongestionControl, FlowFacts};
+use super::{AckInfo, CcContext, CcEvent, CongestionControl, FlowFacts, NicEvent};
 use crate::time::SimTime;
-
-/// An event the NIC raises for one flow (one connection, when messages share one).
-#[derive(Clone, Copy, Debug)]
-pub enum NicEvent<'a> {
-    /// The flow starts: set the first rate and arm timers here.
-    Start,
-    /// A data packet of `bytes` wire bytes left the NIC (the byte counter's input).
-    Tx { bytes: u64 },
-    /// An ACK came back (transports with ACKs only).
-    Ack(&'a AckInfo<'a>),
-    /// The receiver reported a gap and asked for the bytes from `seq` again.
-    Nack { seq: u64 },
-    /// A congestion notification packet arrived.
-    Cnp,
-    /// No progress for the retransmission timeout.
-    Timeout,
-    /// An RTT probe came back, with the timestamps both NICs wrote on it.
-    RttProbe(ProbeReply),
-    /// The last byte of a message was acknowledged.
-    MessageDone(MessageDone),
-    /// Timer `slot` fired.
-    Timer { slot: usize },
-}
-
-/// An RTT probe's reply: the sender's transmit time, the receiver's arrival and reply times (on
-/// the receiver's clock, which may be off by `[clocks]`), and the round trip measured on the
-/// sender's clock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ProbeReply {
-    pub sent_at: SimTime,
-    /// The receiver's clock when the probe arrived, picoseconds (may be negative with clock
-    /// offsets).
-    pub remote_arrival: i64,
-    /// The receiver's clock when it sent the reply, picoseconds.
-    pub remote_reply: i64,
-    /// Arrival of the reply minus `sent_at`.
-    pub rtt: SimTime,
-}
-
-impl ProbeReply {
-    /// The round trip less the time the probe waited at the receiver: what the network took.
-    pub fn network_rtt(&self) -> SimTime {
-        let held = (self.remote_reply - self.remote_arrival).max(0) as u64;
-        SimTime(self.rtt.0.saturating_sub(held))
-    }
-}
-
-/// A message of the flow's connection completed: its first byte left the NIC at `first_sent`,
-/// and its last byte was acknowledged now. On a connection that carries a collective's chunks,
-/// one message is one chunk.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MessageDone {
-    /// Payload bytes of the message.
-    pub bytes: u64,
-    pub first_sent: SimTime,
-}
 
 /// The flow's context in one handler call: the time, the flow's facts, its rate and window (to
 /// read and to set) and its timers.
@@ -125,6 +69,8 @@ impl FlowContext<'_> {
 /// A congestion-control program: one handler for every event of its flow.
 pub trait NicProgram {
     fn on_event(&mut self, event: &NicEvent<'_>, flow: &mut FlowContext<'_>);
+    /// The program's internal state, as [`CongestionControl::metrics`] reports it.
+    fn metrics(&self, _report: &mut dyn FnMut(&str, f64)) {}
 }
 
 /// A [`NicProgram`] as a sender half: it keeps the rate and window the program sets.
@@ -160,14 +106,7 @@ impl<P: NicProgram> CongestionControl for Programmed<P> {
         self.handle(&NicEvent::Tx { bytes }, cx);
     }
     fn on_event(&mut self, ev: CcEvent, cx: &mut CcContext) {
-        let event = match ev {
-            CcEvent::Cnp => NicEvent::Cnp,
-            CcEvent::Nack { seq } => NicEvent::Nack { seq },
-            CcEvent::Timeout => NicEvent::Timeout,
-            CcEvent::RttProbe(reply) => NicEvent::RttProbe(reply),
-            CcEvent::MessageDone(done) => NicEvent::MessageDone(done),
-        };
-        self.handle(&event, cx);
+        self.handle(&ev.into(), cx);
     }
     fn on_timer(&mut self, slot: usize, cx: &mut CcContext) {
         self.handle(&NicEvent::Timer { slot }, cx);
@@ -179,6 +118,9 @@ impl<P: NicProgram> CongestionControl for Programmed<P> {
     #[inline]
     fn window(&self) -> Option<u64> {
         self.window
+    }
+    fn metrics(&self, report: &mut dyn FnMut(&str, f64)) {
+        self.program.metrics(report);
     }
 }
 
@@ -218,16 +160,5 @@ mod tests {
         // Set above the line rate: clamped to it.
         cc.on_timer(1, &mut CcContext::new(SimTime::from_us(10)));
         assert_eq!(cc.rate(), 100e9);
-    }
-
-    #[test]
-    fn a_probe_reply_less_the_receivers_hold_is_the_network_rtt() {
-        let reply = ProbeReply {
-            sent_at: SimTime::ZERO,
-            remote_arrival: -500_000,
-            remote_reply: 1_500_000,
-            rtt: SimTime::from_us(10),
-        };
-        assert_eq!(reply.network_rtt(), SimTime::from_us(8));
     }
 }

@@ -1,7 +1,9 @@
 //! The registry: every built-in algorithm, named once. The one list (`registry!` in `cc/mod.rs`)
 //! declares each algorithm's module and makes the `[cc]`
-//! section's enum ([`CcConfig`], with its `algorithm = "..."` tag and aliases), the enum of
-//! sender halves ([`Cc`], statically dispatched on the per-packet path), the one match that
+//! section's enum ([`CcConfig`], with its `algorithm = "..."` tag and aliases), the enums of
+//! sender halves ([`Cc`]) and of receiver halves ([`Receiver`], for the algorithms that name one;
+//! the others' receivers only echo), both statically dispatched on the per-packet path, the one
+//! match that
 //! reaches each algorithm's [`Algorithm`] implementation, and [`CcConfig::all_defaults`], which
 //! `aiccsim algorithms`, the tests and the docs check iterate over.
 
@@ -12,9 +14,9 @@ use super::{Algorithm, CcConfig, DcqcnConfig};
 macro_rules! registry {
     ($(
         $(#[$doc:meta])*
-        $module:ident: $name:literal $(| $alias:literal)* => $variant:ident($config:ident, $sender:ident),
+        $module:ident: $name:literal $(| $alias:literal)* => $variant:ident($config:ident, $sender:ident $(, $receiver:ident)?),
     )+) => {
-        $( pub mod $module; pub use $module::{$config, $sender}; )+
+        $( pub mod $module; pub use $module::{$config, $sender $(, $receiver)?}; )+
 
         /// Algorithm choice and parameters, as written under `[cc]` in a scenario.
         #[derive(Clone, Debug)]
@@ -115,6 +117,29 @@ macro_rules! registry {
             #[inline]
             fn window(&self) -> Option<u64> {
                 dispatch!(self, c => c.window())
+            }
+            fn metrics(&self, report: &mut dyn FnMut(&str, f64)) {
+                dispatch!(self, c => c.metrics(report))
+            }
+        }
+
+        /// A receiver half: an echo, a built-in's own (statically dispatched), or a user's own.
+        pub enum Receiver {
+            /// ACKs only (with the ECN echo and timestamp every ACK carries).
+            Echo,
+            $( $( $variant($receiver), )? )+
+            /// A user-supplied receiver half (Rust API only).
+            Custom(Box<dyn ReceiverCc + Send>),
+        }
+
+        impl ReceiverCc for Receiver {
+            #[inline]
+            fn on_data(&mut self, pkt: &DataArrival) -> ReceiverAction {
+                match self {
+                    Receiver::Echo => ReceiverAction::default(),
+                    $( $( Receiver::$variant(r) => <$receiver as ReceiverCc>::on_data(r, pkt), )? )+
+                    Receiver::Custom(r) => r.on_data(pkt),
+                }
             }
         }
     };

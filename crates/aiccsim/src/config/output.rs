@@ -16,6 +16,10 @@ pub struct OutputConfig {
     /// Which flows' rate, window and throughput to sample; all when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_flows: Option<Vec<u32>>,
+    /// With the rates, each sampled flow's congestion-control state as its algorithm reports it
+    /// (`cc_state.csv`); left out of the written scenario when off, as it was before it existed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cc_state: bool,
     /// RTT and one-way queuing delay statistics count only the samples taken from this time
     /// on (the steady phase after a start-up transient); none excluded when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -58,6 +62,7 @@ impl Default for OutputConfig {
             warmup: None,
             queue_switches: None,
             rate_flows: None,
+            cc_state: false,
             warn_above: default_warn_above(),
             trace: None,
         }

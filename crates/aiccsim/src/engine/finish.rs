@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 impl Simulation {
     /// One sample of the timelines: the backlog of each sampled switch port and the bytes it
-    /// sent, and the rate, window and delivered throughput of each sampled flow that is sending.
+    /// sent, and the rate, window, delivered throughput (and, if asked, algorithm state) of each
+    /// sampled flow that is sending.
     pub(crate) fn sample_timelines(&mut self) {
         let Some(iv) = self.observe.recorder.interval() else { return };
         let now = self.now;
@@ -42,6 +43,10 @@ impl Simulation {
                 window_bytes: cc.window(),
                 throughput_bps: delivered as f64 * 8.0 / iv.as_secs_f64(),
             });
+            if self.observe.recorder.records_cc_state() {
+                let recorder = &mut self.observe.recorder;
+                cc.metrics(&mut |name, value| recorder.cc_state(now, flow.id, name, value));
+            }
         }
     }
 
@@ -162,6 +167,7 @@ impl Simulation {
             links: self.observe.recorder.links,
             speed_changes: self.net.links.map(|l| l.speed_changes).unwrap_or_default(),
             rates: self.observe.recorder.rates,
+            cc_state: self.observe.recorder.cc_state,
             trace: self.observe.tracer.map(|t| t.rows),
             computes: self.work.deps.computes,
         };

@@ -23,8 +23,9 @@ pub use ideal::ideal_fct;
 pub use json_time::TimeDistribution;
 pub use recorder::Recorder;
 pub use records::{
-    ComputeStep, Counters, FlowRecord, LinkSample, PauseRow, PauseSample, PausedPort, PortRecord, PortStats,
-    QueueSample, RateSample, SpeedChange, StallReport, StopReason, StuckFlow, Warning, MAX_PAUSE_ROWS,
+    CcState, CcStateSample, ComputeStep, Counters, FlowRecord, LinkSample, PauseRow, PauseSample, PausedPort,
+    PortRecord, PortStats, QueueSample, RateSample, SpeedChange, StallReport, StopReason, StuckFlow, Warning,
+    MAX_PAUSE_ROWS,
 };
 pub use summary::{
     ByteLedger, CollectiveRecord, Distribution, Performance, ProbeSummary, RunTotals, Summary, TelemetrySummary,
@@ -49,6 +50,8 @@ pub struct Results {
     /// Link speeds changed by `[[events]]`, in time order.
     pub speed_changes: Vec<SpeedChange>,
     pub rates: Vec<RateSample>,
+    /// The sampled flows' algorithm state (`output.cc_state`).
+    pub cc_state: CcState,
     /// PFC frames sent by switches, with node names resolved (timelines only).
     pub pauses: Vec<PauseRow>,
     pub ports: Vec<PortRecord>,
@@ -132,6 +135,7 @@ pub struct RunRecords {
     pub links: Vec<LinkSample>,
     pub speed_changes: Vec<SpeedChange>,
     pub rates: Vec<RateSample>,
+    pub cc_state: CcState,
     pub trace: Option<Vec<trace::TraceRow>>,
     pub computes: Vec<ComputeStep>,
 }
@@ -173,6 +177,7 @@ impl Results {
             links: records.links,
             speed_changes: records.speed_changes,
             rates: records.rates,
+            cc_state: records.cc_state,
             pauses: records.pauses,
             ports: records.ports,
             timelines,

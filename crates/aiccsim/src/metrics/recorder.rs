@@ -1,7 +1,8 @@
 //! Timelines recorded as the run goes: the engine pushes each sample (queue lengths, bytes sent
-//! per link, flow rates, PFC frames) as it takes it; the recorder keeps them, and does nothing when timelines are off.
+//! per link, flow rates and algorithm state, PFC frames) as it takes it; the recorder keeps them,
+//! and does nothing when timelines are off.
 
-use super::{LinkSample, PauseSample, QueueSample, RateSample, MAX_PAUSE_ROWS};
+use super::{CcState, CcStateSample, LinkSample, PauseSample, QueueSample, RateSample, MAX_PAUSE_ROWS};
 use crate::config::OutputConfig;
 use crate::time::SimTime;
 
@@ -10,6 +11,8 @@ pub struct Recorder {
     interval: Option<SimTime>,
     queue_switch: Vec<bool>,
     rate_flow: Vec<bool>,
+    /// Whether the sampled flows' algorithm state is kept (`output.cc_state`).
+    cc_state_on: bool,
     last_queue: Vec<u64>,
     /// Per port (with timelines only): its bytes sent at the last sample, and over the last
     /// interval.
@@ -18,6 +21,7 @@ pub struct Recorder {
     pub queues: Vec<QueueSample>,
     pub links: Vec<LinkSample>,
     pub rates: Vec<RateSample>,
+    pub cc_state: CcState,
     pub pauses: Vec<PauseSample>,
     pub pauses_dropped: u64,
 }
@@ -39,12 +43,14 @@ impl Recorder {
             interval: out.sample_interval,
             queue_switch,
             rate_flow,
+            cc_state_on: out.cc_state && out.sample_interval.is_some(),
             last_queue: vec![0; ports],
             last_tx: if out.sample_interval.is_some() { vec![0; ports] } else { Vec::new() },
             last_link: if out.sample_interval.is_some() { vec![0; ports] } else { Vec::new() },
             queues: Vec::new(),
             links: Vec::new(),
             rates: Vec::new(),
+            cc_state: CcState::default(),
             pauses: Vec::new(),
             pauses_dropped: 0,
         }
@@ -106,5 +112,44 @@ impl Recorder {
     /// A sampled flow's rate, window and throughput.
     pub fn rate(&mut self, sample: RateSample) {
         self.rates.push(sample);
+    }
+
+    /// Whether the sampled flows' algorithm state goes into `cc_state.csv` (`output.cc_state`).
+    pub fn records_cc_state(&self) -> bool {
+        self.cc_state_on
+    }
+
+    /// One value of a sampled flow's algorithm state. The names are few (each algorithm reports
+    /// the same handful every sample), so a scan finds each one's number.
+    pub fn cc_state(&mut self, time: SimTime, flow: u32, name: &str, value: f64) {
+        let names = &mut self.cc_state.names;
+        let index = names.iter().position(|n| n == name).unwrap_or_else(|| {
+            names.push(name.to_string());
+            names.len() - 1
+        });
+        self.cc_state.samples.push(CcStateSample { time, flow, name: index as u32, value });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn algorithm_state_is_kept_only_when_asked_and_each_name_is_stored_once() {
+        let on = OutputConfig { sample_interval: Some(SimTime::from_us(1)), cc_state: true, ..Default::default() };
+        let mut r = Recorder::new(&on, 0, 0, 2);
+        assert!(r.records_cc_state());
+        for t in [1, 2] {
+            r.cc_state(SimTime::from_us(t), 0, "alpha", 0.5);
+            r.cc_state(SimTime::from_us(t), 1, "target_gbps", 40.0);
+        }
+        assert_eq!(r.cc_state.names, ["alpha", "target_gbps"]);
+        let names: Vec<u32> = r.cc_state.samples.iter().map(|s| s.name).collect();
+        assert_eq!(names, [0, 1, 0, 1]);
+        let asked_without_timelines = OutputConfig { cc_state: true, ..Default::default() };
+        assert!(!Recorder::new(&asked_without_timelines, 0, 0, 2).records_cc_state());
+        let timelines_only = OutputConfig { sample_interval: Some(SimTime::from_us(1)), ..Default::default() };
+        assert!(!Recorder::new(&timelines_only, 0, 0, 2).records_cc_state());
     }
 }

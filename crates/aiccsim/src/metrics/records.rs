@@ -79,6 +79,23 @@ pub struct RateSample {
     pub throughput_bps: f64,
 }
 
+/// One row of `cc_state.csv`: one value of a flow's congestion-control state.
+#[derive(Clone, Copy, Debug)]
+pub struct CcStateSample {
+    pub time: SimTime,
+    pub flow: u32,
+    /// The value's name, as an index into [`CcState::names`].
+    pub name: u32,
+    pub value: f64,
+}
+
+/// `cc_state.csv`'s rows, with the names the algorithms gave their values (each kept once).
+#[derive(Clone, Debug, Default)]
+pub struct CcState {
+    pub names: Vec<String>,
+    pub samples: Vec<CcStateSample>,
+}
+
 /// One row of `pauses.csv`: a PFC frame a switch port sent to its peer.
 #[derive(Clone, Copy, Debug)]
 pub struct PauseSample {

@@ -125,6 +125,15 @@ pub const RATES: Table = Table {
     rows: rate_rows,
 };
 
+/// The algorithm's own state (`CongestionControl::metrics`) in long form, one row per value:
+/// the algorithms report different names, and a table's columns are fixed.
+pub const CC_STATE: Table = Table {
+    name: "cc_state",
+    columns: &[col("time_ns", Time), col("flow", Int), col("name", Text), col("value", Ratio)],
+    recorded: with_cc_state,
+    rows: cc_state_rows,
+};
+
 pub const PAUSES: Table = Table {
     name: "pauses",
     columns: &[
@@ -189,7 +198,6 @@ pub const ITERATIONS: Table = Table {
     rows: iteration_rows,
 };
 
-/// Every result table, in the order of docs/results.md.
 pub const COLLECTIVES: Table = Table {
     name: "collectives",
     columns: &[
@@ -232,8 +240,9 @@ pub const JOBS: Table = Table {
     rows: job_rows,
 };
 
-pub const TABLES: [&Table; 10] =
-    [&FLOWS, &PORTS, &QUEUES, &RATES, &PAUSES, &LINKS, &TRACE, &ITERATIONS, &COLLECTIVES, &JOBS];
+/// Every result table, in the order of docs/results.md.
+pub const TABLES: [&Table; 11] =
+    [&FLOWS, &PORTS, &QUEUES, &RATES, &CC_STATE, &PAUSES, &LINKS, &TRACE, &ITERATIONS, &COLLECTIVES, &JOBS];
 
 /// One cell.
 #[derive(Clone, Debug, PartialEq)]
@@ -282,6 +291,10 @@ fn with_jobs(r: &Results) -> bool {
 
 fn with_timelines(r: &Results) -> bool {
     r.timelines
+}
+
+fn with_cc_state(r: &Results) -> bool {
+    r.timelines && r.scenario.output.cc_state
 }
 
 fn with_trace(r: &Results) -> bool {
@@ -344,6 +357,14 @@ fn rate_rows(r: &Results, row: Row<'_>) {
     use Value::{Int as I, Ratio as R, Time as T};
     for r in &r.rates {
         row(&[T(r.time), I(r.flow.into()), R(r.rate_bps / 1e9), Value::int(r.window_bytes), R(r.throughput_bps / 1e9)]);
+    }
+}
+
+fn cc_state_rows(r: &Results, row: Row<'_>) {
+    use Value::{Int as I, Ratio as R, Text as S, Time as T};
+    let names = &r.cc_state.names;
+    for s in &r.cc_state.samples {
+        row(&[T(s.time), I(s.flow.into()), S(Cow::Borrowed(&names[s.name as usize])), R(s.value)]);
     }
 }
 

@@ -15,6 +15,10 @@ __all__ = [
     "Ack",
     "Probe",
     "Message",
+    "Derived",
+    "experiment_columns",
+    "nic_events",
+    "slug",
     "__version__",
 ]
 
@@ -119,6 +123,7 @@ class NativeResult:
     def table(self, name: str) -> list[ColumnParts] | None: ...
     def write(self, dir: str | os.PathLike[str]) -> None: ...
 
+@final
 class Derived:
     """A run's derived figures (crates/aiccsim/src/metrics/derived.rs), in the units of
     ``aiccsim reproduce``'s table; None where the run cannot give one."""

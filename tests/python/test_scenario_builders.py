@@ -200,6 +200,7 @@ sample_interval = "5us"
 queue_switches = [0, 1, 2, 3]
 rate_flows = [2]
 warmup = "10us"
+cc_state = true
 [output.trace]
 flows = [2]
 nodes = ["s0"]
@@ -219,7 +220,7 @@ def fat_tree_flows() -> Scenario:
                 flow(15, 0, "64KiB", start="20us", after=range(2)),
             ]
         )
-        | output(sample_interval="5us", queue_switches=range(4), rate_flows=(2,), warmup="10us")
+        | output(sample_interval="5us", queue_switches=range(4), rate_flows=(2,), warmup="10us", cc_state=True)
         | trace(flows=[2], nodes=["s0"], max_rows=100)
     )
 

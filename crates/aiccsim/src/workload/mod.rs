@@ -137,6 +137,8 @@ mod tests {
     fn varied(set: &HostSet) -> Vec<WorkloadConfig> {
         let (size, start) = (ByteSize(64_000), SimTime::ZERO);
         let n = set.len(8);
+        // Groups of two where the ranks pair up.
+        let group = if n.is_multiple_of(2) { 2 } else { 1 };
         let mut cfgs = vec![
             WorkloadConfig::Incast(IncastWorkload {
                 senders: set.clone(),
@@ -150,7 +152,7 @@ mod tests {
         ];
         for algorithm in [AllToAllAlgorithm::Direct, AllToAllAlgorithm::Pairwise, AllToAllAlgorithm::Hierarchical] {
             let flows_per_pair = if algorithm == AllToAllAlgorithm::Direct { 2 } else { 1 };
-            let local_ranks = (algorithm == AllToAllAlgorithm::Hierarchical).then_some(if n % 2 == 0 { 2 } else { 1 });
+            let local_ranks = (algorithm == AllToAllAlgorithm::Hierarchical).then_some(group);
             let hosts = set.clone();
             let chunks = 3;
             cfgs.push(WorkloadConfig::AllToAll(AllToAllWorkload {
@@ -169,7 +171,7 @@ mod tests {
             AllReduceAlgorithm::HalvingDoubling,
             AllReduceAlgorithm::Hierarchical,
         ] {
-            let local_ranks = (algorithm == AllReduceAlgorithm::Hierarchical).then_some(if n % 2 == 0 { 2 } else { 1 });
+            let local_ranks = (algorithm == AllReduceAlgorithm::Hierarchical).then_some(group);
             if algorithm.fits(n, local_ranks) {
                 let (hosts, chunks) = (set.clone(), 2);
                 cfgs.push(WorkloadConfig::AllReduce(AllReduceWorkload {
@@ -203,7 +205,7 @@ mod tests {
             backward_all_to_all: None,
         };
         let layers = vec![layer(AllToAllAlgorithm::Pairwise), layer(AllToAllAlgorithm::Hierarchical)];
-        let local_ranks = Some(if n % 2 == 0 { 2 } else { 1 });
+        let local_ranks = Some(group);
         let hosts = set.clone();
         cfgs.push(WorkloadConfig::Training(TrainingWorkload {
             hosts,

@@ -35,12 +35,7 @@ impl CollectiveInfo {
     /// moves on its busiest link per byte of buffer, so that a collective running at link speed
     /// shows the link's speed whatever the rank count.
     pub fn bus_factor(&self) -> f64 {
-        let n = f64::from(self.ranks.max(1));
-        match self.kind {
-            CollectiveKind::AllReduce => 2.0 * (n - 1.0) / n,
-            CollectiveKind::AllGather | CollectiveKind::ReduceScatter | CollectiveKind::AllToAll => (n - 1.0) / n,
-            CollectiveKind::Broadcast | CollectiveKind::SendRecv | CollectiveKind::Other => 1.0,
-        }
+        self.kind.bus_factor(self.ranks)
     }
 }
 

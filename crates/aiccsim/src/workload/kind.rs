@@ -43,8 +43,8 @@ pub trait WorkloadKind {
     fn expand(&self, ranks: u32, seed: u64) -> Workload;
 
     /// The collectives it issued, described as a collective library reports them, given what
-    /// [`WorkloadConfig::expand`](super::WorkloadConfig) made (`made.training` for a training
-    /// loop). Their `chunks` is filled in from [`WorkloadKind::chunks`].
+    /// [`WorkloadKind::expand`] made (`made.training` for a training loop). Their `chunks` is
+    /// filled in from [`WorkloadKind::chunks`].
     fn collectives(&self, _ranks: u32, _made: &Workload) -> Vec<CollectiveInfo> {
         Vec::new()
     }

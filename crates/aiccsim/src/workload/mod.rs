@@ -123,7 +123,7 @@ pub struct Workload {
 
 impl Workload {
     /// A workload of flows only.
-    pub fn of_flows(flows: Vec<FlowDef>) -> Workload {
+    fn of_flows(flows: Vec<FlowDef>) -> Workload {
         Workload { flows, ..Workload::default() }
     }
 }

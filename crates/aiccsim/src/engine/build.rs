@@ -57,15 +57,10 @@ impl Fabric {
         crate::config::validate(scenario).map_err(invalid)?;
         let topo =
             Topology::build_watched(&scenario.topology, watch).map_err(|e| e.map_invalid(|e| scenario.error(e)))?;
-        let (hosts, per_server) = (topo.fabric_hosts, scenario.topology.per_server());
-        let jobs = workload::jobs::plan(
-            scenario.workload.as_ref(),
-            &scenario.jobs,
-            scenario.simulation.seed,
-            hosts,
-            per_server,
-        )
-        .map_err(invalid)?;
+        let (s, hosts) = (scenario, topo.fabric_hosts);
+        let jobs =
+            workload::jobs::plan(s.workload.as_ref(), &s.jobs, s.simulation.seed, hosts, s.topology.per_server())
+                .map_err(invalid)?;
         check(scenario, &topo, &jobs).map_err(invalid)?;
         let work = workload::jobs::lay_out(&jobs, scenario.simulation.seed, watch)?;
         // Byte totals (summary.bytes, the ledger) are 64-bit: a workload beyond that is refused

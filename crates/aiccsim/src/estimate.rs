@@ -9,9 +9,7 @@
 //! the code.
 
 use crate::cc::{Cc, FlowFacts, Receiver};
-use crate::config::{
-    AllReduceAlgorithm, AllToAllAlgorithm, HostSet, LinkConfig, Scenario, TopologyConfig, WorkloadConfig,
-};
+use crate::config::{HostSet, LinkConfig, Scenario, TopologyConfig, WorkloadConfig};
 use crate::engine::net::port::Port;
 use crate::engine::nic::qp::Flow;
 use crate::metrics::ComputeStep;
@@ -170,20 +168,6 @@ fn fabric_size(t: &TopologyConfig) -> FabricSize {
     }
 }
 
-/// Bytes each rank of an all-reduce of `size` among `n` sends (and receives): 2(n-1)/n of its
-/// buffer, except hierarchically: 2(g-1)/g inside its group and 2(s-1)/s of a g-th across.
-fn all_reduce_bytes_per_rank(n: u128, size: u64, algorithm: AllReduceAlgorithm, local: Option<u32>) -> u128 {
-    let size = size as u128;
-    match algorithm {
-        AllReduceAlgorithm::Hierarchical => {
-            let g = u128::from(local.unwrap_or(1).max(1));
-            let s = (n / g).max(1);
-            2 * (g - 1) * size / g + 2 * (s - 1) * size / (g * s)
-        }
-        _ => 2 * (n - 1) * size / n,
-    }
-}
-
 /// The workload's size without expanding it.
 struct WorkloadSize {
     flows: u128,
@@ -194,6 +178,8 @@ struct WorkloadSize {
     /// Compute steps, and the compute time of each host in all (`training`).
     computes: u128,
     compute_time: SimTime,
+    /// Training iterations: rows of iterations.csv.
+    iterations: u128,
 }
 
 fn set_len(set: &HostSet, hosts: u64) -> u128 {
@@ -206,13 +192,13 @@ fn traffic_size(s: &Scenario, hosts: u64) -> WorkloadSize {
     if let Some(w) = &s.workload {
         return workload_size(w, hosts);
     }
-    let mut all = only_flows(SimTime::ZERO);
+    let mut all = nothing();
     for job in &s.jobs {
         let ranks = match (&job.hosts, job.ranks) {
             (Some(set), _) => set_len(set, hosts) as u64,
             (None, r) => u64::from(r.unwrap_or(0)),
         };
-        let mut own = only_flows(SimTime::ZERO);
+        let mut own = nothing();
         for w in &job.workload.0 {
             let one = workload_size(w, ranks);
             own.flows += one.flows;
@@ -220,11 +206,13 @@ fn traffic_size(s: &Scenario, hosts: u64) -> WorkloadSize {
             own.busiest_host_bytes += one.busiest_host_bytes;
             own.computes += one.computes;
             own.compute_time += one.compute_time;
+            own.iterations += one.iterations;
             own.latest_start = own.latest_start.max(one.latest_start);
         }
         all.flows += own.flows;
         all.bytes += own.bytes;
         all.computes += own.computes;
+        all.iterations += own.iterations;
         all.busiest_host_bytes = all.busiest_host_bytes.max(own.busiest_host_bytes);
         all.compute_time = all.compute_time.max(own.compute_time);
         all.latest_start = all.latest_start.max(job.start + own.latest_start);
@@ -232,144 +220,32 @@ fn traffic_size(s: &Scenario, hosts: u64) -> WorkloadSize {
     all
 }
 
+/// One workload's size on `hosts` ranks, as its kind counts it (`WorkloadKind::size`: the same
+/// flow count the engine's limit reads).
 fn workload_size(w: &WorkloadConfig, hosts: u64) -> WorkloadSize {
-    match w {
-        WorkloadConfig::Flows(list) => {
-            let mut per_host: std::collections::HashMap<u32, u128> = Default::default();
-            for f in &list.flows {
-                *per_host.entry(f.src).or_default() += f.size.0 as u128;
-                *per_host.entry(f.dst).or_default() += f.size.0 as u128;
-            }
-            WorkloadSize {
-                flows: list.flows.len() as u128,
-                bytes: list.flows.iter().map(|f| f.size.0 as u128).sum(),
-                // Sent and received share the host's full-duplex link in opposite directions.
-                // A maximum does not depend on the map's order.
-                #[allow(clippy::disallowed_methods)]
-                busiest_host_bytes: per_host.values().max().copied().unwrap_or(0) / 2,
-                ..only_flows(list.flows.iter().map(|f| f.start).max().unwrap_or_default())
-            }
-        }
-        WorkloadConfig::Incast(i) => {
-            let flows = set_len(&i.senders, hosts) * i.flows_per_sender as u128;
-            let bytes = flows * i.size.0 as u128;
-            WorkloadSize { flows, bytes, busiest_host_bytes: bytes, ..only_flows(i.start) }
-        }
-        WorkloadConfig::AllToAll(a) => {
-            let n = set_len(&a.hosts, hosts);
-            if a.algorithm == AllToAllAlgorithm::Hierarchical {
-                // Phase 1 inside the groups (NVLink on GPU servers), phase 2 across: the NIC
-                // carries phase 2, (n/g - 1) transfers of g blocks.
-                let g = u128::from(a.local_ranks.unwrap_or(1).max(1));
-                let groups = n / g;
-                let size = a.size.0 as u128;
-                let flows = n * (g - 1 + groups.saturating_sub(1)) * u128::from(a.chunks);
-                return WorkloadSize {
-                    flows,
-                    bytes: n * (g - 1) * groups * size + n * groups.saturating_sub(1) * g * size,
-                    busiest_host_bytes: groups.saturating_sub(1) * g * size,
-                    ..only_flows(a.start)
-                };
-            }
-            let per_pair = match a.algorithm {
-                AllToAllAlgorithm::Direct => a.flows_per_pair as u128,
-                _ => 1,
-            };
-            let flows = n * n.saturating_sub(1) * per_pair * u128::from(a.chunks);
-            WorkloadSize {
-                flows,
-                bytes: flows * a.size.0 as u128,
-                busiest_host_bytes: n.saturating_sub(1) * per_pair * a.size.0 as u128,
-                ..only_flows(a.start)
-            }
-        }
-        WorkloadConfig::Permutation(p) => {
-            let n = set_len(&p.hosts, hosts);
-            WorkloadSize {
-                flows: n,
-                bytes: n * p.size.0 as u128,
-                busiest_host_bytes: p.size.0 as u128,
-                ..only_flows(p.start)
-            }
-        }
-        WorkloadConfig::AllReduce(a) => {
-            let n = set_len(&a.hosts, hosts).max(1);
-            let flows = u128::from(crate::workload::all_reduce_flows(n as u64, a.algorithm, a.local_ranks))
-                * u128::from(a.chunks);
-            let per_rank = all_reduce_bytes_per_rank(n, a.size.0, a.algorithm, a.local_ranks);
-            WorkloadSize { flows, bytes: n * per_rank, busiest_host_bytes: per_rank, ..only_flows(a.start) }
-        }
-        WorkloadConfig::SendRecv(w) => {
-            // The busiest direction of a host's link: the pairs it sends in, or receives in.
-            let mut per_host: std::collections::BTreeMap<(u32, bool), u128> = Default::default();
-            for p in &w.pairs {
-                *per_host.entry((p[0], true)).or_default() += 1;
-                *per_host.entry((p[1], false)).or_default() += 1;
-            }
-            let size = w.size.0 as u128;
-            WorkloadSize {
-                flows: w.pairs.len() as u128 * u128::from(w.chunks),
-                bytes: w.pairs.len() as u128 * size,
-                busiest_host_bytes: per_host.values().max().copied().unwrap_or(0) * size,
-                ..only_flows(w.start)
-            }
-        }
-        WorkloadConfig::Broadcast(b) => {
-            let n = set_len(&b.hosts, hosts).max(1);
-            // Every rank but the root receives the buffer once; the root sends it up to n-1 times.
-            let size = b.size.0 as u128;
-            WorkloadSize {
-                flows: (n - 1) * u128::from(b.chunks),
-                bytes: (n - 1) * size,
-                busiest_host_bytes: (n - 1) * size,
-                ..only_flows(b.start)
-            }
-        }
-        WorkloadConfig::AllGather(g) | WorkloadConfig::ReduceScatter(g) => {
-            let n = set_len(&g.hosts, hosts).max(1);
-            // Each rank sends (and receives) (n-1)/n of the buffer.
-            let per_rank = (n - 1) * g.size.0 as u128 / n;
-            WorkloadSize {
-                flows: n * (n - 1) * u128::from(g.chunks),
-                bytes: n * per_rank,
-                busiest_host_bytes: per_rank,
-                ..only_flows(g.start)
-            }
-        }
-        WorkloadConfig::Training(t) => {
-            let n = set_len(&t.hosts, hosts).max(1);
-            let (mut flows, mut per_rank) = (0u128, 0u128);
-            let mut compute = SimTime::ZERO;
-            for layer in &t.layers {
-                for a2a in [layer.forward_all_to_all, layer.backward_all_to_all].into_iter().flatten() {
-                    if a2a.size.0 > 0 {
-                        flows += n * (n - 1);
-                        per_rank += (n - 1) * a2a.size.0 as u128;
-                    }
-                }
-                if let Some(ar) = layer.all_reduce.filter(|a| a.size.0 > 0) {
-                    flows += u128::from(crate::workload::all_reduce_flows(n as u64, ar.algorithm, t.local_ranks));
-                    per_rank += all_reduce_bytes_per_rank(n, ar.size.0, ar.algorithm, t.local_ranks);
-                }
-                let backward = [layer.backward, layer.input_grad, layer.weight_grad];
-                compute = backward.into_iter().flatten().fold(compute + layer.forward, |sum, t| sum + t);
-            }
-            let k = t.iterations as u128;
-            WorkloadSize {
-                flows: flows * u128::from(t.chunks) * k,
-                bytes: n * per_rank * k,
-                busiest_host_bytes: per_rank * k,
-                latest_start: t.start,
-                computes: 3 * t.layers.len() as u128 * n * k,
-                compute_time: SimTime(compute.0.saturating_mul(t.iterations.into())),
-            }
-        }
+    let size = w.as_kind().size(u32::try_from(hosts).unwrap_or(u32::MAX));
+    WorkloadSize {
+        flows: size.flows.into(),
+        bytes: size.bytes,
+        busiest_host_bytes: size.busiest_rank_bytes,
+        latest_start: size.latest_start,
+        computes: size.computes.into(),
+        compute_time: size.compute_time,
+        iterations: size.iterations.into(),
     }
 }
 
-/// A workload of flows only, the latest of them starting at `latest_start`.
-fn only_flows(latest_start: SimTime) -> WorkloadSize {
-    WorkloadSize { flows: 0, bytes: 0, busiest_host_bytes: 0, latest_start, computes: 0, compute_time: SimTime::ZERO }
+/// No traffic: where a sum of workloads starts.
+fn nothing() -> WorkloadSize {
+    WorkloadSize {
+        flows: 0,
+        bytes: 0,
+        busiest_host_bytes: 0,
+        latest_start: SimTime::ZERO,
+        computes: 0,
+        compute_time: SimTime::ZERO,
+        iterations: 0,
+    }
 }
 
 /// Bytes of one row in each result file, as written (times with three decimals).
@@ -451,13 +327,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
     };
 
     let trace_rows = s.output.trace.as_ref().map_or(0, |t| t.max_rows as u128);
-    let jobs = s.jobs.iter().flat_map(|j| &j.workload.0);
-    let iterations = (s.workload.iter().chain(jobs))
-        .map(|w| match w {
-            WorkloadConfig::Training(t) => t.iterations as u128,
-            _ => 0,
-        })
-        .sum::<u128>();
+    let iterations = work.iterations;
     let mut memory = vec![
         Part { key: "workload", what: format!("{} flows", work.flows), bytes: work.flows.saturating_mul(per_flow) },
         Part {

@@ -10,10 +10,11 @@
 //! 1. [`wire`]: what travels in packets (the packet, INT records, the PINT byte).
 //! 2. [`cc`]: the congestion-control traits, the registry and one file per algorithm. An
 //!    algorithm sees only its flow's facts and its feedback, never the engine.
-//! 3. [`config`]: the scenario schema, one file per section; parsing, and the checks that need
-//!    the scenario alone.
-//! 4. [`topology`]: nodes, ports, links and shortest-path ECMP routes.
-//! 5. [`workload`]: the flows and compute steps to run, and what waits for what.
+//! 3. [`workload`]: the workload kinds (the registry, one file per kind: its settings, checks,
+//!    size and flows), jobs, and the flows and compute steps to run, with what waits for what.
+//! 4. [`config`]: the scenario schema, one file per section (the `[cc]` and `[workload]` settings
+//!    come from `cc` and `workload`); parsing, and the checks that need the scenario alone.
+//! 5. [`topology`]: nodes, ports, links and shortest-path ECMP routes.
 //! 6. [`metrics`]: the record types and the recorder: a sink the engine pushes rows into.
 //! 7. [`engine`]: the event loop; `build.rs` (the one assembly: the fabric built once, and the
 //!    checks that need it), `net/` (ports, switches, PFC, ECN, routing, telemetry), `nic/`

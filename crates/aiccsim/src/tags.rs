@@ -33,6 +33,19 @@ impl fmt::Display for CollectiveKind {
     }
 }
 
+impl CollectiveKind {
+    /// nccl-tests' bus-bandwidth factor for `ranks` ranks: the bytes a rank moves on its busiest
+    /// link per byte of buffer.
+    pub fn bus_factor(self, ranks: u32) -> f64 {
+        let n = f64::from(ranks.max(1));
+        match self {
+            CollectiveKind::AllReduce => 2.0 * (n - 1.0) / n,
+            CollectiveKind::AllGather | CollectiveKind::ReduceScatter | CollectiveKind::AllToAll => (n - 1.0) / n,
+            CollectiveKind::Broadcast | CollectiveKind::SendRecv | CollectiveKind::Other => 1.0,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct CollectiveTag {

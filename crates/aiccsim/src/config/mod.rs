@@ -8,18 +8,15 @@
 
 mod clocks;
 mod events;
-mod jobs;
 mod nic;
 pub mod ns3;
 mod output;
 mod switch;
 mod topology;
 mod validate;
-mod workload;
 
 pub use clocks::{ClocksConfig, NoiseDistribution};
 pub use events::{LinkAction, LinkEvent};
-pub use jobs::{JobConfig, JobWorkloads, Placement};
 pub use nic::{Connections, NicConfig, Recovery, MAX_RTO_BACKOFF, MAX_SACK_BITMAP};
 pub use output::{OutputConfig, TraceConfig};
 pub use switch::{
@@ -31,10 +28,13 @@ pub use topology::{
     LinkConfig, RailTopology, StarTopology, TopologyConfig,
 };
 pub use validate::{fail, moved, validate};
-pub use workload::{
-    AllReduceAlgorithm, AllReduceWorkload, AllToAllAlgorithm, AllToAllWorkload, BroadcastAlgorithm, BroadcastWorkload,
-    FlowList, FlowSpec, GatherAlgorithm, GatherWorkload, HostSet, IncastWorkload, LayerAllReduce, LayerAllToAll,
-    LayerConfig, PermutationWorkload, SendRecvWorkload, TrainingWorkload, WorkloadConfig,
+// The `[workload]` and `[[jobs]]` sections: each workload kind's settings live in its own file
+// of `workload/`, beside what the kind makes, as each algorithm's `[cc]` settings live in `cc/`.
+pub use crate::workload::{
+    AllGatherWorkload, AllReduceAlgorithm, AllReduceWorkload, AllToAllAlgorithm, AllToAllWorkload, BroadcastAlgorithm,
+    BroadcastWorkload, FlowList, FlowSpec, GatherAlgorithm, GatherWorkload, HostSet, IncastWorkload, JobConfig,
+    JobWorkloads, LayerAllReduce, LayerAllToAll, LayerConfig, PermutationWorkload, Placement, ReduceScatterWorkload,
+    SendRecvWorkload, TrainingWorkload, WorkloadConfig,
 };
 
 use crate::cc::CcConfig;
@@ -61,7 +61,7 @@ pub struct Scenario {
     /// The traffic: one workload on every host, or `jobs`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<WorkloadConfig>,
-    /// Several jobs sharing the fabric (`config/jobs.rs`), instead of `workload`.
+    /// Several jobs sharing the fabric (`workload/jobs.rs`), instead of `workload`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub jobs: Vec<JobConfig>,
     #[serde(default)]

@@ -1,13 +1,15 @@
 //! Checks a parsed scenario for what its types cannot express, reading the scenario alone. Each
 //! failure is (dotted key, message) and the message says what to write instead.
 //!
-//! What needs the fabric (hosts and switches that must exist, NIC speeds, the headroom of each
-//! switch's ports, the number of flows a workload makes) is checked where the fabric is built,
-//! in `engine/build.rs`.
+//! A workload's own settings are checked by its kind (`WorkloadKind::check`, in the kind's file
+//! under `workload/`). What needs the fabric (hosts and switches that must exist, NIC speeds,
+//! the headroom of each switch's ports, the number of flows a workload makes) is checked where
+//! the fabric is built, in `engine/build.rs`.
 
-use super::{AllToAllAlgorithm, FlowList, LinkAction, Placement, Scenario, TrainingWorkload, WorkloadConfig};
+use super::{LinkAction, Placement, Scenario, SwitchConfig};
 use crate::cc::Check;
 use crate::time::SimTime;
+pub use crate::workload::jobs::moved;
 
 /// The failure of a check.
 pub fn fail(key: impl Into<String>, msg: impl Into<String>) -> Check {
@@ -21,7 +23,38 @@ pub fn validate(s: &Scenario) -> Check {
         return fail("simulation.stop_time", "must be positive, e.g. \"10ms\"");
     }
 
-    // NIC and packet format.
+    nic(s)?;
+
+    for (key, v) in [("clocks.offset", s.clocks.offset), ("clocks.noise", s.clocks.noise)] {
+        if v > SimTime::from_ms(1000) {
+            return fail(key, format!("{v} is more than a second; clock errors are nanoseconds to microseconds"));
+        }
+    }
+
+    // The algorithm first: its telemetry header is part of every data packet.
+    s.cc.as_algorithm().validate()?;
+    let max_packet = s.nic.mtu.0 + s.nic.header.0 + s.cc.as_algorithm().extra_header_bytes().0;
+    switch(&s.switch, max_packet)?;
+
+    traffic(s)?;
+    events(s)?;
+
+    // Output.
+    if let Some(iv) = s.output.sample_interval {
+        if iv.0 == 0 {
+            return fail("output.sample_interval", "must be positive, e.g. \"10us\"");
+        }
+    }
+    if let Some(trace) = &s.output.trace {
+        if trace.max_rows == 0 {
+            return fail("output.trace.max_rows", "must be at least 1 (leave out [output.trace] for no trace)");
+        }
+    }
+    Ok(())
+}
+
+/// `[nic]`: the packet format, loss recovery, and a stall timeout longer than its retries.
+fn nic(s: &Scenario) -> Check {
     let nic = &s.nic;
     let longest_rto = SimTime(nic.rto.0.saturating_mul(super::MAX_RTO_BACKOFF as u64));
     if let Some(stall) = s.simulation.stall_timeout {
@@ -86,18 +119,11 @@ pub fn validate(s: &Scenario) -> Check {
         );
     }
 
-    for (key, v) in [("clocks.offset", s.clocks.offset), ("clocks.noise", s.clocks.noise)] {
-        if v > SimTime::from_ms(1000) {
-            return fail(key, format!("{v} is more than a second; clock errors are nanoseconds to microseconds"));
-        }
-    }
+    Ok(())
+}
 
-    // The algorithm first: its telemetry header is part of every data packet.
-    s.cc.as_algorithm().validate()?;
-
-    // Switch buffer, PFC, ECN.
-    let sw = &s.switch;
-    let max_packet = nic.mtu.0 + nic.header.0 + s.cc.as_algorithm().extra_header_bytes().0;
+/// `[switch]`: buffer, PFC, flowlets, ECN; `max_packet` is the largest data packet.
+fn switch(sw: &SwitchConfig, max_packet: u64) -> Check {
     if sw.buffer.0 < max_packet {
         return fail("switch.buffer", format!("{} is smaller than one packet ({max_packet} B)", sw.buffer));
     }
@@ -165,21 +191,6 @@ pub fn validate(s: &Scenario) -> Check {
     if !(0.0..=1.0).contains(&sw.ecn.pmax) {
         return fail("switch.ecn.pmax", format!("a probability must be in [0, 1], got {}", sw.ecn.pmax));
     }
-
-    traffic(s)?;
-    events(s)?;
-
-    // Output.
-    if let Some(iv) = s.output.sample_interval {
-        if iv.0 == 0 {
-            return fail("output.sample_interval", "must be positive, e.g. \"10us\"");
-        }
-    }
-    if let Some(trace) = &s.output.trace {
-        if trace.max_rows == 0 {
-            return fail("output.trace.max_rows", "must be at least 1 (leave out [output.trace] for no trace)");
-        }
-    }
     Ok(())
 }
 
@@ -219,14 +230,6 @@ fn events(s: &Scenario) -> Check {
     Ok(())
 }
 
-/// A check of a workload written against the key `workload`, reported at `key` (a job's).
-pub fn moved(key: &str, check: Check) -> Check {
-    check.map_err(|(k, m)| match k.strip_prefix("workload") {
-        Some(rest) if key != "workload" => (format!("{key}{rest}"), m),
-        _ => (k, m),
-    })
-}
-
 /// `[workload]` or `[[jobs]]`: one of them, each workload's own settings, the jobs' names.
 fn traffic(s: &Scenario) -> Check {
     match (&s.workload, s.jobs.is_empty()) {
@@ -239,7 +242,7 @@ fn traffic(s: &Scenario) -> Check {
         (Some(_), false) => {
             return fail("jobs", "give either [workload] or [[jobs]], not both (a [workload] is one job on every host)")
         }
-        (Some(w), true) => return workload(w),
+        (Some(w), true) => return w.as_kind().check(),
         (None, false) => {}
     }
     let mut names = std::collections::BTreeSet::new();
@@ -266,162 +269,7 @@ fn traffic(s: &Scenario) -> Check {
             );
         }
         for (k, w) in job.workload.0.iter().enumerate() {
-            moved(&job.workload_key(i, k), workload(w))?;
-        }
-    }
-    Ok(())
-}
-
-/// The workload's own settings (hosts, ranks and flow counts are checked with the fabric).
-fn workload(w: &WorkloadConfig) -> Check {
-    match w {
-        WorkloadConfig::Flows(FlowList { flows }) => {
-            if flows.is_empty() {
-                return fail("workload.flows", "the flow list is empty; add at least one { src, dst, size }");
-            }
-            for (i, f) in flows.iter().enumerate() {
-                if f.src == f.dst {
-                    return fail(format!("workload.flows[{i}].dst"), format!("host {} sends to itself", f.src));
-                }
-                if f.size.0 == 0 {
-                    return fail(format!("workload.flows[{i}].size"), "a flow must carry at least 1 byte");
-                }
-                if let Some(c) = f.collective {
-                    if c.group_size < 2 {
-                        return fail(
-                            format!("workload.flows[{i}].collective.group_size"),
-                            "a collective needs at least 2 ranks",
-                        );
-                    }
-                }
-                if let Some(stop) = f.stop {
-                    if stop <= f.start || !f.after.is_empty() {
-                        return fail(
-                            format!("workload.flows[{i}].stop"),
-                            format!("must be after the flow's start ({}) and is not allowed with `after`", f.start),
-                        );
-                    }
-                }
-                if let Some(&bad) = f.after.iter().find(|&&d| d as usize >= i) {
-                    return fail(
-                        format!("workload.flows[{i}].after"),
-                        format!("flow {bad} is not listed before flow {i}; `after` names earlier flows only (which also rules out cycles)"),
-                    );
-                }
-            }
-        }
-        WorkloadConfig::Incast(w) => {
-            if w.size.0 == 0 {
-                return fail("workload.size", "a flow must carry at least 1 byte");
-            }
-            if w.flows_per_sender == 0 {
-                return fail("workload.flows_per_sender", "must be at least 1");
-            }
-            if let Some(c) = w.collective {
-                if c.group_size < 2 {
-                    return fail("workload.collective.group_size", "a collective needs at least 2 ranks");
-                }
-            }
-        }
-        WorkloadConfig::AllToAll(a) => {
-            if a.size.0 == 0 {
-                return fail("workload.size", "a flow must carry at least 1 byte");
-            }
-            if a.flows_per_pair == 0 {
-                return fail("workload.flows_per_pair", "must be at least 1");
-            }
-            if a.flows_per_pair > 1 && a.algorithm != AllToAllAlgorithm::Direct {
-                return fail(
-                    "workload.flows_per_pair",
-                    "several flows per pair need algorithm = \"direct\" (pairwise rounds carry one flow each)",
-                );
-            }
-        }
-        WorkloadConfig::Permutation(p) if p.size.0 == 0 => {
-            return fail("workload.size", "a flow must carry at least 1 byte");
-        }
-        WorkloadConfig::AllReduce(a) if a.size.0 == 0 => {
-            return fail("workload.size", "a flow must carry at least 1 byte");
-        }
-        WorkloadConfig::AllGather(g) | WorkloadConfig::ReduceScatter(g) if g.size.0 == 0 => {
-            return fail("workload.size", "a flow must carry at least 1 byte");
-        }
-        WorkloadConfig::SendRecv(w) => {
-            if w.pairs.is_empty() {
-                return fail("workload.pairs", "no pairs; list at least one [source, destination]");
-            }
-            if let Some(i) = w.pairs.iter().position(|p| p[0] == p[1]) {
-                return fail(format!("workload.pairs[{i}]"), format!("host {} sends to itself", w.pairs[i][0]));
-            }
-            if w.size.0 == 0 {
-                return fail("workload.size", "a flow must carry at least 1 byte");
-            }
-        }
-        WorkloadConfig::Broadcast(b) if b.size.0 == 0 => {
-            return fail("workload.size", "a flow must carry at least 1 byte");
-        }
-        WorkloadConfig::Training(t) => training(t)?,
-        _ => {}
-    }
-    let chunks = match w {
-        WorkloadConfig::AllToAll(w) => Some((w.chunks, w.size.0)),
-        WorkloadConfig::AllReduce(w) => Some((w.chunks, w.size.0)),
-        WorkloadConfig::AllGather(w) | WorkloadConfig::ReduceScatter(w) => Some((w.chunks, w.size.0)),
-        WorkloadConfig::Broadcast(w) => Some((w.chunks, w.size.0)),
-        WorkloadConfig::SendRecv(w) => Some((w.chunks, w.size.0)),
-        WorkloadConfig::Training(w) => Some((w.chunks, u64::MAX)),
-        _ => None,
-    };
-    if let Some((chunks, size)) = chunks {
-        if chunks == 0 {
-            return fail("workload.chunks", "must be at least 1 (1: the collective is not split)");
-        }
-        if size < u64::from(chunks) {
-            return fail(
-                "workload.chunks",
-                format!("{chunks} chunks of a {size}-byte collective would leave some empty; use at most {size}"),
-            );
-        }
-    }
-    Ok(())
-}
-
-/// The `training` workload: its iterations and layers.
-fn training(w: &TrainingWorkload) -> Check {
-    if w.iterations == 0 {
-        return fail("workload.iterations", "must be at least 1");
-    }
-    if w.layers.is_empty() {
-        return fail(
-            "workload.layers",
-            "the model has no layers; add at least one [[workload.layers]] with forward and backward",
-        );
-    }
-    for (i, layer) in w.layers.iter().enumerate() {
-        let key = |k: &str| format!("workload.layers[{i}].{k}");
-        match (layer.backward, layer.input_grad, layer.weight_grad) {
-            (Some(_), None, None) | (None, Some(_), Some(_)) => {}
-            (Some(_), _, _) => {
-                return fail(
-                    key("backward"),
-                    "give either backward or its split into input_grad and weight_grad, not both",
-                );
-            }
-            (None, None, None) => {
-                return fail(
-                    key("backward"),
-                    "missing: give the backward compute time (e.g. backward = \"40us\"), or input_grad and weight_grad",
-                );
-            }
-            (None, Some(_), None) => {
-                return fail(
-                    key("weight_grad"),
-                    "input_grad needs weight_grad too (\"0us\" for a layer without weights)",
-                );
-            }
-            (None, None, Some(_)) => {
-                return fail(key("input_grad"), "weight_grad needs input_grad too (\"0us\" if it takes no time)");
-            }
+            moved(&job.workload_key(i, k), w.as_kind().check())?;
         }
     }
     Ok(())

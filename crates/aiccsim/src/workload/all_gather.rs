@@ -1,16 +1,133 @@
-//! All-gather and reduce-scatter, the two halves of an all-reduce. `size` is the whole buffer,
-//! as nccl-tests counts it, split into n blocks (block i is rank i's): an all-gather leaves every
-//! block on every rank; a reduce-scatter leaves on rank i block i summed over every rank.
+//! `kind = "all_gather"`, and what it shares with `kind = "reduce_scatter"` (`reduce_scatter.rs`):
+//! the two halves of an all-reduce. `size` is the whole buffer, as nccl-tests counts it, split
+//! into n blocks (block i is rank i's): an all-gather leaves every block on every rank; a
+//! reduce-scatter leaves on rank i block i summed over every rank.
 //!
 //! The two move the same bytes on the same schedules and differ only in what a rank sends: in
 //! an all-gather it forwards the blocks it received as they are, in a reduce-scatter it adds its
 //! own contribution to the partial sum it received and passes that on.
 
-use super::collective::{chunk, member_flow};
-use super::FlowDef;
-use crate::config::GatherAlgorithm;
+use super::catalog::info;
+use super::collective::{chunk, member_flow, one, pipelined};
+use super::kind::{chunks_fit, positive, splits, Ranks, Size, WorkloadKind};
+use super::{CollectiveInfo, FlowDef, HostSet, Workload};
+use crate::cc::Check;
 use crate::tags::CollectiveKind;
-use crate::time::SimTime;
+use crate::time::{ByteSize, SimTime};
+use serde::{Deserialize, Serialize};
+
+/// The registry's example: `docs/scenario.md` shows it, and a test runs it.
+pub const EXAMPLE: &str = r#"[workload]
+kind = "all_gather"
+size = "1MB"
+chunks = 4
+"#;
+
+/// An all-gather among `hosts`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct AllGatherWorkload(pub GatherWorkload);
+
+/// An all-gather or a reduce-scatter among `hosts`. `size` is the whole buffer, as nccl-tests
+/// counts it: an all-gather gathers n blocks of size/n, one from each rank, onto every rank; a
+/// reduce-scatter reduces each rank's `size` bytes and leaves block i of the sum on rank i.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatherWorkload {
+    #[serde(default)]
+    pub hosts: HostSet,
+    pub size: ByteSize,
+    #[serde(default)]
+    pub algorithm: GatherAlgorithm,
+    #[serde(default)]
+    pub start: SimTime,
+    /// Split into this many equal chunks, each run through the whole schedule, pipelined: a
+    /// chunk's step waits only for the same chunk's step before, and on each connection the
+    /// chunks go in order.
+    #[serde(default = "one")]
+    pub chunks: u32,
+}
+
+/// How an all-gather or a reduce-scatter is broken into point-to-point sends.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum GatherAlgorithm {
+    /// n-1 steps around a ring, size/n to the next rank each, each step waiting for the block
+    /// from the previous rank.
+    #[default]
+    Ring,
+    /// Each rank sends size/n to every other rank at once.
+    Direct,
+}
+
+impl GatherAlgorithm {
+    /// Its name in a scenario.
+    pub fn name(self) -> &'static str {
+        match self {
+            GatherAlgorithm::Ring => "ring",
+            GatherAlgorithm::Direct => "direct",
+        }
+    }
+}
+
+impl WorkloadKind for AllGatherWorkload {
+    fn chunks(&self) -> u32 {
+        self.0.chunks
+    }
+    fn check(&self) -> Check {
+        self.0.check()
+    }
+    fn check_ranks(&self, ranks: &Ranks) -> Check {
+        self.0.check_ranks(ranks)
+    }
+    fn size(&self, ranks: u32) -> Size {
+        self.0.size(ranks)
+    }
+    fn expand(&self, ranks: u32, _seed: u64) -> Workload {
+        self.0.expand(ranks, all_gather)
+    }
+    fn collectives(&self, ranks: u32, _made: &Workload) -> Vec<CollectiveInfo> {
+        self.0.collectives(CollectiveKind::AllGather, ranks)
+    }
+}
+
+/// What an all-gather and a reduce-scatter do alike.
+impl GatherWorkload {
+    pub(super) fn check(&self) -> Check {
+        positive(self.size)?;
+        chunks_fit(self.chunks, self.size.0)
+    }
+
+    pub(super) fn check_ranks(&self, ranks: &Ranks) -> Check {
+        ranks.set("workload.hosts", &self.hosts, 2)?;
+        let pieces = self.hosts.len(ranks.n).saturating_mul(u64::from(self.chunks));
+        splits(self.size, pieces, "blocks (ranks x chunks)")
+    }
+
+    pub(super) fn size(&self, ranks: u32) -> Size {
+        let n = self.hosts.len(ranks);
+        let flows = n.saturating_mul(n.saturating_sub(1)).saturating_mul(u64::from(self.chunks));
+        // Each rank sends (and receives) (n-1)/n of the buffer.
+        let n = u128::from(n.max(1));
+        let per_rank = (n - 1) * u128::from(self.size.0) / n;
+        Size::of_flows(flows, n * per_rank, per_rank, self.start)
+    }
+
+    /// Its flows, one chunk's made by `schedule`.
+    pub(super) fn expand(&self, ranks: u32, schedule: Schedule) -> Workload {
+        let members = self.hosts.expand(ranks);
+        Workload::of_flows(pipelined(self.size.0, self.chunks, |bytes| {
+            schedule(&members, bytes, self.algorithm, self.start)
+        }))
+    }
+
+    pub(super) fn collectives(&self, kind: CollectiveKind, ranks: u32) -> Vec<CollectiveInfo> {
+        vec![info(kind, 0, self.algorithm.name(), self.size.0, self.hosts.len(ranks))]
+    }
+}
+
+/// The flows of one all-gather or reduce-scatter of a buffer among ranks.
+pub(super) type Schedule = fn(&[u32], u64, GatherAlgorithm, SimTime) -> Vec<FlowDef>;
 
 /// The flows of one all-gather of `size` bytes among `ranks`.
 pub fn all_gather(ranks: &[u32], size: u64, algorithm: GatherAlgorithm, start: SimTime) -> Vec<FlowDef> {

@@ -1,10 +1,181 @@
-//! All-reduce: every rank ends with the sum of every rank's buffer.
+//! `kind = "all_reduce"`: every rank ends with the sum of every rank's buffer.
 
-use super::collective::{chunk, member_flow};
-use super::FlowDef;
-use crate::config::AllReduceAlgorithm;
+use super::catalog::info;
+use super::collective::{chunk, member_flow, one, pipelined};
+use super::kind::{chunks_fit, fail, groups_do_not_fit, positive, splits, Ranks, Size, WorkloadKind};
+use super::{CollectiveInfo, FlowDef, HostSet, Workload};
+use crate::cc::Check;
 use crate::tags::CollectiveKind;
-use crate::time::SimTime;
+use crate::time::{ByteSize, SimTime};
+use serde::{Deserialize, Serialize};
+
+/// The registry's example: `docs/scenario.md` shows it, and a test runs it.
+pub const EXAMPLE: &str = r#"[workload]
+kind = "all_reduce"
+size = "1MB"
+algorithm = "halving_doubling"
+hosts = "1..=4"
+"#;
+
+/// An all-reduce of `size` bytes per rank among `hosts`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllReduceWorkload {
+    #[serde(default)]
+    pub hosts: HostSet,
+    /// Bytes each rank contributes (the gradient buffer).
+    pub size: ByteSize,
+    #[serde(default)]
+    pub algorithm: AllReduceAlgorithm,
+    /// Ranks per group of `hierarchical` (consecutive ranks in `hosts` order); filled in from
+    /// the topology's servers (`gpus_per_server`) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_ranks: Option<u32>,
+    #[serde(default)]
+    pub start: SimTime,
+    /// Split into this many equal chunks, each run through the whole schedule, pipelined: a
+    /// chunk's step waits only for the same chunk's step before, and on each connection the
+    /// chunks go in order.
+    #[serde(default = "one")]
+    pub chunks: u32,
+}
+
+/// How an all-reduce is broken into point-to-point sends.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AllReduceAlgorithm {
+    /// Reduce-scatter then all-gather around a ring: 2(n-1) steps of size/n to the next rank,
+    /// each step waiting for the chunk from the previous rank.
+    #[default]
+    Ring,
+    /// Reduce-scatter then all-gather, each rank exchanging size/n with every other rank at
+    /// once; a rank's all-gather waits for its reduce-scatter chunks.
+    Direct,
+    /// Recursive halving then recursive doubling (Thakur et al., 2005): log2(n) steps in which
+    /// each rank exchanges half of what it holds with a rank ever closer, then log2(n) steps in
+    /// which it exchanges all it holds with a rank ever farther. Needs a power-of-two n.
+    HalvingDoubling,
+    /// Two dimensions (paper 002's "2D"): the ranks form groups of `local_ranks` consecutive
+    /// ranks (a server's GPUs); a direct reduce-scatter inside each group, a direct
+    /// reduce-scatter among the ranks of the same local index across groups, then the
+    /// all-gathers in reverse order. Only 1/local_ranks of the buffer leaves a group.
+    Hierarchical,
+}
+
+impl AllReduceAlgorithm {
+    /// Whether the algorithm runs on `n` ranks (in groups of `local` for `hierarchical`).
+    pub fn fits(self, n: u64, local: Option<u32>) -> bool {
+        match self {
+            AllReduceAlgorithm::HalvingDoubling => n.is_power_of_two(),
+            AllReduceAlgorithm::Hierarchical => local.is_some_and(|g| g >= 1 && n.is_multiple_of(u64::from(g))),
+            _ => true,
+        }
+    }
+
+    /// Its name in a scenario.
+    pub fn name(self) -> &'static str {
+        match self {
+            AllReduceAlgorithm::Ring => "ring",
+            AllReduceAlgorithm::Direct => "direct",
+            AllReduceAlgorithm::HalvingDoubling => "halving_doubling",
+            AllReduceAlgorithm::Hierarchical => "hierarchical",
+        }
+    }
+}
+
+impl WorkloadKind for AllReduceWorkload {
+    fn chunks(&self) -> u32 {
+        self.chunks
+    }
+
+    fn fill_local_ranks(&mut self, group: u32) {
+        if self.algorithm == AllReduceAlgorithm::Hierarchical {
+            self.local_ranks.get_or_insert(group);
+        }
+    }
+
+    fn check(&self) -> Check {
+        positive(self.size)?;
+        chunks_fit(self.chunks, self.size.0)
+    }
+
+    fn check_ranks(&self, ranks: &Ranks) -> Check {
+        ranks.set("workload.hosts", &self.hosts, 2)?;
+        let n = self.hosts.len(ranks.n);
+        splits(self.size, n.saturating_mul(u64::from(self.chunks)), "pieces (ranks x chunks)")?;
+        fits("workload.algorithm", self.algorithm, n, self.local_ranks)
+    }
+
+    fn size(&self, ranks: u32) -> Size {
+        let n = self.hosts.len(ranks);
+        let flows = all_reduce_flows(n, self.algorithm, self.local_ranks).saturating_mul(u64::from(self.chunks));
+        let per_rank = bytes_per_rank(n.max(1), self.size.0, self.algorithm, self.local_ranks);
+        Size::of_flows(flows, u128::from(n.max(1)) * per_rank, per_rank, self.start)
+    }
+
+    fn expand(&self, ranks: u32, _seed: u64) -> Workload {
+        let (members, local) = (self.hosts.expand(ranks), self.local_ranks.unwrap_or(1) as usize);
+        Workload::of_flows(pipelined(self.size.0, self.chunks, |bytes| {
+            all_reduce(&members, bytes, self.algorithm, local, self.start)
+        }))
+    }
+
+    fn collectives(&self, ranks: u32, _made: &Workload) -> Vec<CollectiveInfo> {
+        vec![info(CollectiveKind::AllReduce, 0, self.algorithm.name(), self.size.0, self.hosts.len(ranks))]
+    }
+}
+
+/// Whether all-reduce `algorithm` runs on `ranks` ranks (in groups of `local`); `key` is its
+/// `algorithm` key (a training layer's too).
+pub(super) fn fits(key: &str, algorithm: AllReduceAlgorithm, ranks: u64, local: Option<u32>) -> Check {
+    if algorithm.fits(ranks, local) {
+        return Ok(());
+    }
+    if algorithm == AllReduceAlgorithm::Hierarchical {
+        let at = key.rsplit_once('.').map_or("workload", |(head, _)| head);
+        let at = if at.starts_with("workload.layers") { "workload" } else { at };
+        return groups_do_not_fit(at, ranks, local);
+    }
+    let (below, above) = (ranks.next_power_of_two() / 2, ranks.next_power_of_two());
+    fail(
+        key,
+        format!("halving_doubling needs a power-of-two number of ranks, got {ranks}; use {below} or {above} ranks, or algorithm = \"ring\" or \"direct\""),
+    )
+}
+
+/// Flows of one all-reduce among `ranks` ranks, saturating. Ring: 2(n-1) steps of n flows;
+/// direct: n(n-1) reduce-scatter and as many all-gather; halving-doubling: 2 log2(n) steps of n
+/// flows; hierarchical (groups of g): 2n(g-1) inside the groups and 2n(n/g-1) across.
+pub(super) fn all_reduce_flows(ranks: u64, algorithm: AllReduceAlgorithm, local: Option<u32>) -> u64 {
+    match algorithm {
+        AllReduceAlgorithm::Hierarchical => {
+            let g = u64::from(local.unwrap_or(1).max(1));
+            let inside = g.saturating_sub(1);
+            let across = (ranks / g).saturating_sub(1);
+            ranks.saturating_mul(2).saturating_mul(inside.saturating_add(across))
+        }
+        AllReduceAlgorithm::Ring | AllReduceAlgorithm::Direct => {
+            ranks.saturating_mul(ranks.saturating_sub(1)).saturating_mul(2)
+        }
+        AllReduceAlgorithm::HalvingDoubling => {
+            ranks.saturating_mul(2 * u64::from(ranks.max(1).next_power_of_two().trailing_zeros()))
+        }
+    }
+}
+
+/// Bytes each of `n` (at least 1) ranks of an all-reduce of `size` sends (and receives): 2(n-1)/n
+/// of its buffer, except hierarchically: 2(g-1)/g inside its group and 2(s-1)/s of a g-th across.
+pub(super) fn bytes_per_rank(n: u64, size: u64, algorithm: AllReduceAlgorithm, local: Option<u32>) -> u128 {
+    let (n, size) = (u128::from(n), u128::from(size));
+    match algorithm {
+        AllReduceAlgorithm::Hierarchical => {
+            let g = u128::from(local.unwrap_or(1).max(1));
+            let s = (n / g).max(1);
+            2 * (g - 1) * size / g + 2 * (s - 1) * size / (g * s)
+        }
+        _ => 2 * (n - 1) * size / n,
+    }
+}
 
 /// The flows of one all-reduce of `size` bytes per rank among `ranks`; `local` is the group
 /// size of `hierarchical` (a divisor of the ranks), ignored by the others.
@@ -233,7 +404,7 @@ mod tests {
             let schedule = hierarchical(n, g, size);
             assert_eq!(
                 schedule.len() as u64,
-                super::super::all_reduce_flows(n as u64, AllReduceAlgorithm::Hierarchical, Some(g as u32))
+                all_reduce_flows(n as u64, AllReduceAlgorithm::Hierarchical, Some(g as u32))
             );
             // Follow every byte range's contributions: a flow's bytes are a range of the buffer
             // (its piece, or a sub-piece of it), carrying its sender's part plus what the flows

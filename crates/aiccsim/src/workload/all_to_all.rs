@@ -1,10 +1,168 @@
-//! All-to-all: every rank sends its own data to every other rank.
+//! `kind = "all_to_all"`: every rank sends its own data to every other rank.
 
-use super::collective::member_flow;
-use super::FlowDef;
-use crate::config::AllToAllAlgorithm;
+use super::catalog::info;
+use super::collective::{member_flow, one, pipelined};
+use super::kind::{chunks_fit, fail, groups_do_not_fit, positive, Ranks, Size, WorkloadKind};
+use super::{CollectiveInfo, FlowDef, HostSet, Workload};
+use crate::cc::Check;
 use crate::tags::CollectiveKind;
-use crate::time::SimTime;
+use crate::time::{ByteSize, SimTime};
+use serde::{Deserialize, Serialize};
+
+/// The registry's example: `docs/scenario.md` shows it, and a test runs it.
+pub const EXAMPLE: &str = r#"[workload]
+kind = "all_to_all"
+size = "100KB"
+algorithm = "pairwise"
+"#;
+
+/// Every host of `hosts` sends `size` to every other.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllToAllWorkload {
+    #[serde(default)]
+    pub hosts: HostSet,
+    pub size: ByteSize,
+    #[serde(default)]
+    pub algorithm: AllToAllAlgorithm,
+    /// Parallel flows (tasks) per ordered pair, each of `size` (direct only).
+    #[serde(default = "one")]
+    pub flows_per_pair: u32,
+    /// Ranks per group of `hierarchical` (consecutive ranks in `hosts` order); filled in from
+    /// the topology's servers (`gpus_per_server`) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_ranks: Option<u32>,
+    #[serde(default)]
+    pub start: SimTime,
+    /// Split into this many equal chunks, each run through the whole schedule, pipelined: a
+    /// chunk's step waits only for the same chunk's step before, and on each connection the
+    /// chunks go in order.
+    #[serde(default = "one")]
+    pub chunks: u32,
+}
+
+/// How an all-to-all is scheduled.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AllToAllAlgorithm {
+    /// Every send posted at once (as NCCL's grouped sends): each NIC shares its rate among
+    /// n - 1 queue pairs and each receiver hears from n - 1 senders.
+    #[default]
+    Direct,
+    /// n - 1 rounds; in round k rank i sends to rank i + k, and a rank starts a round once its
+    /// send and its receive of the previous round are done (pairwise exchange): every round is
+    /// a permutation.
+    Pairwise,
+    /// Two phases on groups of `local_ranks` consecutive ranks (a server's GPUs): each rank
+    /// first sends every other rank of its group what goes to that rank's local index on every
+    /// group (over NVLink), then each rank sends every rank of its own local index on another
+    /// group what its group has for that group (one larger transfer per group, through the
+    /// NICs, rail-aligned). The NIC bytes are those of the direct algorithm, in fewer transfers.
+    Hierarchical,
+}
+
+impl AllToAllAlgorithm {
+    /// Whether the algorithm runs on `n` ranks (in groups of `local` for `hierarchical`).
+    pub fn fits(self, n: u64, local: Option<u32>) -> bool {
+        match self {
+            AllToAllAlgorithm::Hierarchical => local.is_some_and(|g| g >= 1 && n.is_multiple_of(u64::from(g))),
+            _ => true,
+        }
+    }
+
+    /// Its name in a scenario.
+    pub fn name(self) -> &'static str {
+        match self {
+            AllToAllAlgorithm::Direct => "direct",
+            AllToAllAlgorithm::Pairwise => "pairwise",
+            AllToAllAlgorithm::Hierarchical => "hierarchical",
+        }
+    }
+}
+
+impl WorkloadKind for AllToAllWorkload {
+    fn chunks(&self) -> u32 {
+        self.chunks
+    }
+
+    fn fill_local_ranks(&mut self, group: u32) {
+        if self.algorithm == AllToAllAlgorithm::Hierarchical {
+            self.local_ranks.get_or_insert(group);
+        }
+    }
+
+    fn check(&self) -> Check {
+        positive(self.size)?;
+        if self.flows_per_pair == 0 {
+            return fail("workload.flows_per_pair", "must be at least 1");
+        }
+        if self.flows_per_pair > 1 && self.algorithm != AllToAllAlgorithm::Direct {
+            return fail(
+                "workload.flows_per_pair",
+                "several flows per pair need algorithm = \"direct\" (pairwise rounds carry one flow each)",
+            );
+        }
+        chunks_fit(self.chunks, self.size.0)
+    }
+
+    fn check_ranks(&self, ranks: &Ranks) -> Check {
+        ranks.set("workload.hosts", &self.hosts, 2)?;
+        let n = self.hosts.len(ranks.n);
+        if !self.algorithm.fits(n, self.local_ranks) {
+            return groups_do_not_fit("workload", n, self.local_ranks);
+        }
+        Ok(())
+    }
+
+    fn size(&self, ranks: u32) -> Size {
+        let n = self.hosts.len(ranks);
+        let per_chunk = all_to_all_flows(n, self.algorithm, self.local_ranks);
+        let flows = per_chunk.saturating_mul(u64::from(self.flows_per_pair)).saturating_mul(u64::from(self.chunks));
+        let (n, size, per_pair) = (u128::from(n), u128::from(self.size.0), u128::from(self.flows_per_pair));
+        if self.algorithm == AllToAllAlgorithm::Hierarchical {
+            // Phase 1 inside the groups (NVLink on GPU servers), phase 2 across: the NIC
+            // carries phase 2, (n/g - 1) transfers of g blocks.
+            let g = u128::from(self.local_ranks.unwrap_or(1).max(1));
+            let groups = n / g;
+            let bytes = n * (g - 1) * groups * size + n * groups.saturating_sub(1) * g * size;
+            return Size::of_flows(flows, bytes, groups.saturating_sub(1) * g * size, self.start);
+        }
+        let busiest = n.saturating_sub(1) * per_pair * size;
+        Size::of_flows(flows, n * busiest, busiest, self.start)
+    }
+
+    fn expand(&self, ranks: u32, _seed: u64) -> Workload {
+        let (members, local) = (self.hosts.expand(ranks), self.local_ranks.unwrap_or(1) as usize);
+        Workload::of_flows(pipelined(self.size.0, self.chunks, |bytes| {
+            all_to_all(&members, bytes, self.algorithm, self.flows_per_pair, local, self.start)
+        }))
+    }
+
+    fn collectives(&self, ranks: u32, _made: &Workload) -> Vec<CollectiveInfo> {
+        let n = self.hosts.len(ranks);
+        let size = self.size.0.saturating_mul(n).saturating_mul(u64::from(self.flows_per_pair));
+        vec![info(CollectiveKind::AllToAll, 0, self.algorithm.name(), size, n)]
+    }
+
+    fn too_many_flows(&self) -> (&'static str, &'static str) {
+        match self.flows_per_pair > 1 {
+            true => ("flows_per_pair", "lower flows_per_pair or use fewer hosts"),
+            false => ("hosts", "use fewer hosts"),
+        }
+    }
+}
+
+/// Flows of one all-to-all among `ranks` ranks, one per pair, saturating. Direct and pairwise:
+/// n(n-1); hierarchical (groups of g): n(g-1) inside the groups and n(n/g-1) across.
+pub(super) fn all_to_all_flows(ranks: u64, algorithm: AllToAllAlgorithm, local: Option<u32>) -> u64 {
+    match algorithm {
+        AllToAllAlgorithm::Hierarchical => {
+            let g = u64::from(local.unwrap_or(1).max(1));
+            ranks.saturating_mul(g.saturating_sub(1).saturating_add((ranks / g).saturating_sub(1)))
+        }
+        AllToAllAlgorithm::Direct | AllToAllAlgorithm::Pairwise => ranks.saturating_mul(ranks.saturating_sub(1)),
+    }
+}
 
 /// The flows of one all-to-all: `size` bytes from every rank to every other, `per_pair` times
 /// over (parallel tasks, direct only); `local` ranks per group for `hierarchical`.

@@ -1,10 +1,114 @@
-//! Broadcast: the root's buffer onto every other rank, whole (no splitting into blocks).
+//! `kind = "broadcast"`: the root's buffer onto every other rank, whole (no splitting into
+//! blocks).
 
-use super::collective::member_flow;
-use super::FlowDef;
-use crate::config::BroadcastAlgorithm;
+use super::catalog::info;
+use super::collective::{member_flow, one, pipelined};
+use super::kind::{chunks_fit, fail, positive, Ranks, Size, WorkloadKind};
+use super::{CollectiveInfo, FlowDef, HostSet, Workload};
+use crate::cc::Check;
 use crate::tags::CollectiveKind;
-use crate::time::SimTime;
+use crate::time::{ByteSize, SimTime};
+use serde::{Deserialize, Serialize};
+
+/// The registry's example: `docs/scenario.md` shows it, and a test runs it.
+pub const EXAMPLE: &str = r#"[workload]
+kind = "broadcast"
+root = 2
+size = "500KB"
+algorithm = "binomial_tree"
+"#;
+
+/// A broadcast of `size` bytes from `root` to the other members of `hosts`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BroadcastWorkload {
+    #[serde(default)]
+    pub hosts: HostSet,
+    /// The host that holds the buffer; the first member of `hosts` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<u32>,
+    pub size: ByteSize,
+    #[serde(default)]
+    pub algorithm: BroadcastAlgorithm,
+    #[serde(default)]
+    pub start: SimTime,
+    /// Split into this many equal chunks, each run through the whole schedule, pipelined: a
+    /// chunk's step waits only for the same chunk's step before, and on each connection the
+    /// chunks go in order.
+    #[serde(default = "one")]
+    pub chunks: u32,
+}
+
+/// How a broadcast is broken into point-to-point sends.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BroadcastAlgorithm {
+    /// A chain along the ring from the root: each rank forwards the buffer to the next once it
+    /// has arrived (n-1 steps).
+    #[default]
+    Ring,
+    /// The root sends the buffer to every other rank at once.
+    Direct,
+    /// A binomial tree: in step k every rank that holds the buffer sends it to the rank 2^k
+    /// places further on (ceil(log2 n) steps).
+    BinomialTree,
+}
+
+impl BroadcastAlgorithm {
+    /// Its name in a scenario.
+    pub fn name(self) -> &'static str {
+        match self {
+            BroadcastAlgorithm::Ring => "ring",
+            BroadcastAlgorithm::Direct => "direct",
+            BroadcastAlgorithm::BinomialTree => "binomial_tree",
+        }
+    }
+}
+
+impl WorkloadKind for BroadcastWorkload {
+    fn chunks(&self) -> u32 {
+        self.chunks
+    }
+
+    fn check(&self) -> Check {
+        positive(self.size)?;
+        chunks_fit(self.chunks, self.size.0)
+    }
+
+    fn check_ranks(&self, ranks: &Ranks) -> Check {
+        ranks.set("workload.hosts", &self.hosts, 2)?;
+        if let Some(root) = self.root {
+            ranks.has("workload.root", root)?;
+            if !self.hosts.expand(ranks.n).contains(&root) {
+                return fail(
+                    "workload.root",
+                    format!("host {root} is not one of the broadcast's hosts; add it to workload.hosts or pick a member"),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn size(&self, ranks: u32) -> Size {
+        let n = self.hosts.len(ranks);
+        let flows = n.saturating_sub(1).saturating_mul(u64::from(self.chunks));
+        // Every rank but the root receives the buffer once; the root sends it up to n-1 times.
+        let bytes = u128::from(n.saturating_sub(1)) * u128::from(self.size.0);
+        Size::of_flows(flows, bytes, bytes, self.start)
+    }
+
+    fn expand(&self, ranks: u32, _seed: u64) -> Workload {
+        let members = self.hosts.expand(ranks);
+        let root = self.root.and_then(|r| members.iter().position(|&h| h == r)).unwrap_or(0);
+        Workload::of_flows(pipelined(self.size.0, self.chunks, |bytes| {
+            broadcast(&members, root, bytes, self.algorithm, self.start)
+        }))
+    }
+
+    fn collectives(&self, ranks: u32, _made: &Workload) -> Vec<CollectiveInfo> {
+        vec![info(CollectiveKind::Broadcast, 0, self.algorithm.name(), self.size.0, self.hosts.len(ranks))]
+    }
+}
 
 /// The flows of one broadcast of `size` bytes from rank `root` (a position in `ranks`). Ranks
 /// are counted from the root: relative rank v is `ranks[(root + v) % n]`.

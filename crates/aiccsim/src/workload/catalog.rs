@@ -2,8 +2,8 @@
 //! algorithm, size and ranks. `collectives.csv` joins this with the flows' times to give each
 //! collective's completion time and bandwidths.
 
-use super::training::{Layout, Op};
-use crate::config::{GatherAlgorithm, WorkloadConfig};
+use super::kind::WorkloadKind;
+use super::Workload;
 use crate::tags::CollectiveKind;
 
 /// One collective the workload issues.
@@ -35,107 +35,20 @@ impl CollectiveInfo {
     /// moves on its busiest link per byte of buffer, so that a collective running at link speed
     /// shows the link's speed whatever the rank count.
     pub fn bus_factor(&self) -> f64 {
-        let n = f64::from(self.ranks.max(1));
-        match self.kind {
-            CollectiveKind::AllReduce => 2.0 * (n - 1.0) / n,
-            CollectiveKind::AllGather | CollectiveKind::ReduceScatter | CollectiveKind::AllToAll => (n - 1.0) / n,
-            CollectiveKind::Broadcast | CollectiveKind::SendRecv | CollectiveKind::Other => 1.0,
-        }
+        self.kind.bus_factor(self.ranks)
     }
 }
 
-fn info(kind: CollectiveKind, id: u32, algorithm: &'static str, size: u64, ranks: u64) -> CollectiveInfo {
+/// A collective of `kind` numbered `id`, of one chunk (the caller sets `chunks`).
+pub(super) fn info(kind: CollectiveKind, id: u32, algorithm: &'static str, size: u64, ranks: u64) -> CollectiveInfo {
     CollectiveInfo { id, job: String::new(), kind, algorithm, size, ranks: ranks as u32, chunks: 1 }
 }
 
-fn gather(a: GatherAlgorithm) -> &'static str {
-    match a {
-        GatherAlgorithm::Ring => "ring",
-        GatherAlgorithm::Direct => "direct",
+/// The collectives a workload of `kind` issued, as `made` on `ranks` ranks.
+pub fn collectives(kind: &dyn WorkloadKind, ranks: u32, made: &Workload) -> Vec<CollectiveInfo> {
+    let mut infos = kind.collectives(ranks, made);
+    for c in &mut infos {
+        c.chunks = kind.chunks();
     }
-}
-
-/// The collectives of a validated workload on `hosts` hosts (`training`: its layout).
-pub fn collectives(cfg: &WorkloadConfig, hosts: u32, training: Option<&Layout>) -> Vec<CollectiveInfo> {
-    use crate::config::{AllReduceAlgorithm as R, AllToAllAlgorithm as A, BroadcastAlgorithm as B};
-    let reduce = |a: R| match a {
-        R::Ring => "ring",
-        R::Direct => "direct",
-        R::HalvingDoubling => "halving_doubling",
-        R::Hierarchical => "hierarchical",
-    };
-    let a2a = |a: A| match a {
-        A::Direct => "direct",
-        A::Pairwise => "pairwise",
-        A::Hierarchical => "hierarchical",
-    };
-    let chunks = match cfg {
-        WorkloadConfig::AllReduce(w) => w.chunks,
-        WorkloadConfig::SendRecv(w) => w.chunks,
-        WorkloadConfig::AllGather(w) | WorkloadConfig::ReduceScatter(w) => w.chunks,
-        WorkloadConfig::AllToAll(w) => w.chunks,
-        WorkloadConfig::Broadcast(w) => w.chunks,
-        WorkloadConfig::Training(w) => w.chunks,
-        _ => 1,
-    };
-    let mut made = match cfg {
-        WorkloadConfig::AllReduce(w) => {
-            vec![info(CollectiveKind::AllReduce, 0, reduce(w.algorithm), w.size.0, w.hosts.len(hosts))]
-        }
-        WorkloadConfig::AllGather(w) => {
-            vec![info(CollectiveKind::AllGather, 0, gather(w.algorithm), w.size.0, w.hosts.len(hosts))]
-        }
-        WorkloadConfig::ReduceScatter(w) => {
-            vec![info(CollectiveKind::ReduceScatter, 0, gather(w.algorithm), w.size.0, w.hosts.len(hosts))]
-        }
-        WorkloadConfig::AllToAll(w) => {
-            let n = w.hosts.len(hosts);
-            let size = w.size.0.saturating_mul(n).saturating_mul(u64::from(w.flows_per_pair));
-            vec![info(CollectiveKind::AllToAll, 0, a2a(w.algorithm), size, n)]
-        }
-        WorkloadConfig::Broadcast(w) => {
-            let algorithm = match w.algorithm {
-                B::Ring => "ring",
-                B::Direct => "direct",
-                B::BinomialTree => "binomial_tree",
-            };
-            vec![info(CollectiveKind::Broadcast, 0, algorithm, w.size.0, w.hosts.len(hosts))]
-        }
-        WorkloadConfig::Training(w) => {
-            let Some(layout) = training else { return Vec::new() };
-            let n = layout.ranks.len() as u64;
-            (layout.collectives.iter())
-                .map(|c| {
-                    let layer = &w.layers[c.layer as usize];
-                    match c.op {
-                        Op::AllReduce => {
-                            let ar = layer.all_reduce.expect("an issued all-reduce is configured");
-                            info(CollectiveKind::AllReduce, c.id, reduce(ar.algorithm), ar.size.0, n)
-                        }
-                        Op::ForwardAllToAll | Op::BackwardAllToAll => {
-                            let a = if c.op == Op::ForwardAllToAll {
-                                layer.forward_all_to_all
-                            } else {
-                                layer.backward_all_to_all
-                            };
-                            let a = a.expect("an issued all-to-all is configured");
-                            info(CollectiveKind::AllToAll, c.id, a2a(a.algorithm), a.size.0.saturating_mul(n), n)
-                        }
-                    }
-                })
-                .collect()
-        }
-        WorkloadConfig::SendRecv(w) => {
-            // nccl-tests' sendrecv: the bytes each pair moves; its ranks, the hosts in a pair.
-            let mut hosts: Vec<u32> = w.pairs.iter().flatten().copied().collect();
-            hosts.sort_unstable();
-            hosts.dedup();
-            vec![info(CollectiveKind::SendRecv, 0, "direct", w.size.0, hosts.len() as u64)]
-        }
-        WorkloadConfig::Flows(_) | WorkloadConfig::Incast(_) | WorkloadConfig::Permutation(_) => Vec::new(),
-    };
-    for c in &mut made {
-        c.chunks = chunks;
-    }
-    made
+    infos
 }

@@ -1,11 +1,17 @@
 //! What every collective's schedule is made of: point-to-point flows between ranks, with
 //! dependencies, as a collective library schedules them (a flow that forwards data another rank
-//! sent waits for that data to arrive). One file per family: `all_reduce.rs`, `all_gather.rs`
-//! (all-gather and reduce-scatter), `all_to_all.rs`.
+//! sent waits for that data to arrive). One file per kind: `all_reduce.rs`, `all_gather.rs` (with
+//! the schedules reduce-scatter shares), `reduce_scatter.rs`, `all_to_all.rs`, `broadcast.rs`,
+//! `send_recv.rs`.
 
 use super::FlowDef;
 use crate::tags::{CollectiveKind, CollectiveTag};
 use crate::time::SimTime;
+
+/// The default of a count that is 1 unless given (`chunks`, `flows_per_sender`, ...).
+pub(super) fn one() -> u32 {
+    1
+}
 
 /// Bytes of chunk `k` when `size` is split into `n` chunks as evenly as possible.
 pub(super) fn chunk(size: u64, n: usize, k: usize) -> u64 {

@@ -8,13 +8,87 @@
 //! workload once its sends and receives and its compute steps of the one before are done (a
 //! step of no duration on each rank marks that).
 
-use super::placement::{local_ranks, place};
-use super::{collectives, expand, CollectiveInfo, ComputeDef, Workload};
-use crate::config::{Scenario, WorkloadConfig};
+use super::placement::{local_ranks, place, Placement};
+use super::{collectives, CollectiveInfo, ComputeDef, HostSet, Ranks, Workload, WorkloadConfig};
+use crate::cc::Check;
 use crate::rng::mix64;
 use crate::time::SimTime;
 use crate::watch::{Phase, Stop, Watch};
+use serde::{Deserialize, Serialize};
 use std::ops::Range;
+
+/// One job.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobConfig {
+    /// Names the job in the results (`jobs.csv`, the `job` column of `collectives.csv` and
+    /// `iterations.csv`); `job<i>` (its place in the list) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The hosts (GPUs) the job runs on: rank i is the i-th. Give these, or `ranks` and a
+    /// `placement`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<HostSet>,
+    /// How many ranks `placement` places.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<u32>,
+    /// How `ranks` are placed on the hosts no earlier job took (`workload/placement.rs`);
+    /// `packed` when absent. Not with `hosts`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
+    /// Seed of the `random` placement; the scenario's seed when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// When the job starts: its workload's times count from here.
+    #[serde(default)]
+    pub start: SimTime,
+    /// What the job runs; its host sets and flow endpoints are ranks of the job (0 to
+    /// ranks - 1), not hosts. A list runs one after another: a rank starts the next once its
+    /// own sends and receives of the one before are done.
+    pub workload: JobWorkloads,
+}
+
+impl JobConfig {
+    /// The job's name: its own, or `job<i>` for the `i`-th job.
+    pub fn name(&self, i: usize) -> String {
+        self.name.clone().unwrap_or_else(|| format!("job{i}"))
+    }
+
+    /// The key its workload `k` is reported under, as the `i`-th job: `jobs[i].workload`, or
+    /// `jobs[i].workload[k]` in a sequence.
+    pub fn workload_key(&self, i: usize, k: usize) -> String {
+        match self.workload.0.len() {
+            1 => format!("jobs[{i}].workload"),
+            _ => format!("jobs[{i}].workload[{k}]"),
+        }
+    }
+}
+
+/// A job's workload: one table (`[jobs.workload]`) or a list run in order (`[[jobs.workload]]`).
+#[derive(Clone, Debug, Serialize)]
+#[serde(transparent)]
+pub struct JobWorkloads(pub Vec<WorkloadConfig>);
+
+impl<'de> Deserialize<'de> for JobWorkloads {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct OneOrMany;
+        impl<'de> serde::de::Visitor<'de> for OneOrMany {
+            type Value = JobWorkloads;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a workload table, or a list of them run one after another")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<JobWorkloads, A::Error> {
+                let one = WorkloadConfig::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(JobWorkloads(vec![one]))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<JobWorkloads, A::Error> {
+                let many = Vec::<WorkloadConfig>::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))?;
+                Ok(JobWorkloads(many))
+            }
+        }
+        d.deserialize_any(OneOrMany)
+    }
+}
 
 /// One job to lay out.
 #[derive(Clone, Debug)]
@@ -42,9 +116,16 @@ pub struct JobInfo {
     pub computes: Range<u32>,
 }
 
-/// The jobs of a parsed scenario on a fabric of `hosts` hosts, `per_server` per server.
-pub fn plan(s: &Scenario, hosts: u32, per_server: u32) -> Result<Vec<JobPlan>, (String, String)> {
-    if let Some(w) = &s.workload {
+/// The jobs of a parsed scenario (its `[workload]`, or its `[[jobs]]`) on a fabric of `hosts`
+/// hosts, `per_server` per server; `seed` is the scenario's.
+pub fn plan(
+    workload: Option<&WorkloadConfig>,
+    jobs: &[JobConfig],
+    seed: u64,
+    hosts: u32,
+    per_server: u32,
+) -> Result<Vec<JobPlan>, (String, String)> {
+    if let Some(w) = workload {
         return Ok(vec![JobPlan {
             name: String::new(),
             hosts: (0..hosts).collect(),
@@ -53,8 +134,8 @@ pub fn plan(s: &Scenario, hosts: u32, per_server: u32) -> Result<Vec<JobPlan>, (
             workloads: vec![("workload".into(), w.clone())],
         }]);
     }
-    let placed = place(&s.jobs, hosts, per_server, s.simulation.seed)?;
-    let plans = s.jobs.iter().zip(placed).enumerate().map(|(i, (job, ranks))| {
+    let placed = place(jobs, hosts, per_server, seed)?;
+    let plans = jobs.iter().zip(placed).enumerate().map(|(i, (job, ranks))| {
         let group = local_ranks(&ranks, per_server);
         let workloads = (job.workload.0.iter().enumerate())
             .map(|(k, w)| {
@@ -71,6 +152,42 @@ pub fn plan(s: &Scenario, hosts: u32, per_server: u32) -> Result<Vec<JobPlan>, (
     Ok(plans.collect())
 }
 
+/// Each job's workloads against its ranks, and the flows they all make together: at most
+/// `max_flows`, or the error names the workload that makes the most, at the key its kind blames.
+pub fn check(plans: &[JobPlan], max_flows: u64) -> Result<u64, (String, String)> {
+    let mut counts = Vec::new();
+    for plan in plans {
+        let members = match plan.name.as_str() {
+            "" => "the topology has hosts".to_string(),
+            name => format!("job \"{name}\" has ranks"),
+        };
+        let noun = if plan.name.is_empty() { "host" } else { "rank" };
+        let ranks = Ranks::new(plan.hosts.len() as u32, noun, &members);
+        for (key, w) in &plan.workloads {
+            moved(key, w.as_kind().check_ranks(&ranks))?;
+            counts.push((key, w, w.as_kind().size(ranks.n).flows));
+        }
+    }
+    let flows = counts.iter().fold(0u64, |sum, c| sum.saturating_add(c.2));
+    if flows > max_flows {
+        let (key, w, _) = counts.iter().max_by_key(|c| c.2).expect("more flows than none");
+        let (at, fix) = w.as_kind().too_many_flows();
+        return Err((
+            format!("{key}.{at}"),
+            format!("makes {flows} flows, more than the {max_flows} aiccsim runs in one scenario; {fix}"),
+        ));
+    }
+    Ok(flows)
+}
+
+/// A check of a workload written against the key `workload`, reported at `key` (a job's).
+pub fn moved(key: &str, check: Check) -> Check {
+    check.map_err(|(k, m)| match k.strip_prefix("workload") {
+        Some(rest) if key != "workload" => (format!("{key}{rest}"), m),
+        _ => (k, m),
+    })
+}
+
 /// The seed of workload `k` of job `j`: the scenario's own for the first, so that a
 /// `[workload]` draws what it always drew.
 fn workload_seed(seed: u64, j: usize, k: usize) -> u64 {
@@ -84,7 +201,7 @@ fn workload_seed(seed: u64, j: usize, k: usize) -> u64 {
 /// reporting to `watch` by flows made and stopping when it says so.
 pub fn lay_out(plans: &[JobPlan], seed: u64, watch: &mut Watch) -> Result<Workload, Stop> {
     let total: u64 = (plans.iter())
-        .flat_map(|p| p.workloads.iter().map(|(_, w)| super::count(w, p.hosts.len() as u32)))
+        .flat_map(|p| p.workloads.iter().map(|(_, w)| w.as_kind().size(p.hosts.len() as u32).flows))
         .fold(0, u64::saturating_add);
     let mut all = Workload::default();
     for (j, plan) in plans.iter().enumerate() {
@@ -94,12 +211,12 @@ pub fn lay_out(plans: &[JobPlan], seed: u64, watch: &mut Watch) -> Result<Worklo
         let mut done: Vec<Option<u32>> = vec![None; n as usize];
         for (k, (_, cfg)) in plan.workloads.iter().enumerate() {
             watch.at(Phase::Workload, all.flows.len() as u64, total)?;
-            let made = expand(cfg, n, workload_seed(seed, j, k));
+            let made = cfg.as_kind().expand(n, workload_seed(seed, j, k));
             // Per rank, for the barrier before the next workload: its flows and steps here.
             let sequenced = k + 1 < plan.workloads.len();
             let mut touched: Vec<(Vec<u32>, Vec<u32>)> =
                 vec![Default::default(); if sequenced { n as usize } else { 0 }];
-            let infos = collectives(cfg, n, made.training.first());
+            let infos = collectives(cfg.as_kind(), n, &made);
             let (flow_base, compute_base) = (all.flows.len() as u32, all.computes.len() as u32);
             let collective_base = all.collectives.len() as u32;
             for mut f in made.flows {

@@ -1,27 +1,72 @@
-//! Turns the `[workload]` section into what the engine runs: flows, and compute steps, with the
-//! dependencies between them.
+//! The traffic: the workload kinds, one file each, listed once in the registry below, and what
+//! they turn into for the engine: flows and compute steps, with the dependencies between them.
+//! `jobs.rs` lays one or more workloads out on the fabric's hosts.
+//!
+//! Each kind's file holds its settings (the `[workload]` table of its `kind`), its checks, its
+//! size, its expansion into flows and its collectives, behind the [`WorkloadKind`] trait
+//! (`kind.rs`); docs/workloads/adding.md walks through adding one. The settings are the schema's
+//! `[workload]` section, as `cc/` holds the `[cc]` section's: `config` reads them from here.
 
-mod all_gather;
-mod all_reduce;
-mod all_to_all;
-mod broadcast;
+#[macro_use]
+mod registry;
 mod catalog;
 mod collective;
+mod hosts;
 pub mod jobs;
+mod kind;
 mod placement;
-mod send_recv;
-pub mod training;
 
-use crate::config::{
-    AllReduceAlgorithm, AllReduceWorkload, AllToAllAlgorithm, AllToAllWorkload, FlowList, IncastWorkload,
-    PermutationWorkload, WorkloadConfig,
-};
-use crate::rng;
+pub use all_gather::{GatherAlgorithm, GatherWorkload};
+pub use all_reduce::AllReduceAlgorithm;
+pub use all_to_all::AllToAllAlgorithm;
+pub use broadcast::BroadcastAlgorithm;
+pub use catalog::{collectives, CollectiveInfo};
+pub use flows::FlowSpec;
+pub use hosts::HostSet;
+pub use jobs::{JobConfig, JobWorkloads};
+pub use kind::{Ranks, Size, WorkloadKind};
+pub use placement::Placement;
+pub use training::{LayerAllReduce, LayerAllToAll, LayerConfig};
+
 use crate::tags::CollectiveTag;
 use crate::time::SimTime;
-pub use catalog::{collectives, CollectiveInfo};
-use collective::pipelined;
-use rand::RngExt;
+
+registry! {
+    /// An explicit list of flows.
+    flows: "flows" => Flows(FlowList),
+    /// Many senders to one receiver.
+    incast: "incast" => Incast(IncastWorkload),
+    /// Every rank to every other.
+    all_to_all: "all_to_all" => AllToAll(AllToAllWorkload),
+    /// Each host to another, a seeded random pairing.
+    permutation: "permutation" => Permutation(PermutationWorkload),
+    /// Every rank ends with the sum of every rank's buffer.
+    all_reduce: "all_reduce" => AllReduce(AllReduceWorkload),
+    /// Every rank ends with every rank's block.
+    all_gather: "all_gather" => AllGather(AllGatherWorkload),
+    /// Every rank ends with its block summed over every rank.
+    reduce_scatter: "reduce_scatter" => ReduceScatter(ReduceScatterWorkload),
+    /// The root's buffer onto every other rank.
+    broadcast: "broadcast" => Broadcast(BroadcastWorkload),
+    /// Point-to-point transfers between listed pairs.
+    send_recv: "send_recv" => SendRecv(SendRecvWorkload),
+    /// Iterations of a model's forward and backward pass, with its layers' collectives.
+    training: "training" => Training(TrainingWorkload),
+}
+
+impl WorkloadConfig {
+    /// Sets `local_ranks`, where the kind groups ranks and the scenario left it out, to `group`:
+    /// the ranks a server holds (the topology's GPUs per server for a `[workload]`; for a job,
+    /// its ranks on each server when they form whole consecutive groups).
+    pub fn fill_local_ranks(&mut self, group: u32) {
+        self.as_kind_mut().fill_local_ranks(group);
+    }
+}
+
+/// Expands a validated workload on `hosts` hosts (ranks 0 to `hosts - 1`).
+pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Workload {
+    cfg.as_kind().expand(hosts, seed)
+}
 
 /// One flow to simulate.
 #[derive(Clone, Debug, PartialEq)]
@@ -77,275 +122,117 @@ pub struct Workload {
 }
 
 impl Workload {
+    /// A workload of flows only.
     fn of_flows(flows: Vec<FlowDef>) -> Workload {
         Workload { flows, ..Workload::default() }
-    }
-}
-
-/// The number of flows `expand` makes, computed without making them (validation bounds it
-/// before anything is allocated). Saturates instead of overflowing.
-pub fn count(cfg: &WorkloadConfig, hosts: u32) -> u64 {
-    match cfg {
-        WorkloadConfig::Flows(FlowList { flows }) => flows.len() as u64,
-        WorkloadConfig::Incast(w) => w.senders.len(hosts).saturating_mul(u64::from(w.flows_per_sender)),
-        WorkloadConfig::AllToAll(w) => {
-            let n = w.hosts.len(hosts);
-            let per_chunk = all_to_all_flows(n, w.algorithm, w.local_ranks).saturating_mul(u64::from(w.flows_per_pair));
-            per_chunk.saturating_mul(u64::from(w.chunks))
-        }
-        WorkloadConfig::Permutation(w) => w.hosts.len(hosts),
-        WorkloadConfig::AllReduce(w) => {
-            all_reduce_flows(w.hosts.len(hosts), w.algorithm, w.local_ranks).saturating_mul(u64::from(w.chunks))
-        }
-        WorkloadConfig::AllGather(w) | WorkloadConfig::ReduceScatter(w) => {
-            let n = w.hosts.len(hosts);
-            n.saturating_mul(n.saturating_sub(1)).saturating_mul(u64::from(w.chunks))
-        }
-        WorkloadConfig::Broadcast(w) => w.hosts.len(hosts).saturating_sub(1).saturating_mul(u64::from(w.chunks)),
-        WorkloadConfig::SendRecv(w) => (w.pairs.len() as u64).saturating_mul(u64::from(w.chunks)),
-        WorkloadConfig::Training(w) => training::count_flows(w, hosts),
-    }
-}
-
-/// Direct and pairwise: n(n-1); hierarchical (groups of g): n(g-1) inside the groups and
-/// n(n/g-1) across.
-pub(crate) fn all_to_all_flows(ranks: u64, algorithm: AllToAllAlgorithm, local: Option<u32>) -> u64 {
-    match algorithm {
-        AllToAllAlgorithm::Hierarchical => {
-            let g = u64::from(local.unwrap_or(1).max(1));
-            ranks.saturating_mul(g.saturating_sub(1).saturating_add((ranks / g).saturating_sub(1)))
-        }
-        AllToAllAlgorithm::Direct | AllToAllAlgorithm::Pairwise => ranks.saturating_mul(ranks.saturating_sub(1)),
-    }
-}
-
-/// Ring: 2(n-1) steps of n flows; direct: n(n-1) reduce-scatter and as many all-gather;
-/// halving-doubling: 2 log2(n) steps of n flows; hierarchical (groups of g): 2n(g-1) inside
-/// the groups and 2n(n/g-1) across.
-pub(crate) fn all_reduce_flows(ranks: u64, algorithm: AllReduceAlgorithm, local: Option<u32>) -> u64 {
-    match algorithm {
-        AllReduceAlgorithm::Hierarchical => {
-            let g = u64::from(local.unwrap_or(1).max(1));
-            let inside = g.saturating_sub(1);
-            let across = (ranks / g).saturating_sub(1);
-            ranks.saturating_mul(2).saturating_mul(inside.saturating_add(across))
-        }
-        AllReduceAlgorithm::Ring | AllReduceAlgorithm::Direct => {
-            ranks.saturating_mul(ranks.saturating_sub(1)).saturating_mul(2)
-        }
-        AllReduceAlgorithm::HalvingDoubling => {
-            ranks.saturating_mul(2 * u64::from(ranks.max(1).next_power_of_two().trailing_zeros()))
-        }
-    }
-}
-
-/// Expands a validated workload. `hosts` is the number of hosts in the topology.
-pub fn expand(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Workload {
-    match cfg {
-        WorkloadConfig::Training(w) => training::expand(w, hosts),
-        other => Workload::of_flows(expand_flows(other, hosts, seed)),
-    }
-}
-
-/// The flows of a workload made of flows only.
-fn expand_flows(cfg: &WorkloadConfig, hosts: u32, seed: u64) -> Vec<FlowDef> {
-    match cfg {
-        WorkloadConfig::Training(_) => unreachable!("training is expanded with its compute steps"),
-        WorkloadConfig::Flows(FlowList { flows }) => flows
-            .iter()
-            .map(|f| FlowDef {
-                src: f.src,
-                dst: f.dst,
-                size: f.size.0,
-                start: f.start,
-                collective: f.collective,
-                after: f.after.clone(),
-                after_compute: Vec::new(),
-                stop: f.stop,
-                connection: f.connection,
-                job: 0,
-            })
-            .collect(),
-        WorkloadConfig::Incast(IncastWorkload { senders, receiver, size, start, flows_per_sender, collective }) => {
-            let senders = senders.expand(hosts);
-            let mut flows = Vec::with_capacity(senders.len() * *flows_per_sender as usize);
-            for &s in &senders {
-                for _ in 0..*flows_per_sender {
-                    flows.push(FlowDef {
-                        src: s,
-                        dst: *receiver,
-                        size: size.0,
-                        start: *start,
-                        collective: *collective,
-                        after: Vec::new(),
-                        after_compute: Vec::new(),
-                        stop: None,
-                        connection: None,
-                        job: 0,
-                    });
-                }
-            }
-            flows
-        }
-        WorkloadConfig::AllToAll(AllToAllWorkload {
-            hosts: set,
-            size,
-            algorithm,
-            flows_per_pair,
-            local_ranks,
-            start,
-            chunks,
-        }) => {
-            let (ranks, local) = (set.expand(hosts), local_ranks.unwrap_or(1) as usize);
-            pipelined(size.0, *chunks, |bytes| {
-                all_to_all::all_to_all(&ranks, bytes, *algorithm, *flows_per_pair, local, *start)
-            })
-        }
-        WorkloadConfig::Permutation(PermutationWorkload { hosts: set, size, start }) => {
-            let members = set.expand(hosts);
-            let mut rng = rng::stream(seed, "workload.permutation", 0);
-            // Sattolo's algorithm: a uniformly random single cycle, so nobody sends to itself.
-            let mut target = members.clone();
-            for i in (1..target.len()).rev() {
-                let j = rng.random_range(0..i);
-                target.swap(i, j);
-            }
-            members
-                .iter()
-                .zip(&target)
-                .map(|(&src, &dst)| FlowDef {
-                    src,
-                    dst,
-                    size: size.0,
-                    start: *start,
-                    collective: None,
-                    after: Vec::new(),
-                    after_compute: Vec::new(),
-                    stop: None,
-                    connection: None,
-                    job: 0,
-                })
-                .collect()
-        }
-        WorkloadConfig::AllReduce(AllReduceWorkload { hosts: set, size, algorithm, local_ranks, start, chunks }) => {
-            let (ranks, local) = (set.expand(hosts), local_ranks.unwrap_or(1) as usize);
-            pipelined(size.0, *chunks, |bytes| all_reduce::all_reduce(&ranks, bytes, *algorithm, local, *start))
-        }
-        WorkloadConfig::AllGather(w) => {
-            let ranks = w.hosts.expand(hosts);
-            pipelined(w.size.0, w.chunks, |bytes| all_gather::all_gather(&ranks, bytes, w.algorithm, w.start))
-        }
-        WorkloadConfig::ReduceScatter(w) => {
-            let ranks = w.hosts.expand(hosts);
-            pipelined(w.size.0, w.chunks, |bytes| all_gather::reduce_scatter(&ranks, bytes, w.algorithm, w.start))
-        }
-        WorkloadConfig::Broadcast(w) => {
-            let ranks = w.hosts.expand(hosts);
-            let root = w.root.and_then(|r| ranks.iter().position(|&h| h == r)).unwrap_or(0);
-            pipelined(w.size.0, w.chunks, |bytes| broadcast::broadcast(&ranks, root, bytes, w.algorithm, w.start))
-        }
-        WorkloadConfig::SendRecv(w) => {
-            pipelined(w.size.0, w.chunks, |bytes| send_recv::send_recv(&w.pairs, bytes, w.start))
-        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{
-        AllToAllAlgorithm, BroadcastAlgorithm, BroadcastWorkload, GatherAlgorithm, GatherWorkload, HostSet,
-    };
     use crate::time::ByteSize;
 
-    #[test]
-    fn count_agrees_with_expand() {
-        let size = ByteSize(64_000);
-        let start = SimTime::ZERO;
-        let sets = [HostSet::All, HostSet::Range { start: 2, end: 7 }, HostSet::List(vec![5, 1, 3])];
-        for set in sets {
-            let mut cfgs = vec![
-                WorkloadConfig::Incast(IncastWorkload {
-                    senders: set.clone(),
-                    receiver: 9,
-                    size,
-                    start,
-                    flows_per_sender: 3,
-                    collective: None,
-                }),
-                WorkloadConfig::Permutation(PermutationWorkload { hosts: set.clone(), size, start }),
-            ];
-            for algorithm in [AllToAllAlgorithm::Direct, AllToAllAlgorithm::Pairwise, AllToAllAlgorithm::Hierarchical] {
-                let flows_per_pair = if algorithm == AllToAllAlgorithm::Direct { 2 } else { 1 };
-                let n = set.len(8);
-                let local_ranks =
-                    (algorithm == AllToAllAlgorithm::Hierarchical).then_some(if n % 2 == 0 { 2 } else { 1 });
-                cfgs.push(WorkloadConfig::AllToAll(AllToAllWorkload {
-                    hosts: set.clone(),
+    /// Every kind on varied host sets and algorithms.
+    fn varied(set: &HostSet) -> Vec<WorkloadConfig> {
+        let (size, start) = (ByteSize(64_000), SimTime::ZERO);
+        let n = set.len(8);
+        // Groups of two where the ranks pair up.
+        let group = if n.is_multiple_of(2) { 2 } else { 1 };
+        let mut cfgs = vec![
+            WorkloadConfig::Incast(IncastWorkload {
+                senders: set.clone(),
+                receiver: 9,
+                size,
+                start,
+                flows_per_sender: 3,
+                collective: None,
+            }),
+            WorkloadConfig::Permutation(PermutationWorkload { hosts: set.clone(), size, start }),
+        ];
+        for algorithm in [AllToAllAlgorithm::Direct, AllToAllAlgorithm::Pairwise, AllToAllAlgorithm::Hierarchical] {
+            let flows_per_pair = if algorithm == AllToAllAlgorithm::Direct { 2 } else { 1 };
+            let local_ranks = (algorithm == AllToAllAlgorithm::Hierarchical).then_some(group);
+            let hosts = set.clone();
+            let chunks = 3;
+            cfgs.push(WorkloadConfig::AllToAll(AllToAllWorkload {
+                hosts,
+                size,
+                algorithm,
+                flows_per_pair,
+                local_ranks,
+                start,
+                chunks,
+            }));
+        }
+        for algorithm in [
+            AllReduceAlgorithm::Ring,
+            AllReduceAlgorithm::Direct,
+            AllReduceAlgorithm::HalvingDoubling,
+            AllReduceAlgorithm::Hierarchical,
+        ] {
+            let local_ranks = (algorithm == AllReduceAlgorithm::Hierarchical).then_some(group);
+            if algorithm.fits(n, local_ranks) {
+                let (hosts, chunks) = (set.clone(), 2);
+                cfgs.push(WorkloadConfig::AllReduce(AllReduceWorkload {
+                    hosts,
                     size,
                     algorithm,
-                    flows_per_pair,
                     local_ranks,
                     start,
-                    chunks: 3,
+                    chunks,
                 }));
-            }
-            for algorithm in [
-                AllReduceAlgorithm::Ring,
-                AllReduceAlgorithm::Direct,
-                AllReduceAlgorithm::HalvingDoubling,
-                AllReduceAlgorithm::Hierarchical,
-            ] {
-                let n = set.len(8);
-                let local_ranks =
-                    (algorithm == AllReduceAlgorithm::Hierarchical).then_some(if n % 2 == 0 { 2 } else { 1 });
-                if algorithm.fits(n, local_ranks) {
-                    cfgs.push(WorkloadConfig::AllReduce(AllReduceWorkload {
-                        hosts: set.clone(),
-                        size,
-                        algorithm,
-                        local_ranks,
-                        start,
-                        chunks: 2,
-                    }));
-                }
-            }
-            for algorithm in [BroadcastAlgorithm::Ring, BroadcastAlgorithm::Direct, BroadcastAlgorithm::BinomialTree] {
-                cfgs.push(WorkloadConfig::Broadcast(BroadcastWorkload {
-                    hosts: set.clone(),
-                    root: None,
-                    size,
-                    algorithm,
-                    start,
-                    chunks: 4,
-                }));
-            }
-            for algorithm in [GatherAlgorithm::Ring, GatherAlgorithm::Direct] {
-                let w = GatherWorkload { hosts: set.clone(), size, algorithm, start, chunks: 3 };
-                cfgs.push(WorkloadConfig::AllGather(w.clone()));
-                cfgs.push(WorkloadConfig::ReduceScatter(w));
-            }
-            for cfg in cfgs {
-                assert_eq!(count(&cfg, 8), expand(&cfg, 8, 1).flows.len() as u64, "{cfg:?}");
             }
         }
+        for algorithm in [BroadcastAlgorithm::Ring, BroadcastAlgorithm::Direct, BroadcastAlgorithm::BinomialTree] {
+            let (hosts, root, chunks) = (set.clone(), None, 4);
+            cfgs.push(WorkloadConfig::Broadcast(BroadcastWorkload { hosts, root, size, algorithm, start, chunks }));
+        }
+        for algorithm in [GatherAlgorithm::Ring, GatherAlgorithm::Direct] {
+            let w = GatherWorkload { hosts: set.clone(), size, algorithm, start, chunks: 3 };
+            cfgs.push(WorkloadConfig::AllGather(AllGatherWorkload(w.clone())));
+            cfgs.push(WorkloadConfig::ReduceScatter(ReduceScatterWorkload(w)));
+        }
+        let pairs = vec![[1, 2], [2, 1], [1, 2], [5, 0]];
+        cfgs.push(WorkloadConfig::SendRecv(SendRecvWorkload { pairs, size, start, chunks: 2 }));
+        let layer = |a2a: AllToAllAlgorithm| LayerConfig {
+            forward: SimTime::from_us(1),
+            backward: Some(SimTime::from_us(2)),
+            input_grad: None,
+            weight_grad: None,
+            all_reduce: Some(LayerAllReduce { size, algorithm: AllReduceAlgorithm::Direct }),
+            forward_all_to_all: Some(LayerAllToAll { size, algorithm: a2a }),
+            backward_all_to_all: None,
+        };
+        let layers = vec![layer(AllToAllAlgorithm::Pairwise), layer(AllToAllAlgorithm::Hierarchical)];
+        let local_ranks = Some(group);
+        let hosts = set.clone();
+        cfgs.push(WorkloadConfig::Training(TrainingWorkload {
+            hosts,
+            iterations: 2,
+            start,
+            chunks: 3,
+            local_ranks,
+            layers,
+        }));
+        cfgs
     }
 
     #[test]
-    fn permutation_has_no_fixed_points_and_covers_everyone() {
-        let cfg = WorkloadConfig::Permutation(PermutationWorkload {
-            hosts: HostSet::All,
-            size: ByteSize(1000),
-            start: SimTime::ZERO,
-        });
-        let flows = expand(&cfg, 64, 3).flows;
-        assert_eq!(flows.len(), 64);
-        let mut dsts: Vec<u32> = flows.iter().map(|f| f.dst).collect();
-        assert!(flows.iter().all(|f| f.src != f.dst));
-        dsts.sort_unstable();
-        assert_eq!(dsts, (0..64).collect::<Vec<_>>());
-        assert_eq!(flows, expand(&cfg, 64, 3).flows, "same seed, same permutation");
-        assert_ne!(flows, expand(&cfg, 64, 4).flows, "another seed, another permutation");
+    fn the_counted_size_is_what_expand_makes() {
+        let sets = [HostSet::All, HostSet::Range { start: 2, end: 7 }, HostSet::List(vec![5, 1, 3])];
+        for set in sets {
+            for cfg in varied(&set) {
+                let (size, made) = (cfg.as_kind().size(8), expand(&cfg, 8, 1));
+                assert_eq!(size.flows, made.flows.len() as u64, "{cfg:?}");
+                assert_eq!(size.computes, made.computes.len() as u64, "{cfg:?}");
+                // Pieces are rounded per chunk and rank: the bytes are within a byte per flow.
+                let bytes: u64 = made.flows.iter().map(|f| f.size).sum();
+                if !matches!(cfg, WorkloadConfig::Training(_)) {
+                    assert!(size.bytes.abs_diff(u128::from(bytes)) <= u128::from(size.flows), "{cfg:?}");
+                }
+            }
+        }
     }
 
     #[test]
@@ -361,7 +248,7 @@ mod tests {
         });
         let flows = expand(&cfg, 8, 1).flows;
         assert_eq!(flows.len(), 56);
-        assert_eq!(count(&cfg, 8), 56);
+        assert_eq!(cfg.as_kind().size(8).flows, 56);
         assert!(flows.iter().all(|f| f.collective.unwrap().group_size == 8));
     }
 }

@@ -2,9 +2,36 @@
 //! those no earlier job took. Hosts are GPUs; host h sits on server h / gpus_per_server (every
 //! topology numbers a server's GPUs consecutively).
 
-use crate::config::{JobConfig, Placement};
+use super::JobConfig;
 use crate::rng;
 use rand::RngExt;
+use serde::{Deserialize, Serialize};
+
+/// How a job's ranks are placed on the fabric's hosts. Only hosts no earlier job in the list
+/// placed or named are used.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// The lowest-numbered free hosts: a server's GPUs, then the next server's (the fewest
+    /// servers and racks).
+    #[default]
+    Packed,
+    /// One rank per server in turn (GPU 0 of every server with a free GPU, then GPU 1, ...):
+    /// the most servers, the least NVLink.
+    Spread,
+    /// A seeded random choice among the free hosts, in random order.
+    Random,
+}
+
+impl Placement {
+    pub fn name(self) -> &'static str {
+        match self {
+            Placement::Packed => "packed",
+            Placement::Spread => "spread",
+            Placement::Random => "random",
+        }
+    }
+}
 
 /// The hosts of each job in rank order, the jobs placed in list order on `hosts` hosts of
 /// `per_server` per server. An error names the job's key and the fix.
@@ -112,8 +139,8 @@ pub fn local_ranks(ranks: &[u32], per_server: u32) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{HostSet, JobWorkloads};
     use crate::time::SimTime;
+    use crate::workload::{HostSet, JobWorkloads};
 
     fn job(ranks: u32, placement: Placement) -> JobConfig {
         JobConfig {

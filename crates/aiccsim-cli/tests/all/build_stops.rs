@@ -2,9 +2,7 @@
 //! exit code of an interrupt (130) or a spent budget (5), says that the simulation never
 //! started, and leaves its output folder without results and without the in-progress marker.
 
-mod common;
-
-use common::aiccsim;
+use crate::common::aiccsim;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;

@@ -1,8 +1,8 @@
 //! The `aiccsim` command as a user meets it.
 
-mod common;
+use crate::common;
 
-use common::{aiccsim, repo};
+use crate::common::{aiccsim, repo};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

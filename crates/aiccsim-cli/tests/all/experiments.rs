@@ -1,9 +1,7 @@
 //! The shipped experiments meet what REPRODUCE.md says they must show: `reproduce` evaluates
 //! each experiment's `[[check]]` claims on its table and fails when one does not hold.
 
-mod common;
-
-use common::aiccsim;
+use crate::common::aiccsim;
 
 use std::path::{Path, PathBuf};
 

@@ -1,9 +1,7 @@
 //! `aiccsim import-ns3`: the HPCC ns-3 pair in tests/ns3 imports, runs, and its flows are the
 //! ones the flow file describes.
 
-mod common;
-
-use common::aiccsim;
+use crate::common::aiccsim;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -1,8 +1,8 @@
 //! `aiccsim sweep`: the same table whatever the number of workers, resume, bad sweep files.
 
-mod common;
+use crate::common;
 
-use common::aiccsim;
+use crate::common::aiccsim;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -2,9 +2,7 @@
 //! every path a flow has (ECMP collisions), where its late messages' samples all queued. (Its
 //! holding on one congested path of several: experiments/mcc-spray-partial and its test.)
 
-mod common;
-
-use common::run;
+use crate::common::run;
 
 /// Collective `workload` on a star of `hosts` hosts (100 Gbps / 1 us links) under `cc`.
 fn star(hosts: u32, cc: &str, workload: &str) -> aiccsim::Results {

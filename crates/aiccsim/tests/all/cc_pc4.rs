@@ -2,7 +2,7 @@
 //! the sender within a round trip, and the one-way delay the receiver measures is the queuing
 //! delay, exactly, when the clocks are perfect.
 
-mod common;
+use crate::common;
 
 use aiccsim::cc::pc4::{NegativeDelay, WindowRtt};
 use aiccsim::cc::{
@@ -272,7 +272,7 @@ flows = [
 /// over the base RTT, a negative delay as zero) loses nothing to the same noise.
 #[test]
 fn clock_noise_hurts_algorithm_2_as_written_and_not_the_default_reading() {
-    let scenario = include_str!("../../../experiments/pc4-clock-noise/incast.toml");
+    let scenario = include_str!("../../../../experiments/pc4-clock-noise/incast.toml");
     let run = |letter: bool, noise_ns: u64| {
         let r = run_pc4(scenario, |s, pc4| {
             assert_eq!(*pc4, Pc4Config::default(), "the experiment runs the one PC4");
@@ -302,7 +302,7 @@ fn clock_noise_hurts_algorithm_2_as_written_and_not_the_default_reading() {
 #[test]
 fn the_queue_settles_at_the_target_queuing_time() {
     let run = |target_us: u32| {
-        let r = incast_with(include_str!("../../../experiments/pc4-target-qtime/incast.toml"), 3_000_000, |pc4| {
+        let r = incast_with(include_str!("../../../../experiments/pc4-target-qtime/incast.toml"), 3_000_000, |pc4| {
             pc4.base_rate = false;
             pc4.target_qtime = SimTime::from_us(target_us.into());
         });
@@ -328,7 +328,7 @@ fn the_queue_settles_at_the_target_queuing_time() {
 #[test]
 fn five_thousand_flows_need_a_larger_target() {
     let run = |by_window: bool| {
-        let toml = include_str!("../../../experiments/pc4-incast5000/incast.toml");
+        let toml = include_str!("../../../../experiments/pc4-incast5000/incast.toml");
         let r = incast_with(toml, 100_000, |pc4| pc4.scale_target_by_window = by_window);
         assert_eq!(r.summary.packets_dropped, 0);
         r.summary.completion_time_ns.expect("finished").as_ns_f64() / 1e6

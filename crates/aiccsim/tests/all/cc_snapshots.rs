@@ -1,12 +1,13 @@
 //! Snapshot of each built-in algorithm's rate and window trace on one small incast: a change of
 //! any algorithm's behaviour, however small, fails the test with a diff of its trace against
-//! `tests/snapshots/snapshots__<name>.snap` (the first algorithm that differs stops it). A
-//! deliberate change is accepted with `INSTA_UPDATE=always cargo test -p aiccsim --test
-//! snapshots`, which rewrites every snapshot, and a review of the `.snap` diffs before they are
-//! committed. A new algorithm in `CcConfig::all_defaults()` needs one; in CI (`CI=true`) insta
-//! writes none, so a missing or different snapshot fails.
+//! `tests/all/snapshots/all__cc_snapshots__<name>.snap` (the first algorithm that differs stops
+//! it). A deliberate change is accepted with `INSTA_UPDATE=always cargo test -p aiccsim --test
+//! all cc_snapshots`, which rewrites every snapshot, and a review of the `.snap` diffs before
+//! they are committed. A new algorithm in `CcConfig::all_defaults()` needs one; in CI
+//! (`CI=true`) insta writes none, so a missing or different snapshot fails. (The file names
+//! carry the module path, `all::cc_snapshots`.)
 
-mod common;
+use crate::common;
 
 use aiccsim::cc::CcConfig;
 use aiccsim::Results;

@@ -1,7 +1,9 @@
 //! The established CC suite on the network: each algorithm's mechanism, measured.
 
-mod common;
+use crate::common;
 
+use crate::common::incast_on;
+use crate::common::{algo, completion_us, mean_queuing_us, FAST};
 use aiccsim::Results;
 
 /// Mean egress queue (bytes) of switch 0 port 0 (towards host 0) over the samples between the
@@ -159,5 +161,93 @@ size = "4MB"
             let dep = &r.flows[(step - 1) * 4 + (rank + 3) % 4];
             assert_eq!(Some(f.start), dep.finish, "flow {} waits for flow {}", f.flow_id, dep.flow_id);
         }
+    }
+}
+
+#[test]
+fn cc_algorithm_sets_the_incast_queue() {
+    // 8-to-1 incast of 1 MB each into a 4 MB buffer. With no end-to-end control only PFC stops
+    // the senders, so the queue sits at the PAUSE thresholds. DCQCN cuts rates once ECN marks
+    // reach the senders, but only after the queue passed Kmin (400 KB) plus a feedback delay.
+    // HPCC reacts to the queue itself each round trip and drains it to near zero.
+    let extra = "[switch]\nbuffer = \"4MB\"\n";
+    let run = |cc: &str| common::run(&incast_on(8, "1MB", FAST, &algo(cc), extra));
+    let (none, dcqcn, hpcc) = (run("none"), run("dcqcn"), run("hpcc"));
+    let q = |r: &Results| (mean_queuing_us(r), r.summary.max_switch_queue_bytes, r.summary.pause_frames);
+    let msg = format!(
+        "(mean queuing us, max queue B, PAUSEs): none {:?} dcqcn {:?} hpcc {:?}",
+        q(&none),
+        q(&dcqcn),
+        q(&hpcc)
+    );
+    assert!(mean_queuing_us(&none) > 1.5 * mean_queuing_us(&dcqcn), "{msg}");
+    assert!(mean_queuing_us(&hpcc) < 0.1 * mean_queuing_us(&dcqcn), "{msg}");
+    assert!(none.summary.max_switch_queue_bytes > dcqcn.summary.max_switch_queue_bytes, "{msg}");
+    assert!(hpcc.summary.max_switch_queue_bytes < none.summary.max_switch_queue_bytes / 3, "{msg}");
+    assert!(none.summary.pause_frames > 4 * dcqcn.summary.pause_frames.max(1), "{msg}");
+    assert_eq!(hpcc.summary.pause_frames, 0, "{msg}");
+    // Only DCQCN's receivers answer marks with CNPs.
+    assert!(dcqcn.summary.cnps > 0 && none.summary.cnps == 0 && hpcc.summary.cnps == 0, "{msg}");
+}
+
+#[test]
+fn longer_links_let_a_bigger_queue_build_before_feedback_arrives() {
+    let run = |cc: &str, delay: &str| common::run(&incast_on(8, "1MB", ("100Gbps", delay), &algo(cc), ""));
+    // DCQCN: the senders keep their rate for a round trip after marking starts (plus the CNP
+    // and decrease timers), so the overshoot past Kmin grows with the round trip.
+    let (d1, d10) = (run("dcqcn", "1us"), run("dcqcn", "10us"));
+    let msg = format!(
+        "DCQCN max queue {} B at 1 us links, {} B at 10 us; mean queuing {:.1} us, {:.1} us",
+        d1.summary.max_switch_queue_bytes,
+        d10.summary.max_switch_queue_bytes,
+        mean_queuing_us(&d1),
+        mean_queuing_us(&d10)
+    );
+    assert!(d10.summary.max_switch_queue_bytes > 3 * d1.summary.max_switch_queue_bytes / 2, "{msg}");
+    assert!(mean_queuing_us(&d10) > 1.5 * mean_queuing_us(&d1), "{msg}");
+    // HPCC starts every flow with a window of one bandwidth-delay product, so the first round
+    // trip of n flows leaves (n - 1) windows in the queue: it scales with the round trip.
+    for delay_us in [1.0, 10.0] {
+        let r = run("hpcc", &format!("{delay_us}us"));
+        // Base RTT: four link delays, a 1090 B data packet (INT included) and a 102 B ACK
+        // serialised twice each; windows count payload, the queue counts 1090 B per 1000.
+        let rtt_us = 4.0 * delay_us + 2.0 * (1090.0 + 102.0) * 8.0 / 100e3;
+        let window = 100e3 / 8.0 * rtt_us;
+        let expect = 7.0 * window * 1.09;
+        let q = r.summary.max_switch_queue_bytes as f64;
+        assert!(
+            (q / expect - 1.0).abs() < 0.1,
+            "HPCC, {delay_us} us links: max queue {q} B vs 7 windows {expect:.0} B"
+        );
+    }
+}
+
+#[test]
+fn a_longer_cnp_interval_means_fewer_cnps_and_a_bigger_dcqcn_queue() {
+    let run = |interval: &str| {
+        let cc = format!("algorithm = \"dcqcn\"\ncnp_interval = \"{interval}\"");
+        common::run(&incast_on(8, "1MB", FAST, &cc, ""))
+    };
+    let runs = [(4.0, run("4us")), (20.0, run("20us")), (50.0, run("50us"))];
+    let msg: Vec<String> = runs
+        .iter()
+        .map(|(i, r)| {
+            format!(
+                "cnp_interval {i} us: {} CNPs, mean queuing {:.1} us, done {:.1} us",
+                r.summary.cnps,
+                mean_queuing_us(r),
+                completion_us(r)
+            )
+        })
+        .collect();
+    let msg = msg.join("; ");
+    for (interval, r) in &runs {
+        // At most one CNP per flow per interval.
+        let bound = 8.0 * (completion_us(r) / interval).ceil();
+        assert!((r.summary.cnps as f64) <= bound, "{msg}");
+    }
+    for w in runs.windows(2) {
+        assert!(w[1].1.summary.cnps < w[0].1.summary.cnps * 4 / 5, "{msg}");
+        assert!(mean_queuing_us(&w[1].1) > 1.2 * mean_queuing_us(&w[0].1), "{msg}");
     }
 }

@@ -1,7 +1,7 @@
 //! The same scenario and seed give byte-identical result files (wall-clock figures aside);
 //! another seed gives other results where randomness plays a part.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

@@ -2,7 +2,7 @@
 //! to panic on an overflow; now a time past the end of the clock means "never" and the run
 //! stops there, reported partial.
 
-mod common;
+use crate::common;
 
 use aiccsim::time::SimTime;
 

@@ -1,7 +1,7 @@
 //! n-to-1 incast: with PFC nothing is lost and the receiver link never idles; without PFC and
 //! with a small buffer packets drop and go-back-N recovers every byte; DCQCN shares fairly.
 
-mod common;
+use crate::common;
 
 use aiccsim::metrics::jain_index;
 

@@ -2,11 +2,12 @@
 //! a shared pool whose occupancy per ingress decides PAUSE, and a headroom pool for what arrives
 //! after it.
 
-mod common;
+use crate::common;
 
+use crate::common::{algo, completion_us, FAST};
+use crate::common::{incast, incast_on, run};
 use aiccsim::metrics::trace::TraceEvent;
 use aiccsim::wire::packet::PacketKind;
-use common::{incast, incast_on, run};
 use std::collections::HashMap;
 
 /// Replays the switch's packet trace of a PFC-only 2-to-1 incast (static XOFF 100 KB, a 20 KB
@@ -112,4 +113,39 @@ fn egress_alpha_limits_one_queue_to_a_share_of_the_free_buffer() {
     let shared = lossy("egress_alpha = 0.125");
     assert!(shared.summary.packets_dropped > 0);
     assert!(shared.summary.max_switch_queue_bytes <= 2_000_000 / 8);
+}
+
+#[test]
+fn a_smaller_buffer_drops_more_without_pfc() {
+    let run = |buffer: &str| {
+        let extra = format!("[switch]\nbuffer = \"{buffer}\"\npfc = {{ enabled = false }}\n[nic]\nrto = \"100us\"\n");
+        common::run(&incast_on(8, "1MB", FAST, &algo("none"), &extra))
+    };
+    // Buffers far apart: between two much smaller than the burst (100 and 300 KB) go-back-N's
+    // timeouts make the order of drops and completion times a matter of tie-breaking.
+    let runs = [run("100KB"), run("1MB"), run("4MB"), run("8MB")];
+    let msg: Vec<String> = runs
+        .iter()
+        .map(|r| {
+            format!(
+                "buffer {}: {} drops, {} B resent, done {:.1} us",
+                r.scenario.switch.buffer,
+                r.summary.packets_dropped,
+                r.summary.retransmitted_bytes,
+                completion_us(r)
+            )
+        })
+        .collect();
+    let msg = msg.join("; ");
+    for w in runs.windows(2) {
+        let (small, big) = (&w[0].summary, &w[1].summary);
+        assert!(big.packets_dropped < small.packets_dropped * 9 / 10, "{msg}");
+        assert!(big.retransmitted_bytes < small.retransmitted_bytes, "{msg}");
+        assert!(big.completion_time_ns < small.completion_time_ns, "{msg}");
+    }
+    // 8 MB holds the whole excess: the peak queue is 7/8 of the 8 MB sent (wire bytes),
+    // 7.3 MB, so nothing drops and the incast finishes at line rate.
+    let last = &runs[3].summary;
+    assert_eq!(last.packets_dropped, 0, "{msg}");
+    assert_eq!(last.max_switch_queue_bytes, 7 * 1_048_000, "{msg}");
 }

@@ -2,7 +2,7 @@
 //! is on it and what is sent onto it until the switches detect the failure; then every switch
 //! routes around it, and go-back-N (NACKs, or the retransmission timeout) recovers what was lost.
 
-mod common;
+use crate::common;
 
 use aiccsim::Results;
 

@@ -1,8 +1,10 @@
 //! A flow alone on an idle network finishes in size / line rate (headers included) plus the
 //! path latency.
 
-mod common;
+use crate::common;
 
+use crate::common::incast_on;
+use crate::common::{algo, completion_us};
 use aiccsim::time::SimTime;
 
 fn lone(topology: &str, src: u32, dst: u32, size: u64, cc: &str) -> (SimTime, SimTime) {
@@ -96,4 +98,48 @@ flows = [ { src = 0, dst = 1, size = "10MB" }, { src = 1, dst = 0, size = "1KB" 
     assert_eq!(r.summary.flows_finished, 1, "the 1 KB flow finishes, the 10 MB one cannot in 100 us");
     assert!(r.flows[0].finish.is_none());
     assert_eq!(r.summary.simulated_time_ns, SimTime::from_ns(100_000));
+}
+
+/// Lone-flow FCT on an idle path: the wire bytes (48 B of header per packet) at line rate, the
+/// propagation of every hop, and one more packet's serialisation per store-and-forward switch.
+fn lone_analytic_us(size: u64, mtu: u64, gbps: f64, hops: u32, delay_us: f64) -> f64 {
+    let packets = size.div_ceil(mtu);
+    let ser_us = |bytes: u64| bytes as f64 * 8.0 / (gbps * 1e3);
+    ser_us(size + 48 * packets) + hops as f64 * delay_us + (hops - 1) as f64 * ser_us(mtu.min(size) + 48)
+}
+
+#[test]
+fn doubling_the_bandwidth_halves_serialisation() {
+    let lone = |bw: &str| common::run(&incast_on(1, "1MB", (bw, "1us"), &algo("none"), ""));
+    let four = |bw: &str| common::run(&incast_on(4, "1MB", (bw, "1us"), &algo("none"), ""));
+    let mut seen = Vec::new();
+    for gbps in [25.0, 50.0, 100.0] {
+        let bw = format!("{gbps}Gbps");
+        let (l, f) = (completion_us(&lone(&bw)), completion_us(&four(&bw)));
+        seen.push((gbps, l, f));
+        let msg = format!("(Gbps, lone FCT us, 4-to-1 completion us): {seen:?}");
+        let expect = lone_analytic_us(1_000_000, 1000, gbps, 2, 1.0);
+        assert!((l / expect - 1.0).abs() < 0.005, "lone flow vs analytic {expect:.2} us: {msg}");
+        // The receiver link carries 4 MB back to back.
+        let expect = 4.0 * 1.048e6 * 8.0 / (gbps * 1e3);
+        assert!(f > expect && f < 1.01 * expect + 3.0, "incast vs 4 MB at line rate {expect:.1} us: {msg}");
+    }
+    // Everything but the 2 us of propagation scales as 1 / bandwidth.
+    for w in seen.windows(2) {
+        let ((_, l0, f0), (_, l1, f1)) = (w[0], w[1]);
+        let ratio = (l0 - 2.0) / (l1 - 2.0);
+        assert!((ratio - 2.0).abs() < 0.01, "lone serialisation ratio {ratio:.4}: {seen:?}");
+        assert!((f0 / f1 - 2.0).abs() < 0.02, "incast completion ratio {:.4}: {seen:?}", f0 / f1);
+    }
+}
+
+#[test]
+fn longer_links_add_exactly_their_propagation_to_a_lone_flow() {
+    let fct = |delay: &str| {
+        let r = common::run(&incast_on(1, "1MB", ("100Gbps", delay), &algo("dcqcn"), ""));
+        r.flows[0].fct().unwrap()
+    };
+    let (short, long) = (fct("1us"), fct("10us"));
+    // Two links, 9 us more each way, to the picosecond.
+    assert_eq!((long - short).0, 18_000_000, "FCT {short:?} at 1 us links, {long:?} at 10 us");
 }

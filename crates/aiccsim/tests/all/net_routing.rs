@@ -1,7 +1,9 @@
 //! Load balancing across equal-cost paths: ECMP can collide, adaptive routing spreads the load,
 //! packet spraying reorders and go-back-N pays for it, and PFC back-pressure crosses hops.
 
-mod common;
+use crate::common;
+use crate::common::completion_us;
+use aiccsim::Results;
 
 /// 8 flows from the 8 hosts of leaf 0 to the 8 hosts of leaf 1 over 2 spines: at best 4 flows per
 /// up-link, so the ideal schedule finishes every flow at about 4x its lone-flow FCT.
@@ -331,5 +333,79 @@ fn the_one_value_form_is_written_back_as_it_was() {
     assert!(text.contains("routing = \"spray\""), "{text}");
     for new in ["flowlet", "failure_detection", "events", "leaf"] {
         assert!(!text.contains(new), "{new} in\n{text}");
+    }
+}
+
+/// Four flows from the four hosts of leaf 0 to the four of leaf 1, over four spines: one flow
+/// per spine is possible, and then each flow runs alone at line rate.
+fn four_by_four(routing: &str, seed: u64) -> Results {
+    common::leaf_to_leaf(routing, seed, 4, 4, "500KB")
+}
+
+/// Bytes leaf 0 sent up to each spine (its ports 4 to 7).
+fn uplink_bytes(r: &Results) -> Vec<u64> {
+    r.ports.iter().filter(|p| p.node == "s0" && p.port >= 4).map(|p| p.stats.tx_bytes).collect()
+}
+
+#[test]
+fn load_balancing_decides_how_the_spines_share_the_flows() {
+    const FLOW_WIRE: u64 = 500 * 1048;
+    // Seed 5 hashes three of the four flows onto one spine.
+    let (ecmp, spray, adaptive) = (four_by_four("ecmp", 5), four_by_four("spray", 5), four_by_four("adaptive", 5));
+    let f = |r: &Results| {
+        format!(
+            "uplinks {:?} B, done {:.1} us, {} NACKs, {} B resent",
+            uplink_bytes(r),
+            completion_us(r),
+            r.summary.nacks,
+            r.summary.retransmitted_bytes
+        )
+    };
+    let msg = format!("ecmp: {}; spray: {}; adaptive: {}", f(&ecmp), f(&spray), f(&adaptive));
+    let ideal_us = ecmp.flows[0].ideal_fct.as_us_f64();
+    let ser_us = FLOW_WIRE as f64 * 8.0 / 100e3;
+
+    // ECMP: whole flows per spine; the busiest spine link serialises its k flows back to back.
+    let up = uplink_bytes(&ecmp);
+    assert!(up.iter().all(|b| b % FLOW_WIRE == 0), "{msg}");
+    let k = (up.iter().max().unwrap() / FLOW_WIRE) as f64;
+    assert_eq!(k, 3.0, "the seed must collide: {msg}");
+    let expect = ideal_us + (k - 1.0) * ser_us;
+    assert!((completion_us(&ecmp) / expect - 1.0).abs() < 0.02, "ECMP vs {k} flows on one link, {expect:.1} us: {msg}");
+    assert_eq!(ecmp.summary.nacks, 0, "{msg}");
+
+    // Adaptive: one flow per spine, each at line rate, in order.
+    assert!(uplink_bytes(&adaptive).iter().all(|&b| b.abs_diff(FLOW_WIRE) <= 2 * 1048), "{msg}");
+    assert!(completion_us(&adaptive) < 1.01 * ideal_us, "{msg}");
+    assert_eq!(adaptive.summary.nacks, 0, "{msg}");
+
+    // Spraying spreads the bytes evenly too, but reorders every flow, and go-back-N resends
+    // everything behind each gap: more than the whole transfer, and slower than ECMP.
+    let up = uplink_bytes(&spray);
+    let (lo, hi) = (*up.iter().min().unwrap() as f64, *up.iter().max().unwrap() as f64);
+    assert!(hi < 1.1 * lo, "{msg}");
+    assert!(spray.summary.nacks > 0, "{msg}");
+    assert!(spray.summary.retransmitted_bytes > 4 * 500_000, "{msg}");
+    assert!(completion_us(&spray) > completion_us(&ecmp), "{msg}");
+}
+
+#[test]
+fn adaptive_routing_never_does_worse_than_ecmp() {
+    // Flows that start together reach leaf 0 at the same instant, so adaptive routing must see
+    // the spine link a packet has just started on as taken, or it follows the hash like ECMP.
+    for seed in 1..=6 {
+        let (ecmp, adaptive) = (four_by_four("ecmp", seed), four_by_four("adaptive", seed));
+        let ideal_us = ecmp.flows[0].ideal_fct.as_us_f64();
+        let msg = format!(
+            "seed {seed}: ideal {ideal_us:.1} us; ECMP uplinks {:?} B, done {:.1} us; adaptive uplinks {:?} B, done {:.1} us, {} NACKs",
+            uplink_bytes(&ecmp),
+            completion_us(&ecmp),
+            uplink_bytes(&adaptive),
+            completion_us(&adaptive),
+            adaptive.summary.nacks
+        );
+        assert!(completion_us(&adaptive) < 1.01 * ideal_us, "{msg}");
+        assert!(completion_us(&adaptive) <= completion_us(&ecmp), "{msg}");
+        assert_eq!(adaptive.summary.nacks, 0, "{msg}");
     }
 }

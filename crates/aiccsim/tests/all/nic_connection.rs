@@ -2,7 +2,7 @@
 //! its congestion-control state and its send order; `nic.connections = "per_transfer"` gives
 //! each transfer a fresh queue pair.
 
-mod common;
+use crate::common;
 
 use aiccsim::cc::{Cc, CongestionControl, Receiver};
 use aiccsim::metrics::trace::TraceEvent;

@@ -3,7 +3,7 @@
 //! transport counter that would wrap (bytes in flight below zero) or a port that would start two
 //! packets at once fails the test.
 
-mod common;
+use crate::common;
 
 #[test]
 fn spraying_with_coalesced_acks_keeps_the_sender_consistent() {

@@ -4,7 +4,7 @@
 //! debug assertions on (`cargo test`), a byte counter of the scoreboard that would go below
 //! zero fails the test.
 
-mod common;
+use crate::common;
 
 use aiccsim::cc::CcConfig;
 use aiccsim::{Results, Scenario, Simulation};

@@ -1,11 +1,11 @@
 //! Runs that cannot finish end with a reason and a diagnosis instead of hanging: a PFC deadlock,
 //! an interrupt, a wall-clock budget; and builds stopped from outside before their run starts.
 
-mod common;
+use crate::common;
 
+use crate::common::scenario;
 use aiccsim::watch::{BuildError, Halt, Phase, Stop, Watch};
 use aiccsim::{Fabric, RunControl, Scenario, Simulation, StopReason};
-use common::scenario;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! column's kind in every column (empty only where the column is nullable), the CSV files carry
 //! exactly its columns, and docs/results.md lists the same columns in the same order.
 
-mod common;
+use crate::common;
 
 use aiccsim::metrics::tables::{Kind, Table, Value, TABLES};
 use std::path::PathBuf;

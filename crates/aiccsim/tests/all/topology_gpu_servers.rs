@@ -1,7 +1,7 @@
 //! GPU servers: transfers between GPUs of one server go over NVLink and never touch a NIC;
 //! the Clos and rail-optimised fabrics of Table I (paper 002) have the shape they promise.
 
-mod common;
+use crate::common;
 
 use aiccsim::topology::Topology;
 use aiccsim::Results;

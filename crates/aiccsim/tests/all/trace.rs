@@ -1,7 +1,7 @@
 //! The per-packet trace: filtered by flow and node, capped, and consistent with what the
 //! switches did.
 
-mod common;
+use crate::common;
 
 use aiccsim::metrics::trace::TraceEvent;
 use aiccsim::wire::packet::PacketKind;

@@ -1,8 +1,7 @@
 //! `output.warmup`: the delay statistics count only samples from the warm-up on, and nothing
 //! else about the run changes.
 
-mod common;
-use common::{incast, run};
+use crate::common::{incast, run};
 
 /// A 4-to-1 incast without congestion control: the receiver's queue grows for the whole run, so
 /// later packets wait longer than earlier ones.

@@ -2,7 +2,7 @@
 //! in `summary.json` too; an ordinary scenario gets no warning. A stalled run names the flows
 //! it left and what holds each.
 
-mod common;
+use crate::common;
 
 use aiccsim::{Simulation, StopReason};
 

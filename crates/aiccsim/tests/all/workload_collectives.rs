@@ -6,7 +6,7 @@
 //! schedules every rank receives as much as it sends). PFC only: nothing but the schedule and
 //! the links sets the pace.
 
-mod common;
+use crate::common;
 
 use aiccsim::Scenario;
 

@@ -2,7 +2,7 @@
 //! sharing fairly where they meet; a job's sequence runs in order per rank; placement rules
 //! and the job's results.
 
-mod common;
+use crate::common;
 
 use aiccsim::metrics::jain_index;
 use aiccsim::time::SimTime;

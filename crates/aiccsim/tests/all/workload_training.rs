@@ -1,7 +1,7 @@
 //! The `training` workload: compute steps and collectives wait for each other as a training
 //! loop does, and `iterations.csv` splits each iteration into compute and exposed communication.
 
-mod common;
+use crate::common;
 
 use aiccsim::metrics::iterations::IterationRecord;
 use aiccsim::time::SimTime;

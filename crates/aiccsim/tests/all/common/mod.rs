@@ -91,3 +91,27 @@ flows = [ {} ]
         flows.join(", ")
     ))
 }
+
+/// The link of most tests: 100 Gbps, 1 us.
+pub const FAST: (&str, &str) = ("100Gbps", "1us");
+
+/// A `[cc]` body naming algorithm `name` with its defaults.
+pub fn algo(name: &str) -> String {
+    format!("algorithm = \"{name}\"")
+}
+
+/// When the last flow finished, in us.
+pub fn completion_us(r: &Results) -> f64 {
+    r.summary.completion_time_ns.unwrap().as_us_f64()
+}
+
+/// Mean one-way queuing delay of the data packets, in us: on a star, the time they waited in the
+/// bottleneck queue, so the packet-weighted mean of that queue over the line rate.
+pub fn mean_queuing_us(r: &Results) -> f64 {
+    r.summary.queuing_delay_ns.mean.as_us_f64()
+}
+
+/// Time the senders' links spent paused by the switch, summed over the senders, in us.
+pub fn senders_paused_us(r: &Results) -> f64 {
+    r.ports.iter().filter(|p| p.node.starts_with('h') && p.node != "h0").map(|p| p.stats.paused_time.as_us_f64()).sum()
+}

@@ -4,7 +4,7 @@
 use crate::common;
 
 use crate::common::incast_on;
-use crate::common::{algo, completion_us};
+use crate::common::{algo, completion_us, lone_analytic_us};
 use aiccsim::time::SimTime;
 
 fn lone(topology: &str, src: u32, dst: u32, size: u64, cc: &str) -> (SimTime, SimTime) {
@@ -98,14 +98,6 @@ flows = [ { src = 0, dst = 1, size = "10MB" }, { src = 1, dst = 0, size = "1KB" 
     assert_eq!(r.summary.flows_finished, 1, "the 1 KB flow finishes, the 10 MB one cannot in 100 us");
     assert!(r.flows[0].finish.is_none());
     assert_eq!(r.summary.simulated_time_ns, SimTime::from_ns(100_000));
-}
-
-/// Lone-flow FCT on an idle path: the wire bytes (48 B of header per packet) at line rate, the
-/// propagation of every hop, and one more packet's serialisation per store-and-forward switch.
-fn lone_analytic_us(size: u64, mtu: u64, gbps: f64, hops: u32, delay_us: f64) -> f64 {
-    let packets = size.div_ceil(mtu);
-    let ser_us = |bytes: u64| bytes as f64 * 8.0 / (gbps * 1e3);
-    ser_us(size + 48 * packets) + hops as f64 * delay_us + (hops - 1) as f64 * ser_us(mtu.min(size) + 48)
 }
 
 #[test]

@@ -3,15 +3,7 @@
 
 use crate::common;
 use crate::common::incast_on as incast;
-use crate::common::{algo, completion_us, FAST};
-
-/// Lone-flow FCT on an idle path: the wire bytes (48 B of header per packet) at line rate, the
-/// propagation of every hop, and one more packet's serialisation per store-and-forward switch.
-fn lone_analytic_us(size: u64, mtu: u64, gbps: f64, hops: u32, delay_us: f64) -> f64 {
-    let packets = size.div_ceil(mtu);
-    let ser_us = |bytes: u64| bytes as f64 * 8.0 / (gbps * 1e3);
-    ser_us(size + 48 * packets) + hops as f64 * delay_us + (hops - 1) as f64 * ser_us(mtu.min(size) + 48)
-}
+use crate::common::{algo, completion_us, lone_analytic_us, FAST};
 
 #[test]
 fn a_larger_mtu_spends_less_on_headers() {

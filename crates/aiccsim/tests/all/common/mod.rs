@@ -115,3 +115,11 @@ pub fn mean_queuing_us(r: &Results) -> f64 {
 pub fn senders_paused_us(r: &Results) -> f64 {
     r.ports.iter().filter(|p| p.node.starts_with('h') && p.node != "h0").map(|p| p.stats.paused_time.as_us_f64()).sum()
 }
+
+/// Lone-flow FCT on an idle path: the wire bytes (48 B of header per packet) at line rate, the
+/// propagation of every hop, and one more packet's serialisation per store-and-forward switch.
+pub fn lone_analytic_us(size: u64, mtu: u64, gbps: f64, hops: u32, delay_us: f64) -> f64 {
+    let packets = size.div_ceil(mtu);
+    let ser_us = |bytes: u64| bytes as f64 * 8.0 / (gbps * 1e3);
+    ser_us(size + 48 * packets) + hops as f64 * delay_us + (hops - 1) as f64 * ser_us(mtu.min(size) + 48)
+}

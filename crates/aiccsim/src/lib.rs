@@ -1,7 +1,7 @@
 //! aiccsim: a packet-level simulator of RoCEv2 fabrics and their congestion control.
 //!
 //! Layers, bottom to top. A module uses the layers below it and never one above
-//! (`tests/layers.rs` reads every `use` line and `crate::` path and fails on one that points up):
+//! (`tests/all/layers.rs` reads every `use` line and `crate::` path and fails on one that points up):
 //!
 //! 0. Ground vocabulary: [`time`] (SimTime, Bandwidth, ByteSize and their units), [`rng`] (named
 //!    random streams and the crate's hashes), [`tags`] (collective tags), [`watch`] (stopping a

@@ -12,6 +12,7 @@
 pub mod build;
 mod dependencies;
 mod finish;
+mod inspect;
 pub mod net;
 pub mod nic;
 mod observe;
@@ -24,6 +25,7 @@ mod work;
 
 pub use build::Fabric;
 pub(crate) use dependencies::Dependencies;
+pub use inspect::{FlowView, PortView};
 pub(crate) use params::Params;
 pub use queue::EventQueue;
 pub use stop::RunControl;
@@ -153,75 +155,140 @@ impl Simulation {
 
     /// Runs to completion: every flow delivered and acknowledged and every packet drained from
     /// the network; or until the stop time, a stall, or a stop from outside ([`RunControl`]),
-    /// which leave the results partial. `observe` is called about every 2^16 events.
+    /// which leave the results partial. `observe` is called about every 2^16 events. A run
+    /// already taken part of the way ([`Simulation::run_until`], [`Simulation::step`]) goes on
+    /// from where it stands.
     pub fn run(mut self, observe: &mut dyn FnMut(Progress)) -> Results {
         // Measures the run (wall_seconds) and enforces the caller's wall_limit (a stop reported as
         // WallLimit); the simulation itself never reads it.
         #[allow(clippy::disallowed_methods)]
         let wall = std::time::Instant::now();
-        let total = self.nic.flows.len();
-        let stall_timeout = (self.scenario.simulation.stall_timeout)
-            .unwrap_or_else(|| crate::config::SimulationConfig::default_stall_timeout(&self.scenario.nic));
-        let mut reason = StopReason::Completed;
-        loop {
-            let Some((t, ev)) = self.events.pop() else {
-                if self.work.flows_done < total || self.work.deps.computes_left > 0 {
-                    reason = StopReason::Stalled; // nothing left that could move them
-                }
-                break;
-            };
-            if t > self.params.stop_time {
-                reason = StopReason::StopTime;
-                self.now = self.params.stop_time;
-                break;
-            }
-            if t - self.work.progress_at > stall_timeout && !matches!(ev, Event::FlowStart(_)) {
-                if self.work.flows_started > self.work.flows_done {
-                    reason = StopReason::Stalled;
-                    self.now = self.work.progress_at + stall_timeout;
-                    break;
-                }
-                // Nothing was running, so nothing was stuck: the quiet time was idle time.
-                self.work.progress_at = t;
-            }
-            self.now = t;
-            self.observe.counters.events += 1;
-            if self.net.prefetching {
-                let (next, after) = self.events.peek_two();
-                if let Some(next) = next {
-                    self.prefetch_data(next);
-                }
-                if let Some(after) = after {
-                    self.prefetch(after);
-                }
-            }
-            self.dispatch(ev);
-            // (The compute steps are checked last: that costs nothing while flows are running.)
-            if self.work.flows_done == total && self.net.packets.in_use() == 0 && self.work.deps.computes_left == 0 {
-                break;
-            }
-            if self.observe.counters.events >= self.event_limit {
-                reason = StopReason::EventLimit;
-                break;
-            }
-            if self.observe.counters.events & 0xFFFF == 0 {
-                observe(self.progress(false));
-                if let Some(halt) = self.control.should_stop(wall) {
-                    reason = stop::reason(halt);
-                    break;
-                }
-            }
-        }
+        let reason = match self.work.ended {
+            Some(reason) => reason,
+            None => self.event_loop::<false>(SimTime::MAX, wall, observe).expect("only a bounded loop pauses"),
+        };
         observe(self.progress(true));
         let wall_seconds = wall.elapsed().as_secs_f64();
         let stall = (reason == StopReason::Stalled)
-            .then(|| self.diagnose_stall(self.work.progress_at, total - self.work.flows_done));
+            .then(|| self.diagnose_stall(self.work.progress_at, self.nic.flows.len() - self.work.flows_done));
         debug_assert!(
             self.net.packets.in_use() > 0 || self.net.int_pool.in_use() == 0,
             "INT slots leaked: {} in use with no packet in the network",
             self.net.int_pool.in_use()
         );
         self.finish(reason, stall, wall_seconds)
+    }
+
+    /// Runs every event due at or before `until`, then pauses there, the state open to read
+    /// (`inspect.rs`), as it stands at `until`; [`Simulation::run`] (or another `run_until`)
+    /// goes on from there, and the results are those of a run never paused. Returns why the
+    /// run ended, if it ended before `until` (completed, the stop time, a stall, the event
+    /// limit, a stop from outside): then `run` only gathers the results.
+    pub fn run_until(&mut self, until: SimTime) -> Option<StopReason> {
+        if self.work.ended.is_none() {
+            #[allow(clippy::disallowed_methods)]
+            let wall = std::time::Instant::now();
+            self.work.ended = self.event_loop::<true>(until, wall, &mut |_| {});
+        }
+        self.work.ended
+    }
+
+    /// Runs the next event alone (the state may then be read, as after
+    /// [`Simulation::run_until`]); returns why the run ended, if it has.
+    pub fn step(&mut self) -> Option<StopReason> {
+        if self.work.ended.is_none() {
+            let limits = self.limits();
+            self.work.ended = match self.events.pop() {
+                Some((t, ev)) => self.handle(t, ev, &limits),
+                None => Some(self.drained(&limits)),
+            };
+        }
+        self.work.ended
+    }
+
+    /// The event loop that [`Simulation::run`] and [`Simulation::run_until`] share: events one
+    /// after another until the run ends (`Some(why)`) or, `BOUNDED`, until the next is due after
+    /// `until` (`None`). (A constant, so that `run`'s loop compiles without the look ahead.)
+    #[inline(always)]
+    fn event_loop<const BOUNDED: bool>(
+        &mut self,
+        until: SimTime,
+        wall: std::time::Instant,
+        observe: &mut dyn FnMut(Progress),
+    ) -> Option<StopReason> {
+        let limits = self.limits();
+        loop {
+            if BOUNDED && self.events.peek_time().is_some_and(|t| t > until) {
+                self.now = self.now.max(until);
+                return None;
+            }
+            let Some((t, ev)) = self.events.pop() else {
+                return Some(self.drained(&limits));
+            };
+            if let Some(reason) = self.handle(t, ev, &limits) {
+                return Some(reason);
+            }
+            if self.observe.counters.events & 0xFFFF == 0 {
+                observe(self.progress(false));
+                if let Some(halt) = self.control.should_stop(wall) {
+                    return Some(stop::reason(halt));
+                }
+            }
+        }
+    }
+
+    /// What the loop checks against on every event.
+    fn limits(&self) -> Limits {
+        let stall_timeout = (self.scenario.simulation.stall_timeout)
+            .unwrap_or_else(|| crate::config::SimulationConfig::default_stall_timeout(&self.scenario.nic));
+        Limits { flows: self.nic.flows.len(), stall_timeout }
+    }
+
+    /// Nothing is left to happen: the run is complete, or nothing could move what remains.
+    fn drained(&self, limits: &Limits) -> StopReason {
+        if self.work.flows_done < limits.flows || self.work.deps.computes_left > 0 {
+            StopReason::Stalled
+        } else {
+            StopReason::Completed
+        }
+    }
+
+    /// One event, due at `t`: handled, unless the run ends first (the stop time, a stall);
+    /// `Some(why)` when the run has ended (with it, or before it).
+    #[inline(always)]
+    fn handle(&mut self, t: SimTime, ev: Event, limits: &Limits) -> Option<StopReason> {
+        if t > self.params.stop_time {
+            self.now = self.params.stop_time;
+            return Some(StopReason::StopTime);
+        }
+        if t - self.work.progress_at > limits.stall_timeout && !matches!(ev, Event::FlowStart(_)) {
+            if self.work.flows_started > self.work.flows_done {
+                self.now = self.work.progress_at + limits.stall_timeout;
+                return Some(StopReason::Stalled);
+            }
+            // Nothing was running, so nothing was stuck: the quiet time was idle time.
+            self.work.progress_at = t;
+        }
+        self.now = t;
+        self.observe.counters.events += 1;
+        if self.net.prefetching {
+            let (next, after) = self.events.peek_two();
+            if let Some(next) = next {
+                self.prefetch_data(next);
+            }
+            if let Some(after) = after {
+                self.prefetch(after);
+            }
+        }
+        self.dispatch(ev);
+        // (The compute steps are checked last: that costs nothing while flows are running.)
+        if self.work.flows_done == limits.flows && self.net.packets.in_use() == 0 && self.work.deps.computes_left == 0 {
+            return Some(StopReason::Completed);
+        }
+        if self.observe.counters.events >= self.event_limit {
+            return Some(StopReason::EventLimit);
+        }
+        None
     }
 
     fn progress(&self, ended: bool) -> Progress {
@@ -320,6 +387,13 @@ impl Simulation {
             }
         }
     }
+}
+
+/// What the event loop checks every event against: the flows that must finish, and how long
+/// nothing may move while some are running.
+struct Limits {
+    flows: usize,
+    stall_timeout: SimTime,
 }
 
 const _: () = assert!(MAX_TIMERS <= u8::MAX as usize);

@@ -163,6 +163,15 @@ impl EventQueue {
         Some((SimTime(e.time()), e.event))
     }
 
+    /// The time of the next event, without taking it. (It moves to that event's bucket, as the
+    /// next `pop` would: a run paused before an event goes on exactly as one that was not.)
+    pub fn peek_time(&mut self) -> Option<SimTime> {
+        if self.current.is_empty() && !self.advance() {
+            return None;
+        }
+        self.current.last().map(|e| SimTime(e.time()))
+    }
+
     /// Moves to the next non-empty bucket and sorts it; false when nothing is left.
     #[cold]
     fn advance(&mut self) -> bool {

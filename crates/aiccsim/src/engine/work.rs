@@ -2,6 +2,7 @@
 //! need to describe the workload (its collectives, training iterations and jobs).
 
 use super::Dependencies;
+use crate::metrics::StopReason;
 use crate::time::SimTime;
 use crate::workload::{self, Workload};
 
@@ -23,6 +24,8 @@ pub(crate) struct WorkProgress {
     /// The last time a flow moved (started, or had a byte delivered or acknowledged in order):
     /// what stall detection measures from.
     pub(crate) progress_at: SimTime,
+    /// Why the run ended, once it has, when it was run in steps (`Simulation::run_until`).
+    pub(crate) ended: Option<StopReason>,
 }
 
 impl WorkProgress {
@@ -40,6 +43,7 @@ impl WorkProgress {
             // Fabric::build refused a workload whose sizes overflow this.
             bytes_total: work.flows.iter().map(|d| d.size).sum(),
             progress_at: SimTime::ZERO,
+            ended: None,
         }
     }
 }

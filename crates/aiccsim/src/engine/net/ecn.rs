@@ -33,20 +33,52 @@ pub(crate) fn check(sw: &SwitchConfig, topo: &Topology) -> Check {
     Ok(())
 }
 
+/// What RED decides for a data packet, before any coin is tossed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Marking {
+    Never,
+    Always,
+    /// Marked with this probability (one draw from the switch's stream).
+    Random(f64),
+}
+
+impl Marking {
+    /// The probability of a mark.
+    #[cfg(test)]
+    fn probability(self) -> f64 {
+        match self {
+            Marking::Never => 0.0,
+            Marking::Always => 1.0,
+            Marking::Random(p) => p,
+        }
+    }
+}
+
+/// RED's decision for a packet joining (or leaving) an egress queue of `queue` bytes: never at
+/// or below Kmin, always above Kmax, and in between with a probability rising linearly from 0
+/// at Kmin to `pmax` at Kmax. (Between the two a coin is tossed even where the probability is
+/// 0 or 1, so the switch's random stream moves as it always has.)
+#[inline]
+pub(crate) fn marking(queue: u64, kmin: u64, kmax: u64, pmax: f64) -> Marking {
+    if queue <= kmin {
+        Marking::Never
+    } else if queue > kmax {
+        Marking::Always
+    } else {
+        Marking::Random(pmax * (queue - kmin) as f64 / (kmax - kmin).max(1) as f64)
+    }
+}
+
 impl Simulation {
-    /// RED: mark packet `id` with probability 0 below Kmin, rising linearly to Pmax at Kmax, 1
-    /// above Kmax, judged on the egress queue of the packet's priority.
+    /// RED: mark packet `id` as [`marking`] decides, judged on the egress queue of the packet's
+    /// priority.
     pub(super) fn maybe_mark(&mut self, port: u32, sw: usize, id: PacketId) {
         let pt = &self.net.ports[port as usize];
         let q = pt.prio[self.net.packets[id].priority as usize].bytes;
-        let (kmin, kmax) = (pt.kmin as u64, pt.kmax as u64);
-        let mark = if q <= kmin {
-            false
-        } else if q > kmax {
-            true
-        } else {
-            let p = self.params.ecn_pmax * (q - kmin) as f64 / (kmax - kmin).max(1) as f64;
-            self.net.ecn_rng[sw].random::<f64>() < p
+        let mark = match marking(q, pt.kmin as u64, pt.kmax as u64, self.params.ecn_pmax) {
+            Marking::Never => false,
+            Marking::Always => true,
+            Marking::Random(p) => self.net.ecn_rng[sw].random::<f64>() < p,
         };
         let pkt = &mut self.net.packets[id];
         if mark && !pkt.ecn {
@@ -54,5 +86,41 @@ impl Simulation {
             self.net.ports[port as usize].stats.ecn_marks += 1;
             self.observe.counters.ecn_marks += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KMIN: u64 = 100_000;
+    const KMAX: u64 = 400_000;
+
+    #[test]
+    fn no_mark_at_or_below_kmin_pmax_at_kmax_and_always_above() {
+        assert_eq!(marking(0, KMIN, KMAX, 0.2), Marking::Never);
+        assert_eq!(marking(KMIN, KMIN, KMAX, 0.2), Marking::Never);
+        assert_eq!(marking(KMAX, KMIN, KMAX, 0.2), Marking::Random(0.2));
+        assert_eq!(marking(KMAX + 1, KMIN, KMAX, 0.2), Marking::Always);
+        assert_eq!(marking(u64::MAX, KMIN, KMAX, 0.2), Marking::Always);
+    }
+
+    #[test]
+    fn the_probability_rises_linearly_and_never_falls_with_the_queue() {
+        let p = |q| marking(q, KMIN, KMAX, 0.5).probability();
+        assert_eq!(p(KMIN + 150_000), 0.25, "half way up the ramp, half of pmax");
+        assert!((p(KMIN + 1) - 0.5 / 300_000.0).abs() < 1e-15);
+        let mut last = 0.0;
+        for q in (0..=KMAX + 10_000).step_by(997) {
+            assert!(p(q) >= last, "queue {q}: {} after {last}", p(q));
+            assert!(p(q) <= 1.0);
+            last = p(q);
+        }
+    }
+
+    #[test]
+    fn equal_thresholds_are_a_step_from_never_to_always() {
+        assert_eq!(marking(KMIN, KMIN, KMIN, 0.3), Marking::Never);
+        assert_eq!(marking(KMIN + 1, KMIN, KMIN, 0.3), Marking::Always);
     }
 }

@@ -344,3 +344,99 @@ pub(crate) fn queue(sim: &mut Simulation, queued: &[(SimTime, u32)]) {
         sim.events.push(t, Event::Link(i));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two leaves (s0, s1) with two hosts each, two spines (s2, s3), and `events`.
+    fn scenario(events: &str) -> (Scenario, Topology) {
+        let toml = format!(
+            r#"
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 2
+link = {{ bandwidth = "100Gbps", delay = "1us" }}
+[workload]
+kind = "flows"
+flows = [{{ src = 0, dst = 2, size = "10KB" }}]
+{events}
+"#
+        );
+        let s = Scenario::from_toml(&toml, "test").unwrap();
+        let topo = Topology::build(&s.topology).unwrap();
+        (s, topo)
+    }
+
+    fn event(at: &str, a: &str, b: &str, action: &str) -> String {
+        format!("[[events]]\nat = \"{at}\"\nlink = [\"{a}\", \"{b}\"]\naction = \"{action}\"\ndetection = \"10us\"\n")
+    }
+
+    fn refused(events: &[String]) -> String {
+        let (s, topo) = scenario(&events.concat());
+        match check(&s, &topo) {
+            Err(e) => format!("{e:?}"),
+            Ok(()) => panic!("accepted: {events:?}"),
+        }
+    }
+
+    #[test]
+    fn a_link_is_both_its_ends_and_only_a_real_link_is_one() {
+        let (_, topo) = scenario("");
+        let ports = event_ports(&topo, 0, &["s0".into(), "s2".into()], None).unwrap();
+        assert_eq!(ports.len(), 2);
+        assert_eq!(topo.ports[ports[0] as usize].peer, ports[1]);
+        let nodes: Vec<u32> = ports.iter().map(|&p| topo.ports[p as usize].node).collect();
+        assert_eq!(nodes, [topo.num_hosts, topo.num_hosts + 2]);
+        let (key, message) = event_ports(&topo, 3, &["s0".into(), "s1".into()], None).unwrap_err();
+        assert_eq!(key, "events[3].link");
+        assert!(message.contains("not linked"), "{message}");
+        let (key, _) = event_ports(&topo, 0, &["s0".into(), "s2".into()], Some(1)).unwrap_err();
+        assert_eq!(key, "events[0].index", "one link between them: index 0 only");
+    }
+
+    #[test]
+    fn a_failure_and_its_restore_are_accepted_in_either_order_of_writing() {
+        let (s, topo) = scenario(&[event("50us", "s2", "s0", "restore"), event("20us", "s0", "s2", "fail")].concat());
+        assert!(check(&s, &topo).is_ok());
+        let (events, queued) = LinkEvents::new(&s, &topo);
+        // Each change and its detection, in the order written; the links all up to begin with.
+        let times: Vec<SimTime> = queued.iter().map(|&(t, _)| t).collect();
+        assert_eq!(times, [50, 60, 20, 30].map(SimTime::from_us));
+        assert!((0..topo.ports.len() as u32).all(|p| !events.is_failed(p)));
+    }
+
+    #[test]
+    fn a_link_fails_only_while_up_and_is_restored_only_while_failed() {
+        let twice = refused(&[event("10us", "s0", "s2", "fail"), event("20us", "s2", "s0", "fail")]);
+        assert!(twice.contains("already failed"), "{twice}");
+        let up = refused(&[event("10us", "s0", "s2", "restore")]);
+        assert!(up.contains("not failed"), "{up}");
+    }
+
+    #[test]
+    fn no_failure_may_cut_a_host_off() {
+        let host = refused(&[event("10us", "h0", "s0", "fail")]);
+        assert!(host.contains("only link"), "{host}");
+        let both = refused(&[event("10us", "s0", "s2", "fail"), event("20us", "s0", "s3", "fail")]);
+        assert!(both.contains("unable to reach"), "{both}");
+        // A restore not yet detected does not count as a way: routing still leaves it out.
+        let early = refused(&[
+            event("10us", "s0", "s2", "fail"),
+            event("20us", "s0", "s2", "restore"),
+            event("25us", "s0", "s3", "fail"),
+        ]);
+        assert!(early.contains("unable to reach"), "{early}");
+        let (s, topo) = scenario(
+            &[
+                event("10us", "s0", "s2", "fail"),
+                event("20us", "s0", "s2", "restore"),
+                event("31us", "s0", "s3", "fail"),
+            ]
+            .concat(),
+        );
+        assert!(check(&s, &topo).is_ok(), "detected 30 us");
+    }
+}

@@ -8,6 +8,7 @@
 //! Broadcom-style shared-buffer rule. PAUSE and RESUME are 64-byte frames queued ahead of
 //! everything on the port facing the upstream; a PAUSE holds until its RESUME (no pause quanta).
 
+use super::buffer::Pools;
 use crate::cc::Check;
 use crate::config::{fail, PfcConfig, SwitchConfig};
 use crate::engine::Simulation;
@@ -64,14 +65,35 @@ pub(crate) fn check(sw: &SwitchConfig, topo: &Topology, max_packet: u64, pause_s
     Ok(())
 }
 
+/// The XOFF threshold of a switch whose buffer is counted in `pools`: the static one if the
+/// scenario gives it, else alpha x the free shared pool.
+#[inline]
+pub(crate) fn xoff(static_xoff: Option<u64>, pools: &Pools, alpha: f64) -> u64 {
+    match static_xoff {
+        Some(x) => x,
+        None => pools.dynamic_xoff(alpha),
+    }
+}
+
+/// A port's pause bits after a PFC frame for `class`, and how its paused time changes: `Some(true)`
+/// when it has just become paused (no class was), `Some(false)` when its last class has just
+/// resumed.
+#[inline]
+pub(crate) fn after_frame(paused: u8, class: u8, pause: bool) -> (u8, Option<bool>) {
+    let now = if pause { paused | 1 << class } else { paused & !(1 << class) };
+    let edge = match (paused, now) {
+        (0, n) if n != 0 => Some(true),
+        (p, 0) if p != 0 => Some(false),
+        _ => None,
+    };
+    (now, edge)
+}
+
 impl Simulation {
     /// XOFF threshold of this switch right now.
     #[inline]
     fn xoff(&self, sw: usize) -> u64 {
-        match self.params.pfc_static_xoff {
-            Some(x) => x,
-            None => self.net.switches[sw].pools.dynamic_xoff(self.params.pfc_alpha),
-        }
+        xoff(self.params.pfc_static_xoff, &self.net.switches[sw].pools, self.params.pfc_alpha)
     }
 
     /// Bytes from `in_port` at priority `prio` were admitted: pause the upstream if its shared
@@ -109,18 +131,16 @@ impl Simulation {
     pub(super) fn pfc_frame_received(&mut self, at: u32, class: u8, pause: bool) {
         let now = self.now;
         let port = &mut self.net.ports[at as usize];
-        let was = port.paused;
-        if pause {
-            port.paused |= 1 << class;
-        } else {
-            port.paused &= !(1 << class);
-        }
-        if was == 0 && port.paused != 0 {
-            port.stats.paused_since = Some(now);
-        } else if was != 0 && port.paused == 0 {
-            if let Some(since) = port.stats.paused_since.take() {
-                port.stats.paused_time += now - since;
+        let edge;
+        (port.paused, edge) = after_frame(port.paused, class, pause);
+        match edge {
+            Some(true) => port.stats.paused_since = Some(now),
+            Some(false) => {
+                if let Some(since) = port.stats.paused_since.take() {
+                    port.stats.paused_time += now - since;
+                }
             }
+            None => {}
         }
         if !pause {
             self.kick(at);
@@ -152,5 +172,51 @@ impl Simulation {
             port.stats.resume_sent += 1;
             self.observe.counters.resume_frames += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::{Bandwidth, ByteSize, SimTime};
+
+    fn link(gbps: u64, delay_us: u64) -> PortInfo {
+        PortInfo { node: 0, peer: 1, bandwidth: Bandwidth::from_gbps(gbps), delay: SimTime::from_us(delay_us) }
+    }
+
+    #[test]
+    fn default_headroom_covers_a_round_trip_three_packets_and_the_pause() {
+        let pfc = PfcConfig::default();
+        // 100 Gb/s, 1 us: 12.5 KB each way.
+        assert_eq!(port_headroom(&link(100, 1), &pfc, 1_048, 64), 2 * 12_500 + 3 * 1_048 + 64);
+        // Twice the delay: the round trip's part doubles, the packets' does not.
+        assert_eq!(port_headroom(&link(100, 2), &pfc, 1_048, 64), 2 * 25_000 + 3 * 1_048 + 64);
+        let given = PfcConfig { headroom: Some(ByteSize(7_000)), ..PfcConfig::default() };
+        assert_eq!(port_headroom(&link(100, 2), &given, 1_048, 64), 7_000, "as configured");
+        let off = PfcConfig { enabled: false, ..PfcConfig::default() };
+        assert_eq!(port_headroom(&link(100, 1), &off, 1_048, 64), 0, "without PFC, none");
+    }
+
+    #[test]
+    fn a_static_xoff_holds_and_a_dynamic_one_shrinks_as_the_shared_pool_fills() {
+        let mut pools = Pools::new(1_000_000, 0, 200_000);
+        assert_eq!(xoff(Some(30_000), &pools, 0.125), 30_000);
+        assert_eq!(xoff(None, &pools, 0.125), 100_000, "alpha x (1 MB - 200 KB of headroom)");
+        assert!(pools.admit_unowned(400_000));
+        assert_eq!(xoff(None, &pools, 0.125), 50_000);
+        assert_eq!(xoff(Some(30_000), &pools, 0.125), 30_000, "static: whatever the pool holds");
+        assert!(pools.admit_unowned(400_000));
+        assert_eq!(xoff(None, &pools, 0.125), 0, "a full pool pauses at once");
+        assert_eq!(xoff(None, &Pools::new(1_000_000, 0, 0), 1.0), 1_000_000);
+    }
+
+    #[test]
+    fn a_port_is_paused_while_any_class_is_and_its_time_counts_from_the_first_to_the_last() {
+        assert_eq!(after_frame(0, 3, true), (1 << 3, Some(true)));
+        assert_eq!(after_frame(1 << 3, 3, true), (1 << 3, None), "a second PAUSE changes nothing");
+        assert_eq!(after_frame(1 << 3, 5, true), (1 << 3 | 1 << 5, None));
+        assert_eq!(after_frame(1 << 3 | 1 << 5, 3, false), (1 << 5, None), "class 5 still paused");
+        assert_eq!(after_frame(1 << 5, 5, false), (0, Some(false)));
+        assert_eq!(after_frame(0, 5, false), (0, None), "a RESUME of what was not paused");
     }
 }

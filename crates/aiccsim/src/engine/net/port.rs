@@ -320,3 +320,66 @@ impl Simulation {
 const _: () = assert!(std::mem::size_of::<PrioQueue>() == 64);
 const _: () = assert!(std::mem::offset_of!(Port, delay) == 64, "the first line holds 64 bytes");
 const _: () = assert!(std::mem::offset_of!(Port, prio) == 128, "the second line holds 64 bytes");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::packet::PacketKind;
+
+    fn port() -> Port {
+        let info = PortInfo { node: 0, peer: 1, bandwidth: Bandwidth::from_gbps(100), delay: SimTime::from_us(1) };
+        Port::new(&info, 0, false, None)
+    }
+
+    fn queue(port: &mut Port, pool: &mut PacketPool, prio: u8, size: u32) -> PacketId {
+        let pkt = Packet::new(PacketKind::Data, prio, size);
+        let id = pool.alloc(pkt);
+        port.enqueue(id, &pkt);
+        id
+    }
+
+    #[test]
+    fn the_highest_priority_goes_first_and_each_priority_in_order() {
+        let (mut p, mut pool) = (port(), PacketPool::default());
+        let a = queue(&mut p, &mut pool, 3, 1_000);
+        let b = queue(&mut p, &mut pool, 3, 500);
+        let c = queue(&mut p, &mut pool, 5, 64);
+        assert_eq!((p.queued, p.prio[3].bytes, p.max_queued), (1_564, 1_500, 1_564));
+        assert_eq!(p.dequeue(&pool), Some(c));
+        assert_eq!(p.dequeue(&pool), Some(a));
+        assert_eq!((p.queued, p.nonempty), (500, 1 << 3));
+        assert_eq!(p.dequeue(&pool), Some(b));
+        assert_eq!((p.dequeue(&pool), p.queued, p.nonempty, p.max_queued), (None, 0, 0, 1_564));
+    }
+
+    #[test]
+    fn a_paused_priority_waits_but_the_control_priority_is_never_paused() {
+        let (mut p, mut pool) = (port(), PacketPool::default());
+        let data = queue(&mut p, &mut pool, 3, 1_000);
+        p.paused = 1 << 3;
+        assert!(!p.has_sendable());
+        assert_eq!(p.dequeue(&pool), None);
+        let ack = queue(&mut p, &mut pool, CONTROL_PRIORITY, 60);
+        p.paused |= 1 << CONTROL_PRIORITY;
+        assert!(p.has_sendable());
+        assert_eq!(p.dequeue(&pool), Some(ack));
+        p.paused = 0;
+        assert_eq!(p.dequeue(&pool), Some(data));
+        p.pfc_frames = 1;
+        assert!(p.has_sendable(), "a PFC frame waits");
+    }
+
+    #[test]
+    fn ecn_thresholds_scale_with_the_port_speed() {
+        let ecn = EcnConfig::default();
+        let at = |gbps| {
+            let info = PortInfo { node: 0, peer: 1, bandwidth: Bandwidth::from_gbps(gbps), delay: SimTime::from_us(1) };
+            let p = Port::new(&info, 0, false, Some(&ecn));
+            (p.kmin as u64, p.kmax as u64)
+        };
+        let (k100, k400) = (at(100), at(400));
+        assert_eq!(k400, (4 * k100.0, 4 * k100.1), "{k100:?} at 100 Gb/s, {k400:?} at 400");
+        assert!(k100.0 < k100.1);
+        assert_eq!(port().kmin, u32::MAX, "a switch that never marks");
+    }
+}

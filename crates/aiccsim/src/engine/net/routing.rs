@@ -49,21 +49,15 @@ impl FlowletTable {
     }
 }
 
-/// The next hop with the fewest bytes ahead of a new packet, trying them from `first` on (so that
-/// ties go to the first in that order).
-///
-/// A packet's bytes leave `queued` when its serialisation starts, so a port busy sending its last
-/// packet would look as free as an idle one; flows arriving together would then all follow their
-/// hashes. The bytes still to serialise count too: the load is what a new packet would wait
-/// behind.
+/// The next hop with the fewest bytes ahead of a new packet (`load` of each, as [`load`] counts
+/// them), trying them from `first` on (so that ties go to the first in that order).
 #[inline]
-fn least_loaded(ports: &[Port], now: SimTime, hops: &[u32], first: usize) -> u32 {
-    let load = |p: &Port| load(p, now);
+fn least_loaded(hops: &[u32], first: usize, load: impl Fn(u32) -> u64) -> u32 {
     let mut best = hops[first];
-    let mut best_q = load(&ports[best as usize]);
+    let mut best_q = load(best);
     for i in 1..hops.len() {
         let p = hops[(first + i) % hops.len()];
-        let q = load(&ports[p as usize]);
+        let q = load(p);
         if q < best_q {
             best = p;
             best_q = q;
@@ -74,20 +68,24 @@ fn least_loaded(ports: &[Port], now: SimTime, hops: &[u32], first: usize) -> u32
 
 /// The bytes a new packet at port `p` would wait behind: those queued and the rest of the one
 /// being serialised (an idle port's rest is 0 without the multiply and divide of `bytes_in`).
+///
+/// A packet's bytes leave `queued` when its serialisation starts, so a port busy sending its last
+/// packet would look as free as an idle one; flows arriving together would then all follow their
+/// hashes. The bytes still to serialise count too: the load is what a new packet would wait
+/// behind.
 #[inline]
 fn load(p: &Port, now: SimTime) -> u64 {
     p.queued + if p.busy_until > now { p.bandwidth.bytes_in(p.busy_until - now) } else { 0 }
 }
 
-/// The next hop with the fewest bytes ahead of a new packet (counted as [`least_loaded`] counts
-/// them), drawn at random among those that tie: each of k equals is picked with probability 1/k
-/// (reservoir sampling, one pass).
+/// The next hop with the fewest bytes ahead of a new packet (`load` of each), drawn at random
+/// among those that tie: each of k equals is picked with probability 1/k (reservoir sampling,
+/// one pass).
 #[inline]
-fn least_loaded_at_random(ports: &[Port], now: SimTime, hops: &[u32], rng: &mut SimRng) -> u32 {
-    let load = |p: &Port| load(p, now);
-    let (mut best, mut best_q, mut ties) = (hops[0], load(&ports[hops[0] as usize]), 1u32);
+fn least_loaded_at_random(hops: &[u32], load: impl Fn(u32) -> u64, rng: &mut SimRng) -> u32 {
+    let (mut best, mut best_q, mut ties) = (hops[0], load(hops[0]), 1u32);
     for &p in &hops[1..] {
-        let q = load(&ports[p as usize]);
+        let q = load(p);
         if q < best_q {
             (best, best_q, ties) = (p, q, 1);
         } else if q == best_q {
@@ -98,6 +96,13 @@ fn least_loaded_at_random(ports: &[Port], now: SimTime, hops: &[u32], rng: &mut 
         }
     }
     best
+}
+
+/// Whether a packet keeps the hop of its flowlet entry at `now`: the entry has one, the flow's
+/// last packet came less than `gap` ago, and that hop is still among the packet's `hops`.
+#[inline]
+fn flowlet_continues(slot: &FlowletSlot, now: SimTime, gap: SimTime, hops: &[u32]) -> bool {
+    slot.port != u32::MAX && now - slot.last < gap && hops.contains(&slot.port)
 }
 
 /// Routing by tier: a tier the scenario names must have switches.
@@ -144,10 +149,12 @@ impl Simulation {
                 hops[i]
             }
             Routing::Adaptive => {
-                least_loaded(&self.net.ports, self.now, hops, routing::ecmp_pick(key, node, hops.len()))
+                let (ports, now) = (&self.net.ports, self.now);
+                least_loaded(hops, routing::ecmp_pick(key, node, hops.len()), |p| load(&ports[p as usize], now))
             }
             Routing::AdaptiveSpray => {
-                least_loaded_at_random(&self.net.ports, self.now, hops, &mut self.net.spray_rng[sw])
+                let (ports, now) = (&self.net.ports, self.now);
+                least_loaded_at_random(hops, |p| load(&ports[p as usize], now), &mut self.net.spray_rng[sw])
             }
             Routing::Flowlet => self.flowlet_route(node, sw, dst, key),
         }
@@ -160,14 +167,15 @@ impl Simulation {
         let now = self.now;
         let hops = self.topo.next_hops(node, dst);
         let slot = self.net.flowlets[sw].slot(key, dst);
-        if slot.port != u32::MAX && now - slot.last < self.params.flowlet_gap && hops.contains(&slot.port) {
+        if flowlet_continues(slot, now, self.params.flowlet_gap, hops) {
             slot.last = now;
             return slot.port;
         }
         let port = match self.params.flowlet_pick {
             FlowletPick::Random => hops[self.net.spray_rng[sw].random_range(0..hops.len())],
             FlowletPick::Adaptive => {
-                least_loaded(&self.net.ports, now, hops, routing::ecmp_pick(key, node, hops.len()))
+                let ports = &self.net.ports;
+                least_loaded(hops, routing::ecmp_pick(key, node, hops.len()), |p| load(&ports[p as usize], now))
             }
         };
         *slot = FlowletSlot { last: now, port };
@@ -176,3 +184,85 @@ impl Simulation {
 }
 
 const _: () = assert!(std::mem::size_of::<FlowletSlot>() == 16, "docs and the estimate count 16 bytes an entry");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Bandwidth;
+    use crate::topology::PortInfo;
+    use rand::SeedableRng;
+
+    /// A load per port id.
+    fn loads(l: &[u64]) -> impl Fn(u32) -> u64 + '_ {
+        |p| l[p as usize]
+    }
+
+    #[test]
+    fn the_least_loaded_hop_wins_and_ties_go_to_the_first_tried() {
+        let l = [300, 100, 200, 100];
+        let hops = [0, 1, 2, 3];
+        assert_eq!(least_loaded(&hops, 0, loads(&l)), 1);
+        assert_eq!(least_loaded(&hops, 2, loads(&l)), 3, "from 2 on, 3 comes before 1");
+        assert_eq!(least_loaded(&[2, 0], 0, loads(&l)), 2);
+        assert_eq!(least_loaded(&[1, 3], 1, loads(&l)), 3, "equal loads: the first tried");
+    }
+
+    #[test]
+    fn the_least_loaded_choice_never_picks_a_longer_queue() {
+        let mut rng = crate::rng::SimRng::seed_from_u64(3);
+        for round in 0..2_000u64 {
+            let n = 2 + (round % 7) as usize;
+            let l: Vec<u64> = (0..n).map(|_| rng.random_range(0..5u64) * 1_000).collect();
+            let hops: Vec<u32> = (0..n as u32).collect();
+            let min = *l.iter().min().unwrap();
+            let first = (round as usize) % n;
+            assert_eq!(l[least_loaded(&hops, first, loads(&l)) as usize], min, "{l:?} from {first}");
+            assert_eq!(l[least_loaded_at_random(&hops, loads(&l), &mut rng) as usize], min, "{l:?}");
+        }
+    }
+
+    #[test]
+    fn ties_are_broken_evenly_at_random() {
+        let l = [50, 10, 10, 10];
+        let mut rng = crate::rng::SimRng::seed_from_u64(9);
+        let mut picked = [0u32; 4];
+        for _ in 0..30_000 {
+            picked[least_loaded_at_random(&[0, 1, 2, 3], loads(&l), &mut rng) as usize] += 1;
+        }
+        assert_eq!(picked[0], 0);
+        for &k in &picked[1..] {
+            assert!((k as f64 / 10_000.0 - 1.0).abs() < 0.05, "{picked:?}");
+        }
+    }
+
+    #[test]
+    fn a_port_still_sending_counts_the_rest_of_its_packet() {
+        let info = PortInfo { node: 0, peer: 1, bandwidth: Bandwidth::from_gbps(100), delay: SimTime::from_us(1) };
+        let mut port = Port::new(&info, 0, false, None);
+        port.queued = 2_000;
+        assert_eq!(load(&port, SimTime::from_us(1)), 2_000, "idle: what is queued");
+        port.busy_until = SimTime::from_us(1) + SimTime::from_ns(80);
+        assert_eq!(load(&port, SimTime::from_us(1)), 2_000 + 1_000, "80 ns at 100 Gb/s still to send");
+        assert_eq!(load(&port, SimTime::from_us(2)), 2_000);
+    }
+
+    #[test]
+    fn a_flowlet_keeps_its_hop_until_a_gap_or_until_the_hop_is_gone() {
+        let gap = SimTime::from_us(10);
+        let slot = FlowletSlot { last: SimTime::from_us(100), port: 7 };
+        let hops = [5, 7, 9];
+        assert!(flowlet_continues(&slot, SimTime::from_us(109), gap, &hops));
+        assert!(!flowlet_continues(&slot, SimTime::from_us(110), gap, &hops), "a gap of exactly `gap`");
+        assert!(!flowlet_continues(&slot, SimTime::from_us(101), gap, &[5, 9]), "its hop is not a way there");
+        assert!(!flowlet_continues(&EMPTY, SimTime::ZERO, gap, &[u32::MAX]), "an empty entry");
+    }
+
+    #[test]
+    fn a_flow_always_hashes_to_the_same_flowlet_entry() {
+        let mut table = FlowletTable::new(1024);
+        table.slot(42, 3).port = 11;
+        assert_eq!(table.slot(42, 3).port, 11);
+        let others = (0..64u64).filter(|&k| table.slot(k, 4).port == 11).count();
+        assert!(others <= 1, "another destination lands elsewhere (but for a collision)");
+    }
+}

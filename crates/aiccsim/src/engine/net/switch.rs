@@ -54,6 +54,15 @@ impl SwitchState {
     }
 }
 
+/// Drop-tail's limit on one egress queue (`switch.egress_alpha`, without PFC): a packet of `size`
+/// bytes may join a queue of `queue` bytes while the queue stays within alpha x the free part of
+/// the buffer (`pools`).
+#[inline]
+pub(crate) fn within_egress_share(queue: u64, size: u64, pools: &Pools, alpha: f64) -> bool {
+    let free = pools.capacity.saturating_sub(pools.used);
+    queue + size <= (free as f64 * alpha) as u64
+}
+
 impl Simulation {
     #[inline]
     pub(super) fn switch_index(&self, node: u32) -> usize {
@@ -132,8 +141,7 @@ impl Simulation {
         if !s.pfc {
             // Drop-tail: the buffer, and the egress queue's share of its free part.
             if let Some(alpha) = self.params.egress_alpha {
-                let free = s.pools.capacity.saturating_sub(s.pools.used);
-                if self.net.ports[out as usize].prio[prio as usize].bytes + size > (free as f64 * alpha) as u64 {
+                if !within_egress_share(self.net.ports[out as usize].prio[prio as usize].bytes, size, &s.pools, alpha) {
                     return false;
                 }
             }
@@ -185,5 +193,73 @@ impl Simulation {
         if self.params.telemetry != Telemetry::None && kind == PacketKind::Data {
             self.stamp_telemetry(p, id);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Scenario;
+    use crate::time::{ByteSize, SimTime};
+
+    #[test]
+    fn one_egress_queue_may_take_alpha_of_the_free_buffer_and_less_as_it_fills() {
+        let mut pools = Pools::new(1_000_000, 0, 0);
+        assert!(within_egress_share(499_000, 1_000, &pools, 0.5), "up to half of 1 MB free");
+        assert!(!within_egress_share(499_001, 1_000, &pools, 0.5));
+        assert!(pools.admit_unowned(600_000));
+        assert!(within_egress_share(199_000, 1_000, &pools, 0.5), "400 KB free: 200 KB");
+        assert!(!within_egress_share(199_001, 1_000, &pools, 0.5));
+        assert!(!within_egress_share(0, 1, &Pools::new(100, 0, 0), 0.0), "alpha 0 admits nothing");
+    }
+
+    fn star(pfc: bool) -> (Topology, SwitchConfig, Vec<Port>) {
+        let toml = format!(
+            r#"
+[topology]
+kind = "star"
+hosts = 4
+link = {{ bandwidth = "100Gbps", delay = "1us" }}
+[switch]
+buffer = "1MB"
+pfc = {{ enabled = {pfc}, reserve = "10KB", headroom = "20KB" }}
+[workload]
+kind = "incast"
+senders = "1..=3"
+receiver = 0
+size = "10KB"
+"#
+        );
+        let s = Scenario::from_toml(&toml, "test").unwrap();
+        let topo = Topology::build(&s.topology).unwrap();
+        let info = &topo.ports;
+        let ports: Vec<Port> = (0..info.len())
+            .map(|p| {
+                let mut port = Port::new(&info[p], 0, topo.is_host(info[p].node), Some(&s.switch.ecn));
+                port.headroom = if pfc && !port.is_host { 20_000 } else { 0 };
+                port
+            })
+            .collect();
+        (topo, s.switch, ports)
+    }
+
+    #[test]
+    fn a_switch_sets_apart_a_reserve_and_a_headroom_per_port_only_with_pfc() {
+        let (topo, sw, ports) = star(true);
+        let s = SwitchState::new(&topo, topo.num_hosts, &sw, &ports, Routing::Ecmp);
+        assert_eq!((s.reserve, s.pools.reserve_total, s.pools.headroom_total), (10_000, 40_000, 80_000));
+        assert_eq!(s.pools.shared_capacity(), 1_000_000 - 40_000 - 80_000);
+        let (topo, sw, ports) = star(false);
+        let s = SwitchState::new(&topo, topo.num_hosts, &sw, &ports, Routing::Ecmp);
+        assert_eq!((s.reserve, s.pools.shared_capacity()), (0, 1_000_000), "one shared pool");
+        assert_eq!(sw.buffer, ByteSize(1_000_000));
+    }
+
+    #[test]
+    fn an_nvswitch_never_runs_out_of_buffer() {
+        let mut s = SwitchState::nvswitch();
+        assert!(!s.pfc && !s.ecn);
+        assert!(s.pools.admit_unowned(u64::MAX / 2));
+        assert!(within_egress_share(SimTime::from_ms(1).0, 1_000_000, &s.pools, 1.0));
     }
 }

@@ -107,6 +107,30 @@ impl super::Network {
     }
 }
 
+/// A port's utilisation for PINT after a packet leaves `dt` after the one before (of
+/// `last_size` bytes) with `queued` bytes behind it, as the ns-3 HPCC-PINT switch smooths it:
+/// U = (1 - dt/T)·U + dt/T·(q/(B·T) + bytes/(dt·B)), dt capped at the period T. A second
+/// packet in the same instant leaves U as it was.
+#[inline]
+fn smoothed_utilisation(
+    u: f64,
+    dt: SimTime,
+    period: SimTime,
+    queued: u64,
+    last_size: u64,
+    bandwidth: crate::time::Bandwidth,
+) -> f64 {
+    let t = period.as_secs_f64();
+    let dt = dt.as_secs_f64().min(t);
+    if dt <= 0.0 {
+        return u;
+    }
+    let b = bandwidth.as_f64();
+    let queue_term = queued as f64 * 8.0 / (b * t);
+    let rate_term = last_size as f64 * 8.0 / (dt * b);
+    (1.0 - dt / t) * u + dt / t * (queue_term + rate_term)
+}
+
 impl Simulation {
     /// Telemetry at a switch egress as a data packet leaves port `p`: an INT record (HPCC §3.2),
     /// or the port's utilisation folded into the PINT byte.
@@ -131,16 +155,14 @@ impl Simulation {
                 let Some(pint) = self.net.pint.as_mut() else { return };
                 let port = &self.net.ports[p as usize];
                 let st = &mut pint.ports[p as usize];
-                // The ns-3 HPCC-PINT switch: U = (1 - dt/T)·U + dt/T·(q/(B·T) + bytes/(dt·B)),
-                // over every data packet the port sends, dt capped at T.
-                let t = pint.period.as_secs_f64();
-                let dt = self.now.saturating_sub(st.last_ts).as_secs_f64().min(t);
-                if dt > 0.0 {
-                    let b = port.bandwidth.as_f64();
-                    let queue_term = port.queued as f64 * 8.0 / (b * t);
-                    let rate_term = st.last_size as f64 * 8.0 / (dt * b);
-                    st.utilisation = (1.0 - dt / t) * st.utilisation + dt / t * (queue_term + rate_term);
-                }
+                st.utilisation = smoothed_utilisation(
+                    st.utilisation,
+                    self.now.saturating_sub(st.last_ts),
+                    pint.period,
+                    port.queued,
+                    st.last_size,
+                    port.bandwidth,
+                );
                 st.last_ts = self.now;
                 st.last_size = pkt.size as u64;
                 if pkt.pint != 0 {
@@ -157,6 +179,34 @@ impl Simulation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::Bandwidth;
+
+    #[test]
+    fn back_to_back_packets_on_an_empty_queue_smooth_to_full_utilisation() {
+        let (bw, period) = (Bandwidth::from_gbps(100), SimTime::from_us(10));
+        let gap = bw.tx_time(1_000);
+        let mut u = 0.0;
+        for _ in 0..2_000 {
+            u = smoothed_utilisation(u, gap, period, 0, 1_000, bw);
+        }
+        assert!((u - 1.0).abs() < 1e-6, "{u}");
+        // Half the rate: half the utilisation.
+        let mut half = 0.0;
+        for _ in 0..2_000 {
+            half = smoothed_utilisation(half, gap + gap, period, 0, 1_000, bw);
+        }
+        assert!((half - 0.5).abs() < 1e-6, "{half}");
+    }
+
+    #[test]
+    fn a_queue_adds_its_drain_time_over_the_period_and_a_long_gap_forgets_the_past() {
+        let (bw, period) = (Bandwidth::from_gbps(100), SimTime::from_us(10));
+        // A gap of a whole period or more replaces U: the last packet over the period, plus a
+        // queue of one period's worth of bytes (125 KB) counted as 1.
+        let u = smoothed_utilisation(0.7, SimTime::from_us(50), period, 125_000, 1_000, bw);
+        assert!((u - (1.0 + 1_000.0 / 125_000.0)).abs() < 1e-12, "{u}");
+        assert_eq!(smoothed_utilisation(0.7, SimTime::ZERO, period, 125_000, 1_000, bw), 0.7);
+    }
 
     #[test]
     fn slots_recycle_and_stacks_stop_at_the_header_size() {

@@ -145,3 +145,47 @@ impl Simulation {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::SimTime;
+
+    fn def(job: u32, src: u32, dst: u32, connection: Option<u32>) -> FlowDef {
+        FlowDef {
+            src,
+            dst,
+            size: 1_000,
+            start: SimTime::ZERO,
+            collective: None,
+            after: Vec::new(),
+            after_compute: Vec::new(),
+            stop: None,
+            connection,
+            job,
+        }
+    }
+
+    #[test]
+    fn transfers_of_one_job_between_the_same_ranks_on_the_same_connection_share_the_first_ones_queue_pair() {
+        let defs = [
+            def(0, 1, 2, Some(0)),
+            def(0, 1, 2, Some(1)), // another connection between the same ranks
+            def(0, 1, 2, Some(0)),
+            def(0, 2, 1, Some(0)), // the other direction
+            def(1, 1, 2, Some(0)), // another job
+            def(0, 1, 2, None),    // a queue pair of its own
+            def(1, 1, 2, Some(0)),
+        ];
+        let conns = connection_of(&defs, true, |_| Ok(())).unwrap();
+        assert_eq!(conns, [0, 1, 0, 3, 4, 5, 4]);
+        let own = connection_of(&defs, false, |_| Ok(())).unwrap();
+        assert_eq!(own, [0, 1, 2, 3, 4, 5, 6], "per transfer: every flow its own");
+    }
+
+    #[test]
+    fn a_new_connection_has_no_holder_and_nothing_in_flight() {
+        let c = Connection::default();
+        assert_eq!((c.holder, c.waiting.len(), c.in_flight), (NONE, 0, 0));
+    }
+}

@@ -33,6 +33,31 @@ pub struct HostState {
     pub rr: usize,
 }
 
+/// The NIC scheduler's pick among a host's queue pairs with data (`active`, in round-robin
+/// order, the turn at `rr`): the first from the turn on that may send at `now`, by its place in
+/// `active`; or, if none may, the earliest time one may (`SimTime::MAX`: none can until an ACK
+/// opens a window). `pacer(f)` is flow f's pacer time, `None` while its window is closed.
+#[inline(always)]
+pub(crate) fn pick(
+    active: &[u32],
+    rr: usize,
+    now: SimTime,
+    pacer: impl Fn(u32) -> Option<SimTime>,
+) -> Result<usize, SimTime> {
+    let n = active.len();
+    let mut earliest = SimTime::MAX;
+    for i in 0..n {
+        let idx = (rr + i) % n;
+        let Some(next) = pacer(active[idx]) else { continue };
+        if next > now {
+            earliest = earliest.min(next);
+            continue;
+        }
+        return Ok(idx);
+    }
+    Err(earliest)
+}
+
 impl Simulation {
     /// The next packet host port `p` should send, if any.
     pub(crate) fn host_next_packet(&mut self, p: u32) -> Option<PacketId> {
@@ -54,29 +79,17 @@ impl Simulation {
     fn next_data_packet(&mut self, host: u32) -> Option<PacketId> {
         let now = self.now;
         let h = &self.nic.hosts[host as usize];
-        let n = h.active.len();
-        let mut earliest = SimTime::MAX;
-        let mut chosen = None;
-        for i in 0..n {
-            let idx = (h.rr + i) % n;
-            let f = h.active[idx];
-            if !self.window_open(f) {
-                continue; // an ACK will reopen it
+        // (A closed window is passed over: an ACK will reopen it.)
+        let pacer = |f: u32| self.window_open(f).then(|| self.nic.flows[f as usize].next_send);
+        let idx = match pick(&h.active, h.rr, now, pacer) {
+            Ok(idx) => idx,
+            Err(earliest) => {
+                if earliest < SimTime::MAX {
+                    let port = self.topo.host_port(host);
+                    self.wake_port(port, earliest);
+                }
+                return None;
             }
-            let next = self.nic.flows[f as usize].next_send;
-            if next > now {
-                earliest = earliest.min(next);
-                continue;
-            }
-            chosen = Some(idx);
-            break;
-        }
-        let Some(idx) = chosen else {
-            if earliest < SimTime::MAX {
-                let port = self.topo.host_port(host);
-                self.wake_port(port, earliest);
-            }
-            return None;
         };
         let h = &mut self.nic.hosts[host as usize];
         let f = h.active[idx];
@@ -293,5 +306,51 @@ impl Simulation {
             port.enqueue(id, &c);
             self.kick(p);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pacer times by flow id; `None`: window closed.
+    fn pacers(t: &[Option<u64>]) -> impl Fn(u32) -> Option<SimTime> + '_ {
+        |f| t[f as usize].map(SimTime::from_ns)
+    }
+
+    #[test]
+    fn the_first_ready_queue_pair_from_the_turn_on_sends() {
+        let t = [Some(0), Some(5), Some(0), Some(0)];
+        let active = [0, 1, 2, 3];
+        let now = SimTime::from_ns(1);
+        assert_eq!(pick(&active, 0, now, pacers(&t)), Ok(0));
+        assert_eq!(pick(&active, 1, now, pacers(&t)), Ok(2), "1 waits on its pacer");
+        assert_eq!(pick(&active, 3, now, pacers(&t)), Ok(3));
+        assert_eq!(pick(&[3, 1], 1, now, pacers(&t)), Ok(0), "the turn wraps around: flow 3");
+    }
+
+    #[test]
+    fn a_closed_window_is_passed_over_and_no_one_ready_gives_the_earliest_pacer() {
+        let t = [None, Some(50), Some(20), None];
+        let active = [0, 1, 2, 3];
+        assert_eq!(pick(&active, 0, SimTime::from_ns(10), pacers(&t)), Err(SimTime::from_ns(20)));
+        assert_eq!(pick(&active, 2, SimTime::from_ns(20), pacers(&t)), Ok(2), "due exactly now");
+        assert_eq!(pick(&[0, 3], 0, SimTime::ZERO, pacers(&t)), Err(SimTime::MAX), "all windows closed");
+        assert_eq!(pick(&[], 0, SimTime::ZERO, pacers(&t)), Err(SimTime::MAX));
+    }
+
+    #[test]
+    fn every_ready_queue_pair_gets_its_turn_in_order() {
+        // Turns advance past the one that sent, as the scheduler advances `rr`.
+        let t = [Some(0); 5];
+        let active = [4, 0, 3, 1, 2];
+        let mut rr = 0;
+        let mut order = Vec::new();
+        for _ in 0..10 {
+            let idx = pick(&active, rr, SimTime::ZERO, pacers(&t)).unwrap();
+            order.push(active[idx]);
+            rr = (idx + 1) % active.len();
+        }
+        assert_eq!(order, [4, 0, 3, 1, 2, 4, 0, 3, 1, 2]);
     }
 }

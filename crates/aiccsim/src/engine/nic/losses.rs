@@ -7,6 +7,13 @@ use crate::metrics::trace::TraceEvent;
 use crate::time::SimTime;
 use crate::wire::packet::Packet;
 
+/// Which of the `losses` to come ((flow, byte) each), if any, a data packet of flow `flow`
+/// carrying bytes `seq..seq + payload` is.
+#[inline]
+pub(crate) fn lost_here(losses: &[(u32, u64)], flow: u32, seq: u64, payload: u64) -> Option<usize> {
+    losses.iter().position(|&(f, byte)| f == flow && (seq..seq + payload).contains(&byte))
+}
+
 impl Simulation {
     /// The first data packet of flow `f` that carries byte `seq` is lost on the last link, just
     /// before its receiver's NIC; a resend gets through. Counted as a drop (`packets_dropped`,
@@ -23,8 +30,7 @@ impl Simulation {
     #[inline(never)]
     pub(super) fn lose(&mut self, p: u32, pkt: &Packet) -> bool {
         let payload = pkt.size as u64 - self.params.header;
-        let hit = |&(f, seq): &(u32, u64)| f == pkt.flow && (pkt.seq..pkt.seq + payload).contains(&seq);
-        let Some(i) = self.nic.losses.iter().position(hit) else { return false };
+        let Some(i) = lost_here(&self.nic.losses, pkt.flow, pkt.seq, payload) else { return false };
         self.nic.losses.swap_remove(i);
         let port = &self.net.ports[p as usize];
         if let Some(t) = self.observe.tracer.as_deref_mut() {
@@ -35,5 +41,22 @@ impl Simulation {
         self.observe.counters.data_bytes_dropped += pkt.size as u64;
         self.net.int_pool.release(pkt.int);
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_packet_carrying_the_byte_of_its_flow_is_the_one_lost() {
+        let losses = [(2, 5_000), (1, 3_000)];
+        assert_eq!(lost_here(&losses, 1, 3_000, 1_000), Some(1), "its first byte");
+        assert_eq!(lost_here(&losses, 1, 2_001, 1_000), Some(1), "its last byte");
+        assert_eq!(lost_here(&losses, 1, 2_000, 1_000), None, "the packet before");
+        assert_eq!(lost_here(&losses, 1, 3_001, 1_000), None, "the packet after");
+        assert_eq!(lost_here(&losses, 3, 3_000, 1_000), None, "another flow's byte");
+        assert_eq!(lost_here(&losses, 2, 4_500, 1_000), Some(0));
+        assert_eq!(lost_here(&[], 2, 4_500, 1_000), None);
     }
 }

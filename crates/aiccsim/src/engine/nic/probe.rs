@@ -53,6 +53,13 @@ impl Probes {
 }
 
 impl Probes {
+    /// Whether the next request to reach its receiver goes unanswered: a draw of `nic.probe_loss`
+    /// (none drawn when no probe is lost).
+    #[inline]
+    fn loses(&mut self) -> bool {
+        self.loss > 0.0 && self.rng.random::<f64>() < self.loss
+    }
+
     /// The probes of a run: every flow probes at its algorithm's interval (NVLink transfers run
     /// no algorithm of the NIC's); `None` when no flow probes.
     pub(crate) fn for_flows(
@@ -71,6 +78,19 @@ impl Probes {
         let any = intervals.iter().any(|&i| i > SimTime::ZERO);
         any.then(|| Box::new(Probes::new(intervals, loss, seed)))
     }
+}
+
+/// A clock reading (picoseconds, may be negative) as the two 32-bit words of a reply's feedback
+/// field, low word first, and back.
+#[inline]
+fn to_words(t: i64) -> [u32; 2] {
+    let bits = t as u64;
+    [bits as u32, (bits >> 32) as u32]
+}
+
+#[inline]
+fn from_words(w: [u32; 2]) -> i64 {
+    ((w[1] as u64) << 32 | w[0] as u64) as i64
 }
 
 impl Simulation {
@@ -115,7 +135,7 @@ impl Simulation {
     #[inline(never)]
     pub(crate) fn probe_received(&mut self, p: u32, pkt: &Packet) {
         let probes = self.nic.probes.as_deref_mut().expect("probes travel only where probes run");
-        if probes.loss > 0.0 && probes.rng.random::<f64>() < probes.loss {
+        if probes.loses() {
             probes.lost += 1;
             return;
         }
@@ -130,8 +150,7 @@ impl Simulation {
         c.dst = self.nic.flows[pkt.flow as usize].src;
         c.sent_at = pkt.sent_at;
         c.seq = arrival as u64;
-        let bits = reply_at as u64;
-        c.feedback = [bits as u32, (bits >> 32) as u32];
+        c.feedback = to_words(reply_at);
         self.put_control(p, c);
     }
 
@@ -145,7 +164,7 @@ impl Simulation {
         let reply = ProbeReply {
             sent_at: pkt.sent_at,
             remote_arrival: pkt.seq as i64,
-            remote_reply: ((pkt.feedback[1] as u64) << 32 | pkt.feedback[0] as u64) as i64,
+            remote_reply: from_words(pkt.feedback),
             rtt: now.saturating_sub(pkt.sent_at),
         };
         let probes = self.nic.probes.as_deref_mut().expect("probes travel only where probes run");
@@ -160,5 +179,34 @@ impl Simulation {
         let mut cx = CcContext::new(now);
         self.nic.ccs[flow.conn as usize].on_event(CcEvent::RttProbe(reply), &mut cx);
         self.apply_cc(f, &cx);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_remote_timestamp_crosses_the_feedback_words_unchanged() {
+        for t in [0, 1, -1, 4_000_000, -4_000_000, i64::MAX, i64::MIN, 1 << 32, (1 << 32) - 1] {
+            assert_eq!(from_words(to_words(t)), t);
+        }
+        assert_eq!(to_words(5), [5, 0], "low word first");
+    }
+
+    #[test]
+    fn the_loss_rate_is_drawn_from_the_seed_and_none_is_drawn_without_loss() {
+        let share = |loss: f64, seed: u64| {
+            let mut p = Probes::new(vec![SimTime::from_us(1)], loss, seed);
+            (0..40_000).filter(|_| p.loses()).count() as f64 / 40_000.0
+        };
+        assert_eq!(share(0.0, 1), 0.0);
+        assert_eq!(share(1.0, 1), 1.0);
+        assert!((share(0.25, 1) - 0.25).abs() < 0.01, "{}", share(0.25, 1));
+        assert_eq!(share(0.25, 1), share(0.25, 1), "the same seed, the same losses");
+        let mut p = Probes::new(Vec::new(), 0.0, 1);
+        let before = p.rng.clone();
+        p.loses();
+        assert_eq!(p.rng, before, "no loss configured: the stream does not move");
     }
 }

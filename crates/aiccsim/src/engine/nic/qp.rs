@@ -337,3 +337,53 @@ impl Simulation {
         self.apply_cc(f, &cx);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def(src: u32, dst: u32, start_us: u64, after: Vec<u32>) -> FlowDef {
+        FlowDef {
+            src,
+            dst,
+            size: 5_000,
+            start: SimTime::from_us(start_us),
+            collective: None,
+            after,
+            after_compute: Vec::new(),
+            stop: None,
+            connection: None,
+            job: 0,
+        }
+    }
+
+    #[test]
+    fn flows_to_one_receiver_starting_together_form_a_group_and_waiting_flows_none() {
+        let defs = [
+            def(1, 0, 0, vec![]),
+            def(2, 0, 0, vec![]),
+            def(3, 0, 5, vec![]),  // later: a group of its own
+            def(1, 4, 0, vec![]),  // another receiver
+            def(2, 0, 0, vec![0]), // waits for flow 0
+            def(3, 0, 0, vec![]),
+        ];
+        let deps = Dependencies::new(&defs, &[]);
+        let (group, size) = start_groups(&defs, &deps);
+        assert_eq!(group, [0, 0, 1, 2, u32::MAX, 0]);
+        assert_eq!(size, [3, 1, 1]);
+    }
+
+    #[test]
+    fn bytes_in_flight_leave_out_what_selective_recovery_holds_apart() {
+        let mut f = Flow::new(0, &def(1, 0, 0, vec![]), 7, SimTime::ZERO, 3);
+        assert!(f.has_data_to_send() && f.in_flight() == 0);
+        (f.snd_una, f.snd_nxt) = (1_000, 5_000);
+        assert_eq!(f.in_flight(), 4_000);
+        f.not_in_flight = 1_000;
+        assert_eq!(f.in_flight(), 3_000);
+        f.snd_nxt = f.size;
+        assert!(!f.has_data_to_send(), "everything handed to the NIC");
+        f.rtx_pending = 1;
+        assert!(f.has_data_to_send(), "but a packet declared lost is to be resent");
+    }
+}

@@ -36,6 +36,20 @@ pub(crate) fn check_rto(nic: &NicConfig, topo: &Topology, max_packet: u64) -> Ch
     Ok(())
 }
 
+/// When a timeout is due for a flow whose last progress was at `last_progress`: `rto` times
+/// its backoff later (saturating: a huge RTO means never).
+#[inline]
+pub(crate) fn rto_deadline(last_progress: SimTime, rto: SimTime, backoff: u32) -> SimTime {
+    last_progress + SimTime(rto.0.saturating_mul(backoff as u64))
+}
+
+/// The backoff after a timeout: doubled, up to `MAX_RTO_BACKOFF`. (An ACK that moves the
+/// cumulative acknowledgement resets it to 1.)
+#[inline]
+pub(crate) fn backed_off(backoff: u32) -> u32 {
+    (backoff * 2).min(MAX_RTO_BACKOFF)
+}
+
 impl Simulation {
     /// A NACK reached the sender.
     pub(crate) fn on_nack(&mut self, pkt: &Packet) {
@@ -48,7 +62,7 @@ impl Simulation {
     /// When the retransmission timeout is due: `rto` (times the backoff) after the last progress.
     fn rto_deadline(&self, f: u32) -> SimTime {
         let flow = &self.nic.flows[f as usize];
-        flow.last_progress + SimTime(self.params.rto.0.saturating_mul(flow.rto_backoff as u64))
+        rto_deadline(flow.last_progress, self.params.rto, flow.rto_backoff)
     }
 
     /// Makes sure a timeout check is queued no later than the current deadline. The check is not
@@ -87,7 +101,7 @@ impl Simulation {
         }
         let flow = &mut self.nic.flows[f as usize];
         flow.timeouts += 1;
-        flow.rto_backoff = (flow.rto_backoff * 2).min(MAX_RTO_BACKOFF);
+        flow.rto_backoff = backed_off(flow.rto_backoff);
         flow.last_progress = now;
         flow.next_send = now;
         self.observe.counters.timeouts += 1;
@@ -97,5 +111,33 @@ impl Simulation {
         self.apply_cc(f, &cx);
         self.schedule_qp(f);
         self.arm_rto(f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_backoff_doubles_on_each_timeout_up_to_its_cap() {
+        let mut b = 1;
+        let mut seen = vec![b];
+        for _ in 0..40 {
+            b = backed_off(b);
+            seen.push(b);
+        }
+        assert!(seen.windows(2).all(|w| w[1] == (2 * w[0]).min(MAX_RTO_BACKOFF)), "{seen:?}");
+        assert_eq!(*seen.last().unwrap(), MAX_RTO_BACKOFF);
+        assert_eq!(seen[1..4], [2, 4, 8]);
+        assert!(MAX_RTO_BACKOFF.is_power_of_two(), "the cap is a doubling reached exactly");
+    }
+
+    #[test]
+    fn the_deadline_is_the_rto_times_the_backoff_after_the_last_progress() {
+        let (at, rto) = (SimTime::from_us(40), SimTime::from_us(100));
+        assert_eq!(rto_deadline(at, rto, 1), SimTime::from_us(140));
+        assert_eq!(rto_deadline(at, rto, 8), SimTime::from_us(840));
+        let never = rto_deadline(SimTime::ZERO, SimTime(u64::MAX / 2), MAX_RTO_BACKOFF);
+        assert_eq!(never, SimTime(u64::MAX), "no overflow: a timeout past the end of time");
     }
 }

@@ -169,11 +169,18 @@ impl Scoreboards {
     }
 }
 
+/// Payload bytes of packet number `k` of a flow of `size` bytes cut into `mtu`-byte packets: a
+/// full packet, but for a shorter last one.
+#[inline]
+fn payload_of(k: u64, mtu: u64, size: u64) -> u64 {
+    mtu.min(size - k * mtu)
+}
+
 impl Simulation {
     /// Payload bytes of flow `f`'s packet number `k`.
     #[inline]
     fn packet_payload(&self, f: u32, k: u64) -> u64 {
-        self.params.mtu.min(self.nic.flows[f as usize].size - k * self.params.mtu)
+        payload_of(k, self.params.mtu, self.nic.flows[f as usize].size)
     }
 
     /// Data packet `pkt` (`payload` bytes) arrived at host port `p`: the ACK it triggers, if
@@ -462,5 +469,58 @@ impl Simulation {
         self.nic.sack.clear(slot, LOST, k);
         self.nic.flows[f as usize].rtx_pending -= 1;
         k * mtu
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_packet_is_full_but_the_last() {
+        assert_eq!([0, 1, 2].map(|k| payload_of(k, 1_000, 2_500)), [1_000, 1_000, 500]);
+        assert_eq!(payload_of(1, 1_000, 2_000), 1_000);
+    }
+
+    #[test]
+    fn a_bitmap_is_a_ring_over_packet_numbers() {
+        let mut s = Scoreboards::new(128);
+        let slot = s.ensure(3);
+        s.set(slot, HELD, 5);
+        assert!(s.test(slot, HELD, 5) && s.test(slot, HELD, 5 + 128), "k and k + bits share a bit");
+        assert!(!s.test(slot, SACKED, 5) && !s.test(slot, LOST, 5), "three maps apart");
+        s.clear(slot, HELD, 133);
+        assert!(!s.test(slot, HELD, 5));
+    }
+
+    #[test]
+    fn the_first_set_bit_is_found_across_words_and_around_the_ring() {
+        let mut s = Scoreboards::new(256);
+        let slot = s.ensure(0);
+        for k in [70, 200, 300] {
+            s.set(slot, LOST, k);
+        }
+        assert_eq!(s.first_set(slot, LOST, 0, 256), Some(44), "300 is bit 44");
+        assert_eq!(s.first_set(slot, LOST, 45, 256), Some(70));
+        assert_eq!(s.first_set(slot, LOST, 71, 200), None, "the end is not included");
+        assert_eq!(s.first_set(slot, LOST, 71, 201), Some(200));
+        assert_eq!(s.first_set(slot, LOST, 250, 250 + 256), Some(300), "wrapping past the ring's end");
+        assert_eq!(s.first_set(slot, HELD, 0, 256), None);
+    }
+
+    #[test]
+    fn a_flow_gets_a_slot_on_its_first_reordering_and_a_finished_flow_gives_it_back() {
+        let mut s = Scoreboards::new(64);
+        assert_eq!(s.slot(7), None);
+        s.release(7); // a flow that never needed one
+        let a = s.ensure(7);
+        assert_eq!(s.ensure(7), a, "the same flow, the same slot");
+        let b = s.ensure(2);
+        assert_ne!(a, b);
+        s.release(7);
+        assert_eq!(s.slot(7), None);
+        assert_eq!(s.ensure(9), a, "recycled: no new memory");
+        assert_eq!(s.rx.len(), 2);
+        assert_eq!(Scoreboards::slot_bytes(64), 3 * 8 + std::mem::size_of::<Receiver>());
     }
 }

@@ -1,0 +1,220 @@
+//! `aiccsim sweep`: the same table whatever the number of workers, resume, bad sweep files.
+
+use crate::common;
+
+use crate::common::aiccsim;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+const BASE: &str = r#"
+[topology]
+kind = "star"
+hosts = 5
+link = { bandwidth = "100Gbps", delay = "1us" }
+[cc]
+algorithm = "dcqcn"
+[workload]
+kind = "incast"
+senders = "1..=4"
+receiver = 0
+size = "300KB"
+"#;
+
+const SWEEP: &str = r#"
+base = "base.toml"
+seeds = [1, 2]
+[grid]
+"cc.algorithm" = ["dcqcn", "hpcc"]
+"switch.buffer" = ["4MB", "32MB"]
+"#;
+
+/// A folder with `base.toml` and `sweep.toml` (`sweep` as given).
+fn setup(sweep: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("base.toml"), BASE).unwrap();
+    let file = dir.path().join("sweep.toml");
+    std::fs::write(&file, sweep).unwrap();
+    (dir, file)
+}
+
+fn sweep(file: &Path, out: &Path, jobs: &str) -> Output {
+    let o = aiccsim(&["sweep", file.to_str().unwrap(), "-j", jobs, "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+fn run_dirs(out: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(out.join("runs")).unwrap().map(|e| e.unwrap().path()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn two_workers_give_the_same_table_and_runs_as_one() {
+    let (dir, file) = setup(SWEEP);
+    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+    sweep(&file, &one, "1");
+    sweep(&file, &two, "2");
+    let table = std::fs::read_to_string(one.join("sweep.csv")).unwrap();
+    assert_eq!(table, std::fs::read_to_string(two.join("sweep.csv")).unwrap());
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 9, "a header and 8 points:\n{table}");
+    assert!(lines[0].starts_with("cc.algorithm,switch.buffer,seed,hash,stop_reason,flows,flows_finished,"));
+    // The sweep's order: first axis slowest, seed fastest.
+    assert!(lines[1].starts_with("dcqcn,4MB,1,"), "{}", lines[1]);
+    assert!(lines[2].starts_with("dcqcn,4MB,2,"), "{}", lines[2]);
+    assert!(lines[8].starts_with("hpcc,32MB,2,"), "{}", lines[8]);
+    assert!(lines[1..].iter().all(|l| l.contains(",completed,4,4,")), "{table}");
+    let (a, b) = (run_dirs(&one), run_dirs(&two));
+    assert_eq!(a.len(), 8);
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x.file_name(), y.file_name());
+        let flows = std::fs::read_to_string(x.join("flows.csv")).unwrap();
+        assert_eq!(flows, std::fs::read_to_string(y.join("flows.csv")).unwrap(), "{}", x.display());
+        // The folder's name is the hash of the scenario it ran, and the table lists it.
+        assert!(table.contains(&x.file_name().unwrap().to_string_lossy().to_string()));
+    }
+}
+
+#[test]
+fn a_second_run_only_runs_the_points_not_finished() {
+    let (dir, file) = setup(SWEEP);
+    let out = dir.path().join("out");
+    sweep(&file, &out, "2");
+    let table = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let dirs = run_dirs(&out);
+    let mtime = |p: &Path| std::fs::metadata(p).unwrap().modified().unwrap();
+    let before: Vec<_> = dirs.iter().map(|d| mtime(&d.join("summary.json"))).collect();
+    // A point whose run never finished (no marker) and one that never started.
+    std::fs::remove_file(dirs[3].join("done")).unwrap();
+    std::fs::remove_dir_all(&dirs[5]).unwrap();
+    let o = sweep(&file, &out, "2");
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(said.contains("8 points: 2 ran, 6 skipped"), "{said}");
+    for (i, d) in dirs.iter().enumerate() {
+        if i != 3 && i != 5 {
+            assert_eq!(mtime(&d.join("summary.json")), before[i], "{} was run again", d.display());
+        }
+        assert!(d.join("done").is_file());
+    }
+    assert_eq!(std::fs::read_to_string(out.join("sweep.csv")).unwrap(), table);
+}
+
+#[test]
+fn named_points_cross_the_grid_in_file_order() {
+    let (dir, file) = setup(
+        r#"
+base = "base.toml"
+[grid]
+"nic.mtu" = ["1000B", "4000B"]
+"cc.algorithm" = ["dcqcn", "hpcc"]
+[[point]]
+name = "shallow"
+set = { switch = { buffer = "4MB" } }
+[[point]]
+name = "small, flows"
+set = { workload = { size = "100KB" } }
+"#,
+    );
+    let out = dir.path().join("out");
+    sweep(&file, &out, "2");
+    let table = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 9, "{table}");
+    assert!(lines[0].starts_with("point,nic.mtu,cc.algorithm,seed,hash,"), "{table}");
+    assert!(lines[1].starts_with("shallow,1000B,dcqcn,1,"), "{table}");
+    assert!(lines[2].starts_with("shallow,1000B,hpcc,1,"), "{table}");
+    assert!(lines[8].starts_with("\"small, flows\",4000B,hpcc,1,"), "{table}");
+}
+
+fn fails_naming(sweep_text: &str, needles: &[&str]) {
+    let (dir, file) = setup(sweep_text);
+    let out = dir.path().join("out");
+    let o = aiccsim(&["sweep", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(err.contains("sweep.toml"), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "{n} missing from: {err}");
+    }
+    assert!(!out.join("runs").exists() || run_dirs(&out).is_empty(), "nothing ran");
+}
+
+#[test]
+fn bad_sweep_files_fail_before_running_anything() {
+    // A bad value in the last point: nothing runs.
+    fails_naming(
+        "base = \"base.toml\"\n[grid]\n\"cc.algorithm\" = [\"dcqcn\", \"hpcc\", \"bogus\"]\n",
+        &["cc.algorithm", "bogus"],
+    );
+    fails_naming("base = \"base.toml\"\n[grid]\n\"switch.bufer\" = [\"4MB\"]\n", &["switch.bufer"]);
+    fails_naming("base = \"base.toml\"\n[grid]\n\"switch.buffer\" = [32]\n", &["switch.buffer"]);
+    fails_naming("base = \"base.toml\"\n[grid]\n\"switch.buffer\" = \"4MB\"\n", &["grid", "switch.buffer"]);
+    fails_naming("base = \"base.toml\"\nseed = [1]\n", &["seed"]);
+    fails_naming("base = \"missing.toml\"\n", &["base", "missing.toml"]);
+    fails_naming("base = \"base.toml\"\nseeds = [1, 1]\n", &["same scenario"]);
+    fails_naming(
+        "base = \"base.toml\"\n[[point]]\nname = \"a\"\nset = { nic = { mtu = \"x\" } }\n",
+        &["point 'a'", "nic.mtu"],
+    );
+    // A point setting that the grid varies too would be silently replaced in every run.
+    fails_naming(
+        "base = \"base.toml\"\n[grid]\n\"switch.buffer\" = [\"4MB\", \"8MB\"]\n[[point]]\nname = \"shallow\"\nset = { switch = { buffer = \"1MB\", pfc = { enabled = false } } }\n",
+        &["point 'shallow' sets switch.buffer, which the grid varies too"],
+    );
+}
+
+#[test]
+fn the_ray_backend_without_its_python_fails_naming_the_fix() {
+    let (dir, file) = setup(SWEEP);
+    let out = dir.path().join("out");
+    let o = aiccsim(&["sweep", file.to_str().unwrap(), "--address", "auto", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--address is for --backend ray"));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_aiccsim"))
+        .args(["sweep", file.to_str().unwrap(), "--backend", "ray", "--out", out.to_str().unwrap()])
+        .env("AICCSIM_PYTHON", dir.path().join("no-such-python"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("starting the Ray driver") && err.contains("set AICCSIM_PYTHON"), "{err}");
+    assert!(!out.join("sweep.csv").exists());
+}
+
+/// A sweep over a training workload has its iteration figures in the table, equal to each
+/// run's summary; other workloads leave those cells empty.
+#[test]
+fn training_sweeps_have_iteration_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(common::repo().join("examples/training.toml"), dir.path().join("base.toml")).unwrap();
+    let file = dir.path().join("sweep.toml");
+    std::fs::write(&file, "base = \"base.toml\"\n[grid]\n\"cc.algorithm\" = [\"none\", \"dcqcn\"]\n").unwrap();
+    let out = dir.path().join("out");
+    sweep(&file, &out, "2");
+    let table = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let mut lines = table.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name}"));
+    let (iteration, exposed, hash) = (col("iteration_mean_ns"), col("exposed_comm_mean_ns"), col("hash"));
+    for line in lines {
+        let row: Vec<&str> = line.split(',').collect();
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("runs").join(row[hash]).join("summary.json")).unwrap())
+                .unwrap();
+        let it = &summary["iterations"];
+        assert_eq!(row[iteration].parse::<f64>().unwrap(), it["mean_duration_ns"].as_f64().unwrap());
+        assert_eq!(row[exposed].parse::<f64>().unwrap(), it["mean_exposed_comm_ns"].as_f64().unwrap());
+        assert!(row[exposed].parse::<f64>().unwrap() > 0.0, "the example's last all-reduce is exposed");
+    }
+    // The incast sweep above has none.
+    let (dir, file) = setup("base = \"base.toml\"\n");
+    let out = dir.path().join("out");
+    sweep(&file, &out, "1");
+    let table = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let header: Vec<&str> = table.lines().next().unwrap().split(',').collect();
+    let at = header.iter().position(|h| *h == "iteration_mean_ns").unwrap();
+    assert_eq!(table.lines().nth(1).unwrap().split(',').nth(at), Some(""));
+}

@@ -8,6 +8,7 @@
 //!   (go-back-N, selective repeat, the timeout), RTT probes;
 //! - `cc_*`: the algorithms on the network, their registry and snapshots;
 //! - `workload_*`, `topology_*`: what runs, and where;
+//! - `metrics_*`: figures derived from a run's results;
 //! - the rest: the run as a whole (stopping, inspecting part-way, determinism, extremes,
 //!   warnings, tables, traces, warm-up, the layering of the source).
 //!
@@ -18,15 +19,18 @@ mod common;
 mod cc_barre;
 mod cc_external;
 mod cc_mcc;
+mod cc_nic_events;
 mod cc_pc4;
 mod cc_registry;
 mod cc_snapshots;
+mod cc_state;
 mod cc_suite;
 mod determinism;
 mod extremes;
 mod fuzz_dictionary;
 mod incast;
 mod layers;
+mod metrics_derived;
 mod net_buffer;
 mod net_ecn;
 mod net_link_events;
@@ -48,4 +52,5 @@ mod warmup;
 mod warnings;
 mod workload_collectives;
 mod workload_jobs;
+mod workload_registry;
 mod workload_training;

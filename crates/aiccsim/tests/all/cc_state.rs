@@ -2,7 +2,7 @@
 //! `cc_state.csv` beside `rates.csv`, for the same flows and samples, without changing any other
 //! table; what it reports agrees with the rate the algorithm sets.
 
-mod common;
+use crate::common;
 
 use aiccsim::metrics::tables::{CC_STATE, RATES};
 use aiccsim::Results;

@@ -1,7 +1,7 @@
 //! The derived figures of `metrics/derived.rs` (the figures of `aiccsim reproduce`'s table that
 //! the summary does not hold) on small runs whose answers are known from their setup.
 
-mod common;
+use crate::common;
 
 use aiccsim::metrics::jain_index;
 use aiccsim::time::SimTime;

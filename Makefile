@@ -11,8 +11,9 @@ help: ## list the targets
 build: ## build the aiccsim binary (target/release/aiccsim)
 	$(CARGO) build --release -p aiccsim-cli
 
-demo: build ## reproduce the headline experiment: 16-to-1 incast, PFC only vs DCQCN -> out/incast/
-	./target/release/aiccsim reproduce incast
+# The plot is drawn by the Python package (matplotlib), which `make python` puts in .venv/.
+demo: build python ## reproduce the headline experiment: 16-to-1 incast, PFC only vs DCQCN -> out/incast/ (table + plot)
+	AICCSIM_PYTHON=$(abspath $(VENV))/bin/python ./target/release/aiccsim reproduce incast
 
 lint: venv ## formatting and clippy (Rust), ruff and mypy (Python), warnings as errors
 	$(CARGO) fmt --all -- --check

@@ -2,9 +2,10 @@
 ``reproduce``, ...), compiled into the native module: a pip install needs no other binary.
 The package also installs it as the ``aiccsim`` script.
 
-``report`` and ``parquet`` are written in Python (aiccsim/_commands.py): they are taken here,
-before the native command line (whose own ``report`` and ``parquet`` start this)."""
+``report``, ``plot`` and ``parquet`` are written in Python (aiccsim/_commands.py): they are taken
+here, before the native command line (whose own ``report``, ``plot`` and ``parquet`` start this)."""
 
+import os
 import signal
 import sys
 from typing import NoReturn
@@ -18,7 +19,10 @@ def main() -> NoReturn:
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     args = sys.argv[1:]
-    if args[:1] in (["report"], ["parquet"]):
+    # What the native command hands to Python (the plot of `reproduce`, `reproduce --report`)
+    # runs in this interpreter, which has the package, unless the user names another.
+    os.environ.setdefault("AICCSIM_PYTHON", sys.executable)
+    if args[:1] in (["report"], ["plot"], ["parquet"]):
         from aiccsim import _commands
 
         sys.exit(_commands.main(args))

@@ -1,4 +1,4 @@
-"""`aiccsim report` and `aiccsim parquet`: the commands written in Python. Both `python -m
+"""`aiccsim report`, `aiccsim plot` and `aiccsim parquet`: the commands written in Python. Both `python -m
 aiccsim` and the Rust binary (crates/aiccsim-cli/src/python.rs, which starts `python -m
 aiccsim`) come here, so the two give the same output, errors and exit codes: 0 done, 2 bad
 input (a folder that is not a results folder, a malformed file), 1 anything else."""
@@ -25,6 +25,14 @@ def main(args: list[str]) -> int:
     )
     report.add_argument("dir", type=Path, help="the results folder or experiment folder")
     report.add_argument("--out", "-o", type=Path, help="the page to write; default DIR/report.html")
+    plot = commands.add_parser(
+        "plot",
+        help="draw an experiment's plot (plot.svg and plot.png) from the folder aiccsim reproduce wrote",
+        description="Draw the plot an experiment's [plot] asks for, from the folder of aiccsim reproduce "
+        "(table.csv, experiment.json and a folder per run), into DIR/plot.svg and DIR/plot.png. "
+        "aiccsim reproduce runs this itself when the Python package is installed.",
+    )
+    plot.add_argument("dir", type=Path, help="the experiment's folder (out/ID)")
     parquet = commands.add_parser(
         "parquet",
         help="add Parquet files of the tables to results folders (flows.parquet, ...)",
@@ -36,6 +44,8 @@ def main(args: list[str]) -> int:
     try:
         if options.command == "report":
             return _report(options.dir, options.out)
+        if options.command == "plot":
+            return _plot(options.dir)
         return _parquet(options.dirs)
     except ImportError as e:
         package = (e.name or "a package it imports").split(".")[0]
@@ -55,6 +65,23 @@ def _report(folder: Path, out: Path | None) -> int:
     pages = report(folder, out)
     for page in pages:
         print(f"wrote {page}")
+    return 0
+
+
+def _plot(folder: Path) -> int:
+    from aiccsim import plot
+    from aiccsim._experiment_plot import draw
+
+    try:
+        svg, png = draw(folder)
+    except plot.NoData as e:
+        # The runs lack what the plot needs (no timelines, no flow finished): the table and
+        # the claims are the experiment's results all the same.
+        for stale in (folder / "plot.svg", folder / "plot.png"):
+            stale.unlink(missing_ok=True)
+        print(f"plot:  not drawn: {e}", file=sys.stderr)
+        return 0
+    print(f"plot:  {svg} (and {png.name})")
     return 0
 
 

@@ -77,7 +77,9 @@ def load(dir: str | os.PathLike[str], *, format: str | None = None) -> Result:
         path = files.get(name)
         return None if path is None else read_table(path, name)
 
-    return Result(summary_text, run_text, tables)
+    written = folder / "scenario.toml"
+    scenario_text = written.read_text(encoding="utf-8") if written.is_file() else None
+    return Result(summary_text, run_text, tables, scenario_text=scenario_text)
 
 
 def _workloads(scenario: dict[str, Any]) -> list[dict[str, Any]]:

@@ -1,6 +1,8 @@
 """`aiccsim report DIR`: one self-contained HTML page per run (its summary, every plot of
-`aiccsim.plot` that its results have data for, the resolved scenario) and, for the folder of
-`aiccsim reproduce`, an index page comparing the runs.
+`aiccsim.plot` that its results have data for, the scenario as written) and, for the folder of
+`aiccsim reproduce`, an index page comparing the runs: the columns the experiment's claims and
+plot use (the others folded away), the claims, the experiment's plot, and comparison plots of
+at most `MAX_COMPARED` runs. Every queue on a page reads in one unit (`plot.queue_unit`).
 
 A page needs no other file and no network: the plots are PNG images inside it (base64), the
 style sheet is inline. The same results give the same page, byte for byte.
@@ -22,28 +24,32 @@ from aiccsim._load import load
 from aiccsim._result import Result
 from aiccsim._write import atomic
 
-# (title, how to draw it): every plot a run's page can have, in the page's order.
-RUN_PLOTS: list[tuple[str, Callable[[Any], Any]]] = [
-    ("FCT CDF", plot.fct_cdf),
-    ("Slowdown by flow size", plot.slowdown_by_size),
-    ("Switch queues", plot.queue_timeline),
-    ("Throughput per flow", plot.throughput_timeline),
-    ("Rate per flow", plot.rate_timeline),
-    ("Window per flow", lambda r: plot.rate_timeline(r, window=True)),
-    ("PFC pauses", plot.pause_timeline),
-    ("Collective completion times", plot.cct_bars),
-    ("Training iterations", plot.iteration_bars),
+# (title, how to draw it from the results and the page's unit of queues): every plot a run's
+# page can have, in the page's order.
+RUN_PLOTS: list[tuple[str, Callable[[Any, str], Any]]] = [
+    ("FCT CDF", lambda r, unit: plot.fct_cdf(r)),
+    ("Slowdown by flow size", lambda r, unit: plot.slowdown_by_size(r)),
+    ("Switch queues", lambda r, unit: plot.queue_timeline(r, unit=unit)),
+    ("Throughput per flow", lambda r, unit: plot.throughput_timeline(r)),
+    ("Rate per flow", lambda r, unit: plot.rate_timeline(r)),
+    ("Window per flow", lambda r, unit: plot.rate_timeline(r, window=True)),
+    ("PFC pauses", lambda r, unit: plot.pause_timeline(r)),
+    ("Collective completion times", lambda r, unit: plot.cct_bars(r)),
+    ("Training iterations", lambda r, unit: plot.iteration_bars(r)),
 ]
 
-# The plots of an experiment's index page, each with every run on it.
-COMPARISON_PLOTS: list[tuple[str, Callable[[Any], Any]]] = [
-    ("FCT CDF", plot.fct_cdf),
-    ("Slowdown by flow size", plot.slowdown_by_size),
-    ("Busiest switch queue", plot.queue_timeline),
-    ("PFC pauses", plot.pause_timeline),
-    ("Collective completion times", plot.cct_bars),
-    ("Training iterations", plot.iteration_bars),
+# The plots of an experiment's index page, each comparing the runs.
+COMPARISON_PLOTS: list[tuple[str, Callable[[Any, str], Any]]] = [
+    ("FCT CDF", lambda r, unit: plot.fct_cdf(r)),
+    ("Slowdown by flow size", lambda r, unit: plot.slowdown_by_size(r)),
+    ("Busiest switch queue", lambda r, unit: plot.queue_timeline(r, unit=unit)),
+    ("PFC pauses", lambda r, unit: plot.pause_timeline(r)),
+    ("Collective completion times", lambda r, unit: plot.cct_bars(r)),
+    ("Training iterations", lambda r, unit: plot.iteration_bars(r)),
 ]
+
+# Runs a comparison plot shows: ten colours that differ (`_experiment.compared` picks which).
+MAX_COMPARED = 10
 
 STYLE = """
 body { font-family: sans-serif; margin: 2em auto; max-width: 62em; padding: 0 1em; color: #222; }
@@ -54,6 +60,7 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 figure { margin: 1.5em 0; } figcaption { font-weight: bold; margin-bottom: 0.3em; }
 img.plot { max-width: 100%; height: auto; }
 pre { background: #f6f6f6; padding: 1em; overflow-x: auto; font-size: 0.85em; }
+details { margin: 0.8em 0; } summary { cursor: pointer; color: #345; }
 .pass { color: #060; } .fail { color: #a00; } .note { color: #555; }
 """
 
@@ -68,28 +75,48 @@ def report(dir: str | os.PathLike[str], out: str | os.PathLike[str] | None = Non
     if folder.is_dir() and _experiment.is_experiment(folder):
         runs = [(name, load(path)) for name, path in _experiment.runs(folder)]
         pages = [_experiment.slug(name) for name, _ in runs]
-        run_pages = [_write(folder / slug / "report.html", _run_page(r, name)) for (name, r), slug in zip(runs, pages)]
+        run_pages = [
+            _write(folder / slug / "report.html", _run_page(r, name, folder / slug))
+            for (name, r), slug in zip(runs, pages)
+        ]
         links = {name: os.path.relpath(p, page.parent) for (name, _), p in zip(runs, run_pages)}
         return [_write(page, _index_page(folder, dict(runs), links)), *run_pages]
-    return [_write(page, _run_page(load(folder), folder.resolve().name))]
+    return [_write(page, _run_page(load(folder), folder.resolve().name, folder))]
 
 
-def _run_page(r: Result, name: str) -> str:
+def _run_page(r: Result, name: str, folder: Path) -> str:
     s, info = r.summary, r.run_info
+    unit = plot.queue_unit(r)
     body = [
         f"<h1>{_e(name)}</h1>",
         f"<p>{_e(s['algorithm'])}: {s['flows_finished']} of {s['flows']} flows finished, stop reason "
         f"{_e(s['stop_reason'])}. aiccsim {_e(info.get('aiccsim_version', '?'))}, "
         f"seed {_e(info.get('seed', '?'))}.</p>",
         "<h2>Summary</h2>",
-        _table(["Figure (summary.json)", "Value"], _summary_rows(s)),
+        _table(["Figure (summary.json)", "Value"], _summary_rows(s, unit)),
         "<h2>Plots</h2>",
-        *_plots(RUN_PLOTS, r),
+        *_plots(RUN_PLOTS, r, unit),
         "<h2>Scenario</h2>",
-        "<p>As run, every default filled in (<code>run.json</code>).</p>",
-        f"<pre>{_e(r._run_json)}</pre>",
+        *_scenario(r, folder),
     ]
     return _html(name, body)
+
+
+def _scenario(r: Result, folder: Path) -> list[str]:
+    """The scenario as the user wrote it (``scenario.toml``), the resolved one (``run.json``)
+    folded under it; only the resolved one for results written without the text (a scenario
+    given as a dict, an aiccsim before scenario.toml)."""
+    written = folder / "scenario.toml"
+    resolved = f"<pre>{_e(r._run_json)}</pre>"
+    if not written.is_file():
+        return ["<p>As run, every default filled in (<code>run.json</code>).</p>", resolved]
+    return [
+        "<p>As written (<code>scenario.toml</code>):</p>",
+        f'<pre class="toml">{_e(written.read_text(encoding="utf-8"))}</pre>',
+        "<details><summary>As run, every default filled in (<code>run.json</code>)</summary>",
+        resolved,
+        "</details>",
+    ]
 
 
 def _index_page(folder: Path, runs: dict[str, Result], links: dict[str, str]) -> str:
@@ -100,13 +127,26 @@ def _index_page(folder: Path, runs: dict[str, Result], links: dict[str, str]) ->
         return f'<a href="{_e(links[value])}">{_e(value)}</a>' if i == scheme else _e(value)
 
     linked = [[cell(i, c) for i, c in enumerate(row)] for row in rows]
+    about = _experiment.about(folder)
     title = _experiment_title(folder)
+    # The experiment's own columns (its claims' and plot's), each measured in some run.
+    own = [header.index(c) for c in about.get("columns", []) if c in header]
+    own = [scheme] + [i for i in dict.fromkeys(own) if i != scheme and any(row[i] for row in rows)]
     body = [
         f"<h1>{_e(title)}</h1>",
         f"<p>{len(runs)} runs; each name leads to the run's own page.</p>",
         "<h2>Table</h2>",
-        _table(header, linked, escaped=True),
     ]
+    if len(own) > 1:
+        body += [
+            "<p>The columns the experiment's claims and plot use:</p>",
+            _table([header[i] for i in own], [[row[i] for i in own] for row in linked], escaped=True),
+            f"<details><summary>All {len(header)} columns of table.csv</summary>",
+            _table(header, linked, escaped=True),
+            "</details>",
+        ]
+    else:
+        body.append(_table(header, linked, escaped=True))
     if (folder / "checks.csv").is_file():
         check_header, checks = _experiment.read_csv(folder / "checks.csv")
         verdict = {"true": '<span class="pass">true</span>', "false": '<span class="fail">false</span>'}
@@ -116,7 +156,12 @@ def _index_page(folder: Path, runs: dict[str, Result], links: dict[str, str]) ->
     if (folder / "plot.svg").is_file():
         svg = base64.b64encode((folder / "plot.svg").read_bytes()).decode("ascii")
         body.append(_figure("The experiment's plot (plot.svg)", f"data:image/svg+xml;base64,{svg}"))
-    body += _plots(COMPARISON_PLOTS, runs)
+    shown, note = _experiment.compared(list(runs), about, MAX_COMPARED)
+    if note:
+        body.append(f'<p class="note">The comparisons show {_e(note)}; every run\'s page has its own plots.</p>')
+    unit = plot.queue_unit(runs)
+    compared = {name: runs[name] for name in shown}
+    body += _plots(COMPARISON_PLOTS, compared, unit)
     return _html(title, body)
 
 
@@ -130,12 +175,13 @@ def _experiment_title(folder: Path) -> str:
     return f"Experiment {folder.resolve().name}"
 
 
-def _plots(plots: list[tuple[str, Callable[[Any], Any]]], results: Any) -> list[str]:
-    """A figure per plot that has data, then a line naming each plot that has none, and why."""
+def _plots(plots: list[tuple[str, Callable[[Any, str], Any]]], results: Any, unit: str) -> list[str]:
+    """A figure per plot that has data, then a line naming each plot that has none, and why;
+    ``unit``: the page's unit of switch queues."""
     shown, missing = [], []
     for title, draw in plots:
         try:
-            ax = draw(results)
+            ax = draw(results, unit)
         except plot.NoData as e:
             missing.append(f"<li>{_e(title)}: {_e(str(e).split(': ', 1)[-1])}</li>")
             continue
@@ -148,7 +194,7 @@ def _plots(plots: list[tuple[str, Callable[[Any], Any]]], results: Any) -> list[
     return shown
 
 
-def _summary_rows(s: dict[str, Any]) -> list[list[str]]:
+def _summary_rows(s: dict[str, Any], unit: str) -> list[list[str]]:
     def dist(key: str, scale: float, unit: str, places: int) -> str:
         d = s.get(key) or {}
         parts = [f"{d[k] / scale:.{places}f}" if d.get(k) is not None else "-" for k in ("mean", "p50", "p99", "max")]
@@ -157,6 +203,10 @@ def _summary_rows(s: dict[str, Any]) -> list[list[str]]:
     def us(key: str) -> str:
         v = s.get(key)
         return "- (not every flow finished)" if v is None else f"{v / 1e3:.3f} µs"
+
+    def queue(size: float) -> str:
+        # In the unit of the page's queue plots.
+        return f"{size / (1e6 if unit == 'MB' else 1e3):.{3 if unit == 'MB' else 1}f} {unit}"
 
     telemetry = s.get("telemetry") or {}
     overhead = telemetry.get("header_overhead")
@@ -170,8 +220,8 @@ def _summary_rows(s: dict[str, Any]) -> list[list[str]]:
         ["Slowdown mean / p50 / p99 / max", dist("slowdown", 1, "", 3)],
         ["RTT mean / p50 / p99 / max", dist("rtt_ns", 1e3, " µs", 3)],
         ["Queuing delay mean / p50 / p99 / max", dist("queuing_delay_ns", 1e3, " µs", 3)],
-        ["Largest switch queue", f"{s.get('max_switch_queue_bytes', 0) / 1e3:.1f} KB"],
-        ["Largest switch buffer occupancy", f"{s.get('max_switch_buffer_bytes', 0) / 1e3:.1f} KB"],
+        ["Largest switch queue", queue(s.get("max_switch_queue_bytes", 0))],
+        ["Largest switch buffer occupancy", queue(s.get("max_switch_buffer_bytes", 0))],
         ["PAUSE / RESUME frames", f"{s.get('pause_frames')} / {s.get('resume_frames')}"],
         ["Packets dropped", s.get("packets_dropped")],
         ["ECN marks", s.get("ecn_marks")],

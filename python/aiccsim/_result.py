@@ -66,11 +66,15 @@ class Result:
         tables: Callable[[str], pa.Table | None],
         write_csv: Callable[[Path], None] | None = None,
         native: NativeResult | None = None,
+        scenario_text: str | None = None,
     ) -> None:
         """Not for users: `aiccsim.run` and `aiccsim.load` make Results. ``tables(name)`` gives
         a table with the schema of `_schema.TABLES[name]`, or None if the run did not record
         it; ``write_csv(dir)`` writes the CSV and JSON files (None: from the Arrow tables);
-        ``native`` is the engine's own results, when the Result is of a run."""
+        ``native`` is the engine's own results, when the Result is of a run;
+        ``scenario_text`` the scenario as the user wrote it (None for a dict), which ``write``
+        puts in ``scenario.toml``."""
+        self._scenario_text = scenario_text
         self._summary_json = summary_json
         self._run_json = run_json
         self._source = tables
@@ -168,7 +172,8 @@ class Result:
     def write(self, dir: str | os.PathLike[str], format: str = "csv") -> Path:
         """Writes ``summary.json``, ``run.json`` and the tables into ``dir`` (created if needed):
         ``flows``, ``ports`` and, if recorded, ``queues``, ``rates``, ``pauses``, ``links``,
-        ``trace``, ``iterations`` and ``jobs``.
+        ``trace``, ``iterations`` and ``jobs``; and ``scenario.toml``, the scenario's text as
+        written, when the Result knows it (not for a scenario given as a dict).
 
         ``format="csv"`` writes the ``.csv`` files byte for byte as ``aiccsim run`` does;
         ``"parquet"`` writes ``.parquet`` files instead, with the Arrow schemas of the tables
@@ -186,6 +191,7 @@ class Result:
                 _write.csv_files(self, path)
         if format in ("parquet", "both"):
             _write.parquet_files(self, path)
+        _write.scenario_file(self, path)
         return path
 
     def __repr__(self) -> str:
@@ -212,15 +218,22 @@ class Result:
         return None if t is None else _arrow.to_pandas(t)
 
 
-def from_native(native: NativeResult) -> Result:
+def from_native(native: NativeResult, scenario_text: str | None = None) -> Result:
     """The Result of a run: its tables come from the engine's memory, its CSV files from the
-    engine's own writer."""
+    engine's own writer; ``scenario_text`` is the scenario as written, if known."""
 
     def tables(name: str) -> pa.Table | None:
         columns = native.table(name)
         return None if columns is None else _arrow.table(columns)
 
-    return Result(native.summary_json(), native.run_json(), tables, write_csv=native.write, native=native)
+    return Result(
+        native.summary_json(),
+        native.run_json(),
+        tables,
+        write_csv=native.write,
+        native=native,
+        scenario_text=scenario_text,
+    )
 
 
 class ArrowTables:

@@ -47,7 +47,10 @@ def run(
         wall_limit = wall_limit.total_seconds()
     # A file's relative paths (an algorithm's module folder) are taken against its folder.
     folder = None if isinstance(scenario, Mapping) or origin == "<string>" else os.path.dirname(origin) or "."
-    result = from_native(_native.run(source, origin, seed, wall_limit, folder))
+    text = source if isinstance(source, str) else None
+    if text is not None and seed is not None:
+        text = f"# run with seed={seed}, which replaces simulation.seed below\n{text}"
+    result = from_native(_native.run(source, origin, seed, wall_limit, folder), text)
     for w in result.summary["warnings"]:
         warnings.warn(f"{origin}: {w['key']}: {w['message']}", ScenarioWarning, stacklevel=2)
     return result

@@ -47,6 +47,15 @@ def _json_files(result: Result, folder: Path) -> None:
     atomic(folder, "run.json", lambda f: f.write(result._run_json.encode("utf-8")))
 
 
+def scenario_file(result: Result, folder: Path) -> None:
+    """``scenario.toml``: the scenario's text as written, as `aiccsim run` keeps it, where the
+    Result has it (not from a dict). A file of that name already there is left alone otherwise:
+    it may be the scenario this folder's run was started from (a sweep's point)."""
+    text = result._scenario_text
+    if text is not None:
+        atomic(folder, "scenario.toml", lambda f: f.write(text.encode("utf-8")))
+
+
 def _tables(result: Result) -> Iterator[tuple[str, pa.Table]]:
     for name in TABLES:
         table = result._table(name)

@@ -12,6 +12,10 @@ which scenario setting records it.
 
 Legends sit right of the axes, clear of the data; a figure made here widens to hold them. A plot
 that draws some of the flows only says so in its title ("first 16 of 64 flows, by id").
+
+`metric_bars` draws an experiment's table (``table.csv`` of ``aiccsim reproduce``) instead: a
+bar per run and column, grouped by the runs' names. ``aiccsim plot DIR`` (and ``reproduce``)
+draw an experiment's own figure with these functions (aiccsim/_experiment_plot.py).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from matplotlib import color_sequences
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 
+from aiccsim._experiment import series_of
 from aiccsim._result import Result
 
 if TYPE_CHECKING:
@@ -38,7 +43,9 @@ __all__ = [
     "cct_bars",
     "fct_cdf",
     "iteration_bars",
+    "metric_bars",
     "pause_timeline",
+    "queue_unit",
     "queue_timeline",
     "rate_timeline",
     "slowdown_by_size",
@@ -49,6 +56,9 @@ SAMPLED = "set output.sample_interval in the scenario's [output] to sample timel
 
 # A legend column holds this many names; more take another column.
 LEGEND_ROWS = 20
+
+# Switch queues in KB up to this many bytes, in MB above: one unit for every queue of a page.
+MB_FROM = 2e6
 
 
 class NoData(ValueError):
@@ -68,7 +78,7 @@ def fct_cdf(results: Results, ax: Axes | None = None) -> Axes:
             continue
         x = np.concatenate([fct[:1], fct])
         y = np.arange(len(fct) + 1) / len(fct)
-        ax.step(x, y, where="post", color=f"C{i}", label=_name(label, r))
+        ax.step(x, y, where="post", color=_run_color(i, len(runs)), label=_name(label, r))
         drawn.append(fct)
     if not drawn:
         raise NoData("fct_cdf: no flow finished, so there is no FCT to plot")
@@ -122,12 +132,15 @@ def queue_timeline(
     *,
     ports: Sequence[tuple[int, int]] | None = None,
     top: int | None = None,
+    unit: str | None = None,
 ) -> Axes:
     """The egress queue of switch ports over time (queues.csv), one line per port and run.
 
     ``ports``: (switch, port) pairs; by default the ``top`` ports with the largest queue over
     all runs (6 for one Result, 1 to compare runs). A sample that queues.csv leaves out is an
-    empty queue: each line is drawn as steps through the samples, from 0 at time 0."""
+    empty queue: each line is drawn as steps through the samples, from 0 at time 0.
+    ``unit``: "KB" or "MB"; by default `queue_unit` of the results, so that every queue plot of
+    the same runs (and the report's figures of them) reads in one unit."""
     runs = _runs(results)
     ax = _axes(ax)
     queues = [(i, label, r, r.queues) for i, label, r in runs if r.queues is not None]
@@ -139,17 +152,29 @@ def queue_timeline(
         peaks = _concat([q for *_, q in queues]).groupby(["switch", "port"])["bytes"].max()
         count = top if top is not None else (6 if len(runs) == 1 else 1)
         ports = list(peaks.sort_values(ascending=False, kind="stable").index[:count])
+    unit = unit or queue_unit(results)
+    scale = _QUEUE_UNITS[unit]
     for i, label, r, q in queues:
         for j, (switch, port) in enumerate(ports):
             rows = q[(q["switch"] == switch) & (q["port"] == port)]
             t = np.concatenate([[0.0], rows["time_ns"].to_numpy() / 1e3])
-            kb = np.concatenate([[0.0], rows["bytes"].to_numpy() / 1e3])
+            size = np.concatenate([[0.0], rows["bytes"].to_numpy() / scale])
             name = _prefixed(label, _port_name(r, f"s{switch}", port))
-            ax.step(t, kb, where="post", label=name, **_style(len(runs), i, j))
-    ax.set(xlabel="time (µs)", ylabel="egress queue (KB)", title="Switch queues")
+            ax.step(t, size, where="post", label=name, **_style(len(runs), i, j))
+    ax.set(xlabel="time (µs)", ylabel=f"egress queue ({unit})", title="Switch queues")
     ax.set_ylim(bottom=0)
     _legend(ax)
     return ax
+
+
+_QUEUE_UNITS = {"KB": 1e3, "MB": 1e6}
+
+
+def queue_unit(results: Results) -> str:
+    """The unit of the switch queues of these runs: "MB" when the largest queue of any of them
+    (``summary["max_switch_queue_bytes"]``) reaches `MB_FROM` bytes, else "KB"."""
+    peak = max(r.summary.get("max_switch_queue_bytes", 0) for _, _, r in _runs(results))
+    return "MB" if peak >= MB_FROM else "KB"
 
 
 def rate_timeline(
@@ -177,18 +202,128 @@ def throughput_timeline(
     ax: Axes | None = None,
     *,
     flows: Sequence[int] | None = None,
-    top: int = 16,
+    top: int = 4,
+    window: float | None = None,
 ) -> Axes:
     """The throughput each flow delivered over time (rates.csv: payload bytes received in order
-    during the interval before each sample), one line per flow and run, drawn as steps that
-    cover their interval. ``flows``: the flow ids; by default every flow sampled, or where
-    there are more than ``top``, the ``top`` of lowest id, which the title says ("first 16 of
-    64 flows, by id")."""
-    title = "Throughput per flow"
-    ax = _flow_lines("throughput_timeline", results, ax, "throughput_gbps", flows, top, "steps-pre", 1.0, title)
+    during the interval before each sample), one line per flow and run, each the mean over a
+    sliding ``window`` (µs; by default a hundredth of the sampled time, at least one sample):
+    a sample holds a whole number of packets, so that unsmoothed a line-rate flow flickers
+    between two values and many flows make a band of spikes. The title gives the window.
+
+    ``flows``: the flow ids; by default every flow sampled, or where there are more than 8,
+    the ``top`` of lowest id and, in black, the total of all of them, which the title says
+    ("total of 64 flows and the first 4, by id")."""
+    runs = _runs(results)
+    ax = _axes(ax)
+    sampled = [(i, label, r.rates) for i, label, r in runs if r.rates is not None]
+    if not sampled:
+        raise NoData(f"throughput_timeline: no rate samples: {SAMPLED}")
+    rates = [(i, label, q[q["throughput_gbps"].notna()]) for i, label, q in sampled]
+    if all(q.empty for *_, q in rates):
+        raise NoData("throughput_timeline: nothing to plot: no flow was sampled")
+    every = _concat([q for *_, q in rates])
+    times = np.unique(every["time_ns"].to_numpy())
+    interval = float(np.min(np.diff(times))) if len(times) > 1 else 1.0
+    if window is None:
+        window = max(interval, (times[-1] - times[0]) / 100) / 1e3
+    samples = max(1, round(window * 1e3 / interval))
+    title = f"Throughput per flow (mean over {_us(samples * interval / 1e3)} windows)"
+    total = False
+    if flows is None:
+        sampled_flows = sorted(every["flow"].unique())
+        flows = sampled_flows
+        if len(sampled_flows) > 8:
+            flows, total = sampled_flows[:top], True
+            title = (
+                f"Throughput (mean over {_us(samples * interval / 1e3)} windows): "
+                f"total of {len(sampled_flows)} flows and the first {len(flows)}, by id"
+            )
+    for i, label, q in rates:
+        lines: list[tuple[str, pd.DataFrame, _LineStyle]] = []
+        if total:
+            summed = q.groupby("time_ns", as_index=False)["throughput_gbps"].sum()
+            style: _LineStyle = {"color": "black"} if len(runs) == 1 else {"color": _run_color(i, len(runs))}
+            lines.append(("total", summed, {**style, "linewidth": 2.0}))
+        for j, flow in enumerate(flows):
+            lines.append((f"flow {flow}", q[q["flow"] == flow], _style(len(runs), i, j + total, len(flows) + total)))
+        for name, rows, line_style in lines:
+            if rows.empty:
+                continue
+            y = rows["throughput_gbps"].rolling(samples, min_periods=1).mean().to_numpy(dtype=float)
+            ax.plot(rows["time_ns"].to_numpy() / 1e3, y, label=_prefixed(label, name), **line_style)
+    ax.set_title(title)
+    _legend(ax)
     ax.set(xlabel="time (µs)", ylabel="throughput (Gbit/s)")
     ax.set_ylim(bottom=0)
     return ax
+
+
+def metric_bars(
+    table: pd.DataFrame,
+    metrics: str | Sequence[str],
+    *,
+    series: Sequence[str] = (),
+    labels: Mapping[str, str] | None = None,
+    figure: Figure | None = None,
+) -> Figure:
+    """Columns of an experiment's table (``table.csv``: a row per run, its name in ``scheme``),
+    a panel per column, a bar per run; an empty cell (not measured) has no bar.
+
+    With ``series`` (the starts of the runs' names, e.g. ``["PC4", "DCQCN"]``), each run is the
+    series its name starts with (the longest that fits) and belongs to the group the rest of
+    its name gives ("PC4 n=2": series "PC4", group "n=2"): the panels then have the groups
+    along x, the series side by side in each group, a colour per series. Without it, a
+    horizontal bar per run. A panel whose values span more than a factor of 100 is on a log
+    scale. ``labels``: column -> axis label (default: the column's name).
+    Returns the figure: a new one unless ``figure`` is given."""
+    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    if not names:
+        raise ValueError("metric_bars: name at least one column")
+    missing = [m for m in [*names, "scheme"] if m not in table.columns]
+    if missing:
+        raise ValueError(f"metric_bars: the table has no column {', '.join(missing)}")
+    label = dict(labels or {})
+    runs = [str(s) for s in table["scheme"]]
+    values = {m: np.asarray(_numeric(table[m]), dtype=float) for m in names}
+    if series:
+        placed = [series_of(run, list(series)) for run in runs]
+        groups = list(dict.fromkeys(g for _, g in placed))
+        kinds = [s for s in series if any(p == s for p, _ in placed)]
+        fig = figure or Figure(figsize=(max(8, 1.0 + 0.22 * len(groups) * len(kinds)), 0.6 + 2.8 * len(names)))
+        axes = fig.subplots(len(names), 1, sharex=True, squeeze=False)[:, 0]
+        width = 0.8 / len(kinds)
+        for ax, m in zip(axes, names):
+            for k, kind in enumerate(kinds):
+                rows = [(groups.index(g), v) for (p, g), v in zip(placed, values[m]) if p == kind and not np.isnan(v)]
+                x = np.array([g for g, _ in rows]) - 0.4 + (k + 0.5) * width
+                ax.bar(x, [v for _, v in rows], width, color=f"C{k % 10}", label=kind)
+            ax.set_ylabel(label.get(m, m))
+            ax.grid(axis="y", alpha=0.3)
+            _log_if_wide(ax, "y", values[m][~np.isnan(values[m])])
+        axes[-1].set_xticks(range(len(groups)), groups)
+        axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+    else:
+        fig = figure or Figure(figsize=(max(8, 4.2 * len(names)), 1.2 + 0.28 * len(runs)))
+        axes = fig.subplots(1, len(names), sharey=True, squeeze=False)[0]
+        y = np.arange(len(runs))
+        for ax, m in zip(axes, names):
+            shown = ~np.isnan(values[m])
+            ax.barh(y[shown], values[m][shown], color="C0")
+            ax.set_xlabel(label.get(m, m))
+            ax.grid(axis="x", alpha=0.3)
+            _log_if_wide(ax, "x", values[m][shown])
+        axes[0].set_yticks(y, runs)
+        axes[0].invert_yaxis()
+    fig.set_layout_engine("constrained")
+    return fig
+
+
+def _numeric(column: pd.Series) -> pd.Series:
+    """A column of table.csv as numbers, an empty or text cell as NaN."""
+    import pandas as pd
+
+    return pd.to_numeric(column, errors="coerce")
 
 
 def pause_timeline(results: Results, ax: Axes | None = None) -> Axes:
@@ -394,16 +529,26 @@ def _runs(results: Results) -> list[tuple[int, str | None, Result]]:
 class _LineStyle(TypedDict, total=False):
     color: ColorType
     linestyle: str
+    linewidth: float
 
 
 def _style(runs: int, run: int, line: int, lines: int = 0) -> _LineStyle:
     """One run: a colour per line, from the 20 of tab20 where the 10 of the colour cycle do not
     go round (then dashed past 20). Several: a colour per run, a dash pattern per line."""
     if runs == 1:
-        if lines <= 10:
-            return {"color": f"C{line}"}
-        return {"color": color_sequences["tab20"][line % 20], "linestyle": ["-", "--", ":"][line // 20 % 3]}
-    return {"color": f"C{run}", "linestyle": ["-", "--", ":", "-."][line % 4]}
+        return {"color": _run_color(line, lines), "linestyle": ["-", "--", ":"][line // 20 % 3]}
+    return {"color": _run_color(run, runs), "linestyle": ["-", "--", ":", "-."][line % 4]}
+
+
+def _run_color(i: int, n: int) -> ColorType:
+    """The colour of line ``i`` of ``n``: the colour cycle's 10, or where they would go round,
+    the 20 of tab20 (so that 11 to 20 runs still differ)."""
+    return f"C{i}" if n <= 10 else color_sequences["tab20"][i % 20]
+
+
+def _us(value: float) -> str:
+    """A time in µs as a short label: "20 µs", "1.5 ms"."""
+    return f"{value / 1e3:g} ms" if value >= 1000 else f"{value:.3g} µs"
 
 
 def _axes(ax: Axes | None) -> Axes:

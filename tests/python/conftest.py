@@ -177,8 +177,8 @@ value = 1
 
 @pytest.fixture(scope="session")
 def experiment_dir(aiccsim_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The output folder of `aiccsim reproduce` for EXPERIMENT (table.csv, checks.csv, plot.svg,
-    one folder per run). Tests copy it before changing anything in it."""
+    """The output folder of `aiccsim reproduce` for EXPERIMENT (table.csv, checks.csv,
+    experiment.json, plot.svg and plot.png, one folder per run). Tests copy it before changing anything in it."""
     root = tmp_path_factory.mktemp("experiment")
     spec = root / "experiments" / "tiny"
     spec.mkdir(parents=True)
@@ -190,6 +190,8 @@ def experiment_dir(aiccsim_bin: Path, tmp_path_factory: pytest.TempPathFactory) 
         capture_output=True,
         text=True,
         timeout=300,
+        # The plot is drawn by this Python's package.
+        env={**os.environ, "AICCSIM_PYTHON": sys.executable},
     )
     assert done.returncode == 0, done.stderr
     return out

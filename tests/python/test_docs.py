@@ -360,7 +360,11 @@ def assert_files_listed(line: str, session: Session) -> None:
     """A command writing to `--out DIR` whose comment names result files names the files it wrote
     (some of them, when the list ends in `...`)."""
     out = re.search(r"--out (\S+)|\.write\(\"([^\"]+)\"\)", line.split(" #")[0])
-    named = set(re.findall(r"\b\w+\.(?:csv|json|parquet|svg)\b", line.split(" #", 1)[-1])) if " #" in line else set()
+    named = (
+        set(re.findall(r"\b\w+\.(?:csv|json|parquet|svg|toml|png)\b", line.split(" #", 1)[-1]))
+        if " #" in line
+        else set()
+    )
     if not out or not named:
         return
     written = {path.name for path in (session.folder / (out[1] or out[2])).iterdir() if path.is_file()}

@@ -18,6 +18,7 @@ FILES = [
     "links.csv",
     "trace.csv",
     "run.json",
+    "scenario.toml",
     "summary.json",
 ]
 

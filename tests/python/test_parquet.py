@@ -46,11 +46,11 @@ def test_parquet_and_both(tmp_path: Path) -> None:
     assert r.write(tmp_path / "parquet", format="parquet") == tmp_path / "parquet"
     r.write(tmp_path / "both", format="both")
     parquet = sorted(p.name for p in (tmp_path / "parquet").iterdir())
-    assert parquet == sorted(["run.json", "summary.json", *(f"{t}.parquet" for t in TABLES)])
+    assert parquet == sorted(["run.json", "scenario.toml", "summary.json", *(f"{t}.parquet" for t in TABLES)])
     both = sorted(p.name for p in (tmp_path / "both").iterdir())
     assert both == sorted([*parquet, *(f"{t}.csv" for t in TABLES)])
     # The CSV and JSON files of "both" are the engine's, byte for byte.
-    for name in [f"{t}.csv" for t in TABLES] + ["run.json", "summary.json"]:
+    for name in [f"{t}.csv" for t in TABLES] + ["run.json", "scenario.toml", "summary.json"]:
         assert (tmp_path / "both" / name).read_bytes() == (tmp_path / "csv" / name).read_bytes(), name
     with pytest.raises(ValueError, match="format='xlsx': one of 'csv', 'parquet', 'both'"):
         r.write(tmp_path / "x", format="xlsx")
@@ -58,7 +58,8 @@ def test_parquet_and_both(tmp_path: Path) -> None:
 
 def test_no_parquet_file_for_a_table_not_recorded(tmp_path: Path) -> None:
     aiccsim.run(SMALL_UNSAMPLED).write(tmp_path, format="parquet")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["flows.parquet", "ports.parquet", "run.json", "summary.json"]
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["flows.parquet", "ports.parquet", "run.json", "scenario.toml", "summary.json"]
 
 
 def aiccsim_parquet(how: str, aiccsim_bin: Path, *folders: Path) -> subprocess.CompletedProcess[str]:

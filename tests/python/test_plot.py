@@ -138,13 +138,31 @@ def test_rate_and_window_timelines(small: aiccsim.Result) -> None:
 
 
 def test_throughput_timeline(small: aiccsim.Result, dcqcn: aiccsim.Result) -> None:
-    ax = plot.throughput_timeline(small)
+    """Each flow's line is the mean over a sliding window of samples, which the title gives."""
+    ax = plot.throughput_timeline(small, window=15)
     lines = ax.get_lines()
-    assert len(lines) == 4 and all(line.get_drawstyle() == "steps-pre" for line in lines)
-    flow0 = small.rates[small.rates["flow"] == 0]
-    assert list(lines[0].get_ydata()) == list(flow0["throughput_gbps"])
+    assert len(lines) == 4 and "mean over 15 µs windows" in ax.get_title()
+    flow0 = small.rates[small.rates["flow"] == 0]["throughput_gbps"].to_numpy()
+    # 5 us samples: a window of 15 us is 3 samples.
+    expected = [flow0[max(0, i - 2) : i + 1].mean() for i in range(len(flow0))]
+    assert np.allclose(lines[0].get_ydata(), expected)
+    raw = plot.throughput_timeline(small, window=5).get_lines()[0].get_ydata()
+    assert np.allclose(raw, flow0)
     compared = plot.throughput_timeline({"a": small, "b": dcqcn}, flows=[1])
     assert [line.get_label() for line in compared.get_lines()] == ["a: flow 1", "b: flow 1"]
+
+
+def test_many_flows_throughput_is_their_total_and_a_few(incast16: aiccsim.Result) -> None:
+    """16 flows are no longer a band of 16 spiky lines: their total, in black, and the first 4,
+    each smoothed (issue 29)."""
+    ax = plot.throughput_timeline(incast16, window=6)
+    assert [line.get_label() for line in ax.get_lines()] == ["total", "flow 0", "flow 1", "flow 2", "flow 3"]
+    assert "total of 16 flows and the first 4, by id" in ax.get_title() and "6 µs windows" in ax.get_title()
+    total = incast16.rates.groupby("time_ns")["throughput_gbps"].sum().to_numpy()
+    drawn = ax.get_lines()[0].get_ydata()
+    # 2 us samples: each point the mean of the last 3 totals.
+    assert np.allclose(drawn, [total[max(0, i - 2) : i + 1].mean() for i in range(len(total))])
+    assert np.abs(np.diff(drawn)).sum() < np.abs(np.diff(total)).sum()
 
 
 def test_pause_timeline(small: aiccsim.Result) -> None:
@@ -289,8 +307,9 @@ def test_iteration_bars(bare: aiccsim.Result) -> None:
 
 
 def test_every_flow_or_a_note_of_how_many(incast16: aiccsim.Result) -> None:
-    """16 flows: 16 lines, in 16 colours. Fewer than sampled: the title says which and of how many."""
-    for draw in [plot.rate_timeline, plot.throughput_timeline]:
+    """16 flows: 16 lines, in 16 colours. Fewer than sampled: the title says which and of how many.
+    (The throughput shows 16 flows' total and a few of them: test_many_flows_throughput_...)"""
+    for draw in [plot.rate_timeline]:
         ax = draw(incast16)
         lines = ax.get_lines()
         assert [line.get_label() for line in lines] == [f"flow {f}" for f in range(16)]

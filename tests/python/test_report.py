@@ -197,3 +197,49 @@ def test_reproduce_report_writes_the_pages(
     # The index is titled by the experiment's title, not its folder's name.
     title = re.search(r'^title = "(.*)"$', experiment, re.MULTILINE).group(1)
     assert f"<h1>{html.escape(title)}</h1>" in (out / "report.html").read_text()
+
+
+def test_the_index_shows_the_experiments_columns_first(experiment_dir: Path, tmp_path: Path) -> None:
+    """The table showed all 31 columns, the experiment's own among them; now those its claims
+    and plot use, then every column folded under them (issue 29)."""
+    out = tmp_path / "exp"
+    shutil.copytree(experiment_dir, out)
+    index = aiccsim.report(out)[0].read_text()
+    first = index.index("<table>")
+    own = re.findall(r"<th>([^<]*)</th>", index[first : index.index("</table>", first)])
+    assert own == ["scheme", "pause_frames", "p99_fct_us", "max_fct_us"]
+    folded = index[index.index("<details><summary>All 31 columns of table.csv</summary>") :]
+    assert len(re.findall(r"<th>", folded[: folded.index("</table>")])) == 31
+
+
+def test_a_run_page_shows_the_scenario_as_written(small_dir: Path, experiment_dir: Path, tmp_path: Path) -> None:
+    """The page showed run.json's JSON; now the TOML the user wrote (scenario.toml, written by
+    `aiccsim run`, `reproduce` and Result.write), the resolved JSON folded under it."""
+    assert (small_dir / "scenario.toml").read_text() == SMALL
+    page = aiccsim.report(small_dir, tmp_path / "page.html")[0].read_text()
+    assert f'<pre class="toml">{html.escape(SMALL)}</pre>' in page
+    assert page.index("scenario.toml") < page.index("<details><summary>As run, every default filled in")
+    # A run of an experiment: its base with the run's `set` merged in.
+    run = (experiment_dir / "dcqcn__defaults" / "scenario.toml").read_text()
+    assert run.startswith("# small.toml with the settings of run 'DCQCN, defaults'") and 'algorithm = "dcqcn"' in run
+    # No text to show (a dict, or an older folder): the resolved scenario, as before.
+    (tmp_path / "older").mkdir()
+    for f in ["summary.json", "run.json", "flows.csv", "ports.csv"]:
+        shutil.copy(small_dir / f, tmp_path / "older" / f)
+    shutil.copytree(small_dir, tmp_path / "older", dirs_exist_ok=True, ignore=lambda d, names: ["scenario.toml"])
+    older = aiccsim.report(tmp_path / "older")[0].read_text()
+    assert "scenario.toml" not in older and html.escape((small_dir / "run.json").read_text()) in older
+
+
+def test_one_unit_for_a_pages_queues(tmp_path: Path) -> None:
+    """A queue of megabytes read "MB" in one plot and "KB" in another on the same page; now the
+    page's summary and its queue plots share the unit of `plot.queue_unit` (issue 29)."""
+    from test_plot import INCAST16
+
+    big = aiccsim.run(INCAST16.replace('size = "20KB"', 'size = "400KB"'))
+    assert aiccsim.plot.queue_unit(big) == "MB"
+    assert aiccsim.plot.queue_timeline(big).get_ylabel() == "egress queue (MB)"
+    big.write(tmp_path)
+    page = aiccsim.report(tmp_path)[0].read_text()
+    assert re.search(r"<td>Largest switch queue</td><td>\d+\.\d{3} MB</td>", page)
+    assert " KB</td>" not in page

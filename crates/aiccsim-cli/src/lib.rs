@@ -8,7 +8,6 @@ mod bench;
 mod checks;
 mod interrupt;
 mod overrides;
-mod plot;
 mod progress;
 mod python;
 mod reproduce;
@@ -117,8 +116,8 @@ enum Command {
     /// Write a self-contained HTML page of a run's results: summary, plots, scenario.
     ///
     /// For an experiment's folder (aiccsim reproduce), a page per run and an index page comparing
-    /// the runs. Runs in Python (AICCSIM_PYTHON, else python3), which needs the aiccsim package
-    /// and matplotlib (pip install '.[plot]').
+    /// the runs. Runs in Python (AICCSIM_PYTHON, else python3 or the source tree's .venv), which
+    /// needs the aiccsim package and matplotlib (pip install '.[plot]').
     Report {
         /// A results folder (aiccsim run --out DIR) or an experiment's folder (out/ID).
         dir: PathBuf,
@@ -126,10 +125,20 @@ enum Command {
         #[arg(long, short)]
         out: Option<PathBuf>,
     },
+    /// Draw an experiment's plot (plot.svg and plot.png) from the folder `aiccsim reproduce` wrote.
+    ///
+    /// `reproduce` does this itself when it finds the Python package; this draws it again, or
+    /// once the package is installed. Runs in Python (AICCSIM_PYTHON, else python3 or the source
+    /// tree's .venv), which needs the aiccsim package and matplotlib (pip install '.[plot]').
+    Plot {
+        /// The experiment's folder (out/ID).
+        dir: PathBuf,
+    },
     /// Add Parquet files of the tables (flows.parquet, ...) to results folders.
     ///
     /// The CSV files stay. An experiment's folder (aiccsim reproduce) converts every run's folder.
-    /// Runs in Python (AICCSIM_PYTHON, else python3), which needs the aiccsim package.
+    /// Runs in Python (AICCSIM_PYTHON, else python3 or the source tree's .venv), which needs the
+    /// aiccsim package.
     Parquet {
         /// Results folders or experiment folders.
         #[arg(required = true)]
@@ -194,11 +203,11 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
         }),
         Command::Reproduce { id, out, experiments, max_wall, report } => {
             let out = out.unwrap_or_else(|| PathBuf::from("out").join(&id));
-            let result = reproduce::run(&id, Some(out.clone()), experiments, max_wall);
+            let result = reproduce::run(&id, Some(out.clone()), experiments, max_wall, report);
             // Failed claims (exit code 3) still leave every result to look at; a run that
             // could not be made leaves nothing to report.
             if report && result.as_ref().map_or_else(|e| e.code == 3, |()| true) {
-                let code = python::run("report", vec![out.into_os_string()], &["aiccsim", "matplotlib"], "'.[plot]'");
+                let code = python::run("report", vec![out.into_os_string()], &python::PLOT_MODULES, "'.[plot]'");
                 if code != 0 && result.is_ok() {
                     return code;
                 }
@@ -217,7 +226,10 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
             if let Some(out) = out {
                 args.extend([OsString::from("--out"), out.into_os_string()]);
             }
-            return python::run("report", args, &["aiccsim", "matplotlib"], "'.[plot]'");
+            return python::run("report", args, &python::PLOT_MODULES, "'.[plot]'");
+        }
+        Command::Plot { dir } => {
+            return python::run("plot", vec![dir.into_os_string()], &python::PLOT_MODULES, "'.[plot]'")
         }
         Command::Parquet { dirs } => {
             let args = dirs.into_iter().map(PathBuf::into_os_string).collect();
@@ -516,12 +528,24 @@ fn cmd_run(
         });
     }
     results.write_dir(out).map_err(|e| CliError::io(&format!("writing results to {}", out.display()), e))?;
+    let mut text = std::fs::read_to_string(path).map_err(|e| CliError::io(&path.display().to_string(), e))?;
+    if let Some(seed) = seed {
+        text.insert_str(0, &format!("# run with --seed {seed}, which replaces simulation.seed below\n"));
+    }
+    write_scenario_text(out, &text)?;
     remove_marker()?;
     if !quiet {
         print_summary(&results);
         println!("results written to {}", out.display());
     }
     check_ending(&results, out)
+}
+
+/// Writes `scenario.toml` into a run's folder: the scenario as the user wrote it, for the
+/// report's page (run.json has it resolved, every default filled in, as JSON).
+pub(crate) fn write_scenario_text(dir: &Path, text: &str) -> Result<(), CliError> {
+    let path = dir.join("scenario.toml");
+    std::fs::write(&path, text).map_err(|e| CliError::io(&path.display().to_string(), e))
 }
 
 /// The file that stands in a run's output folder while the run is under way.

@@ -1,41 +1,87 @@
-//! `aiccsim report` and `aiccsim parquet` are written in Python (python/aiccsim/_commands.py),
-//! where matplotlib and pyarrow are. The binary runs them with `python -m aiccsim`, in the
-//! interpreter named by `AICCSIM_PYTHON` (else `python3`), passing the arguments on and giving
-//! back its exit code; the Python side prints the output and the errors, so both ways of
-//! running the command read the same.
+//! `aiccsim report`, `aiccsim parquet`, `aiccsim plot` and the plot of `aiccsim reproduce` are
+//! written in Python (python/aiccsim/_commands.py), where matplotlib and pyarrow are. The binary
+//! runs them with `python -m aiccsim`, passing the arguments on and giving back its exit code;
+//! the Python side prints the output and the errors, so both ways of running the command read
+//! the same.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::process::Command;
 
-/// Runs `python -m aiccsim COMMAND ARGS...` and returns its exit code. If that interpreter
-/// cannot be started, or cannot import the `modules` the command needs, prints a one-line error
-/// that says to `pip install PACKAGE` (`.` or `'.[plot]'`) and returns 1.
-pub fn run(command: &str, args: Vec<OsString>, modules: &[&str], package: &str) -> u8 {
-    let python = std::env::var_os("AICCSIM_PYTHON").unwrap_or_else(|| OsString::from("python3"));
-    let shown = python.to_string_lossy().into_owned();
-    // A first, quick start that only imports: a missing package is then one clear line rather
-    // than a traceback halfway through the command.
-    let probe = Command::new(&python).arg("-c").arg(format!("import {}", modules.join(", "))).output();
-    let why = match probe {
-        Err(e) => Some(format!("`{shown}` cannot be started: {e}")),
-        Ok(out) if !out.status.success() => {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("the import failed");
-            Some(format!("`{shown}` cannot import {}: {}", modules.join(", "), last.trim()))
-        }
-        Ok(_) => None,
-    };
-    if let Some(why) = why {
-        eprintln!(
-            "error: aiccsim {command} runs in Python and {why}; install the aiccsim package with `pip install {package}` in the aiccsim source tree (or `make python`), and set AICCSIM_PYTHON to that Python if it is not python3"
-        );
-        return 1;
+/// The modules the plots need: the package and matplotlib (`pip install '.[plot]'`).
+pub const PLOT_MODULES: [&str; 2] = ["aiccsim.plot", "matplotlib"];
+
+/// An interpreter that can run a command written in Python.
+pub struct Python(OsString);
+
+/// The interpreters to try, in order: `AICCSIM_PYTHON` alone when it is set; else `python3`,
+/// then the `.venv/` that `make python` makes in the source tree this binary was built from (so
+/// that `make demo` and `make test` need no activated venv).
+fn candidates() -> Vec<OsString> {
+    if let Some(python) = std::env::var_os("AICCSIM_PYTHON") {
+        return vec![python];
     }
-    match Command::new(&python).args(["-m", "aiccsim", command]).args(args).status() {
-        // A child ended by a signal (Ctrl-C) has no code: 130, as the shell would say.
-        Ok(status) => status.code().map_or(130, |c| u8::try_from(c).unwrap_or(1)),
-        Err(e) => {
-            eprintln!("error: cannot start `{shown}`: {e}");
+    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python");
+    let mut out = vec![OsString::from("python3")];
+    if venv.is_file() {
+        out.push(venv.into_os_string());
+    }
+    out
+}
+
+/// The first interpreter that imports `modules`, or one line saying why none does (the first
+/// candidate's failure: the one the user named or expects).
+pub fn find(modules: &[&str]) -> Result<Python, String> {
+    let mut first_failure = None;
+    for python in candidates() {
+        let shown = python.to_string_lossy().into_owned();
+        // A quick start that only imports: a missing package is then one clear line rather
+        // than a traceback halfway through the command.
+        let probe = Command::new(&python).arg("-c").arg(format!("import {}", modules.join(", "))).output();
+        let why = match probe {
+            Err(e) => format!("`{shown}` cannot be started: {e}"),
+            Ok(out) if !out.status.success() => {
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("the import failed");
+                format!("`{shown}` cannot import {}: {}", modules.join(", "), last.trim())
+            }
+            Ok(_) => return Ok(Python(python)),
+        };
+        first_failure.get_or_insert(why);
+    }
+    Err(first_failure.unwrap_or_default())
+}
+
+/// How to get a Python that runs the commands, for an error or a note: `package` is what to
+/// `pip install` (`.` or `'.[plot]'`).
+pub fn install_hint(package: &str) -> String {
+    format!(
+        "install the aiccsim package with `make python` in the aiccsim source tree (or `pip install {package}` there), and set AICCSIM_PYTHON to that Python if it is neither python3 nor the source tree's .venv/"
+    )
+}
+
+impl Python {
+    /// Runs `python -m aiccsim COMMAND ARGS...` and returns its exit code.
+    pub fn run(&self, command: &str, args: Vec<OsString>) -> u8 {
+        match Command::new(&self.0).args(["-m", "aiccsim", command]).args(args).status() {
+            // A child ended by a signal (Ctrl-C) has no code: 130, as the shell would say.
+            Ok(status) => status.code().map_or(130, |c| u8::try_from(c).unwrap_or(1)),
+            Err(e) => {
+                eprintln!("error: cannot start `{}`: {e}", self.0.to_string_lossy());
+                1
+            }
+        }
+    }
+}
+
+/// Runs `python -m aiccsim COMMAND ARGS...` and returns its exit code. If no interpreter can
+/// import the `modules` the command needs, prints a one-line error that says how to install
+/// the package (`pip install PACKAGE`: `.` or `'.[plot]'`) and returns 1.
+pub fn run(command: &str, args: Vec<OsString>, modules: &[&str], package: &str) -> u8 {
+    match find(modules) {
+        Ok(python) => python.run(command, args),
+        Err(why) => {
+            eprintln!("error: aiccsim {command} runs in Python and {why}; {}", install_hint(package));
             1
         }
     }

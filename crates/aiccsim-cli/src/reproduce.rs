@@ -1,4 +1,8 @@
-//! `aiccsim reproduce ID`: runs the scenarios an experiment lists and writes its table and plot.
+//! `aiccsim reproduce ID`: runs the scenarios an experiment lists and writes its table, its
+//! claims' verdicts and its plot. The plot is drawn by the Python package (`python -m aiccsim
+//! plot OUT`, python/aiccsim/_experiment_plot.py), from the table, the run folders and what
+//! `experiment.json` says of the experiment; without that package the rest is written all the
+//! same, and a note says so before the first run.
 //!
 //! An experiment is a folder `experiments/ID/` holding `experiment.toml`:
 //! ```toml
@@ -8,7 +12,7 @@
 //! name = "DCQCN"
 //! scenario = "dcqcn.toml" # a scenario of its own, or:
 //! set = { cc = { algorithm = "dcqcn" } }   # keys replaced in `base`
-//! [plot]
+//! [plot]                  # see docs/experiments.md
 //! kind = "queue"          # queue of one switch port over time, one line per run
 //! switch = 0
 //! port = 0
@@ -17,7 +21,7 @@
 
 use crate::checks::{self, Check, Measured};
 use crate::overrides;
-use crate::plot::{self, Series};
+use crate::python::{self, Python};
 use crate::table_print;
 use crate::{build_run, check_ending, load, run_built, run_control, CliError};
 use aiccsim::metrics::experiment::{self, RowOptions};
@@ -26,6 +30,7 @@ use aiccsim::time::SimTime;
 use aiccsim::Results;
 use aiccsim::StopReason;
 use serde::Deserialize;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 #[derive(Deserialize)]
@@ -54,7 +59,7 @@ impl Experiment {
         }
         let mut wanted: Vec<&str> = self.check.iter().map(|c| c.metric.as_str()).collect();
         match &self.plot {
-            PlotSpec::Bars { metric } => wanted.push(metric),
+            PlotSpec::Bars { metric, .. } => wanted.extend(metric.names()),
             PlotSpec::Iterations {} => wanted.extend(["mean_iteration_us", "mean_exposed_comm_us"]),
             PlotSpec::Queue { .. } => wanted.extend(["max_queue_kb", "mean_queue_kb"]),
             PlotSpec::Throughput { recovery_of, segments, .. } => {
@@ -92,11 +97,15 @@ impl Experiment {
         for c in &self.check {
             checks::validate(c, &names, &header).map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
         }
-        let bar = match &self.plot {
-            PlotSpec::Bars { metric } => Some(("plot.metric", metric)),
-            _ => None,
+        let bars = match &self.plot {
+            PlotSpec::Bars { metric, series } => {
+                self.validate_series(series, path)?;
+                metric.names()
+            }
+            _ => Vec::new(),
         };
-        let named = self.columns.iter().flatten().map(|c| ("columns", c)).chain(bar);
+        let named = (self.columns.iter().flatten().map(|c| ("columns", c.as_str())))
+            .chain(bars.into_iter().map(|c| ("plot.metric", c)));
         for (key, c) in named {
             if experiment_column(c).is_none() {
                 return Err(CliError::input(format!(
@@ -107,6 +116,29 @@ impl Experiment {
             }
         }
         Ok(())
+    }
+
+    /// A bar plot's `series` must place every run: its name starts with one of them.
+    fn validate_series(&self, series: &[String], path: &Path) -> Result<(), CliError> {
+        if series.is_empty() {
+            return Ok(());
+        }
+        match self.run.iter().find(|r| !series.iter().any(|s| r.name.starts_with(s.as_str()))) {
+            Some(r) => Err(CliError::input(format!(
+                "{}: plot.series: run '{}' starts with none of {} (a run's name is its series, then its group: \"PC4 n=2\" is series \"PC4\", group \"n=2\")",
+                path.display(),
+                r.name,
+                series.iter().map(|s| format!("\"{s}\"")).collect::<Vec<_>>().join(", ")
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// The runs the claims name (`runs`, `among`, `than`), each once, in the table's order:
+    /// what the report's comparison plots show first when there are too many runs for one plot.
+    fn claimed_runs(&self) -> Vec<&str> {
+        let named = |n: &str| self.check.iter().any(|c| c.runs.iter().chain(&c.among).chain(&c.than).any(|r| r == n));
+        self.run.iter().map(|r| r.name.as_str()).filter(|n| named(n)).collect()
     }
 }
 
@@ -126,8 +158,14 @@ enum PlotSpec {
     Queue { switch: u32, port: u32 },
     /// CDF of flow completion times.
     FctCdf {},
-    /// One horizontal bar per run of a table column.
-    Bars { metric: String },
+    /// One bar per run of a table column, or of each of several columns (a panel each). With
+    /// `series` (the starts of the runs' names), runs are grouped by the rest of their name, a
+    /// colour per series: "PC4 n=2" and "DCQCN n=2" side by side in group "n=2".
+    Bars {
+        metric: Metrics,
+        #[serde(default)]
+        series: Vec<String>,
+    },
     /// One horizontal bar per run of its mean training iteration: compute, then the exposed
     /// communication stacked on it (`mean_iteration_us`, `mean_exposed_comm_us`).
     Iterations {},
@@ -148,6 +186,23 @@ enum PlotSpec {
     },
 }
 
+/// A bar plot's column, or its columns.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Metrics {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Metrics {
+    fn names(&self) -> Vec<&str> {
+        match self {
+            Metrics::One(m) => vec![m.as_str()],
+            Metrics::Many(m) => m.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
 pub(crate) fn experiments_dir(given: Option<PathBuf>) -> PathBuf {
     if let Some(d) = given {
         return d;
@@ -164,39 +219,87 @@ fn header() -> Vec<&'static str> {
     EXPERIMENT.iter().map(|m| m.name).collect()
 }
 
+/// Runs experiment `id`; with `report`, the Python package must be there for the report that
+/// follows, which is checked before the runs.
 pub fn run(
     id: &str,
     out: Option<PathBuf>,
     experiments: Option<PathBuf>,
     max_wall: Option<std::time::Duration>,
+    report: bool,
 ) -> Result<(), CliError> {
     let root = experiments_dir(experiments);
     let dir = root.join(id);
     let spec_path = dir.join("experiment.toml");
-    let spec = read_experiment(&root, id, &spec_path)?;
+    let (spec, plot_table) = read_experiment(&root, id, &spec_path)?;
     let out = out.unwrap_or_else(|| PathBuf::from("out").join(id));
     std::fs::create_dir_all(&out).map_err(|e| CliError::io(&out.display().to_string(), e))?;
     spec.validate(&spec_path)?;
     // Load every scenario before running any, so a typo in the last one fails at once.
-    let scenarios: Vec<aiccsim::Scenario> =
+    let scenarios: Vec<(aiccsim::Scenario, String)> =
         spec.run.iter().map(|r| scenario_of(&dir, &spec, r)).collect::<Result<_, CliError>>()?;
 
+    // Whether the plot can be drawn is known before the runs, not after an hour of them.
+    let python = match python::find(&python::PLOT_MODULES) {
+        Ok(python) => Some(python),
+        Err(why) if report => {
+            return Err(CliError {
+                message: format!(
+                    "--report needs the aiccsim Python package with matplotlib, and {why}; {} (without --report, reproduce writes the table and checks without it)",
+                    python::install_hint("'.[plot]'")
+                ),
+                code: 1,
+            })
+        }
+        Err(why) => {
+            eprintln!(
+                "note: no plot.svg this time: the plot is drawn by the aiccsim Python package, and {why}; `make python` in the aiccsim source tree sets it up (then `aiccsim plot {}` draws it); the runs, table.csv and checks.csv do not need it",
+                out.display()
+            );
+            None
+        }
+    };
     println!("{}", spec.title);
     let runs = run_all(&spec, &spec_path, scenarios, &out, max_wall)?;
     let table = write_table(&spec, &runs, &out)?;
-    // What the experiment is, for the report's index page (its title, not its folder's name).
-    let about = serde_json::json!({ "id": id, "title": spec.title });
-    let about_path = out.join("experiment.json");
-    std::fs::write(&about_path, format!("{about:#}\n"))
-        .map_err(|e| CliError::io(&about_path.display().to_string(), e))?;
-    let plot_path = out.join("plot.svg");
-    draw_plot(&spec, &runs, &table, &plot_path).map_err(|e| CliError::io("plotting", e))?;
-    println!("table: {}\nplot:  {}", out.join("table.csv").display(), plot_path.display());
-    judge(&spec, &table, &out)
+    write_about(id, &spec, plot_table, &out)?;
+    println!("table: {}", out.join("table.csv").display());
+    let plotted = draw_plot(python.as_ref(), &out);
+    let judged = judge(&spec, &table, &out);
+    judged.and(plotted)
 }
 
-/// The experiment `id` of folder `root`, or an input error naming the experiments there.
-fn read_experiment(root: &Path, id: &str, spec_path: &Path) -> Result<Experiment, CliError> {
+/// Writes `experiment.json`: what the experiment is, for its plot and the report's index page:
+/// its title, its `[plot]` table as written, the columns its claims and plot use, and the runs
+/// its claims name.
+fn write_about(id: &str, spec: &Experiment, plot: toml::Value, out: &Path) -> Result<(), CliError> {
+    let about = serde_json::json!({
+        "id": id,
+        "title": spec.title,
+        "plot": plot,
+        "columns": spec.printed_columns(),
+        "claimed_runs": spec.claimed_runs(),
+    });
+    let path = out.join("experiment.json");
+    std::fs::write(&path, format!("{about:#}\n")).map_err(|e| CliError::io(&path.display().to_string(), e))
+}
+
+/// Hands the plot over to Python (`python -m aiccsim plot OUT`), which prints where it wrote it
+/// or why it could not; without Python, says where the plot is not.
+fn draw_plot(python: Option<&Python>, out: &Path) -> Result<(), CliError> {
+    let Some(python) = python else {
+        println!("plot:  not drawn (needs the aiccsim Python package: see the note above)");
+        return Ok(());
+    };
+    match python.run("plot", vec![OsString::from(out)]) {
+        0 => Ok(()),
+        code => Err(CliError { message: "the plot was not drawn (the error above)".to_string(), code }),
+    }
+}
+
+/// The experiment `id` of folder `root` and its `[plot]` table as written, or an input error
+/// naming the experiments there.
+fn read_experiment(root: &Path, id: &str, spec_path: &Path) -> Result<(Experiment, toml::Value), CliError> {
     if !spec_path.is_file() {
         let known: Vec<String> = std::fs::read_dir(root)
             .map(|rd| {
@@ -216,19 +319,22 @@ fn read_experiment(root: &Path, id: &str, spec_path: &Path) -> Result<Experiment
         )));
     }
     let text = std::fs::read_to_string(spec_path).map_err(|e| CliError::io(&spec_path.display().to_string(), e))?;
-    toml::from_str(&text).map_err(|e| CliError::input(format!("{}: {}", spec_path.display(), e.message())))
+    let bad = |e: toml::de::Error| CliError::input(format!("{}: {}", spec_path.display(), e.message()));
+    let spec: Experiment = toml::from_str(&text).map_err(bad)?;
+    let mut table: toml::Table = toml::from_str(&text).map_err(bad)?;
+    Ok((spec, table.remove("plot").expect("an experiment has a [plot]")))
 }
 
 /// Runs every scenario in turn, writing each run's results into its folder of `out`.
 fn run_all(
     spec: &Experiment,
     spec_path: &Path,
-    scenarios: Vec<aiccsim::Scenario>,
+    scenarios: Vec<(aiccsim::Scenario, String)>,
     out: &Path,
     max_wall: Option<std::time::Duration>,
 ) -> Result<Vec<(String, Results)>, CliError> {
     let mut runs: Vec<(String, Results)> = Vec::new();
-    for (r, scenario) in spec.run.iter().zip(scenarios) {
+    for (r, (scenario, text)) in spec.run.iter().zip(scenarios) {
         // The wall-clock budget is each run's, its build included; it never steers a run.
         #[allow(clippy::disallowed_methods)]
         let control = run_control(max_wall, std::time::Instant::now());
@@ -247,6 +353,7 @@ fn run_all(
         let results = run_built(sim, &scenario, &r.name, false, &control, None)?;
         let run_dir = out.join(experiment::slug(&r.name));
         results.write_dir(&run_dir).map_err(|e| CliError::io(&run_dir.display().to_string(), e))?;
+        crate::write_scenario_text(&run_dir, &text)?;
         match (results.summary.stop_reason, check_ending(&results, &run_dir)) {
             // A stalled run is one of the experiment's results (its row shows it); the rest end
             // the experiment without a table.
@@ -273,12 +380,6 @@ struct Table {
 }
 
 impl Table {
-    /// The cells of column `name`, one per run.
-    fn column(&self, name: &str) -> impl Iterator<Item = &str> + '_ {
-        let col = self.header.iter().position(|h| *h == name).expect("a column of the table");
-        self.rows.iter().map(move |r| r[col].as_str())
-    }
-
     /// The table as CSV; a run name with a comma or a quote in it is quoted.
     fn to_csv(&self) -> Result<Vec<u8>, csv::Error> {
         let mut w = csv::Writer::from_writer(Vec::new());
@@ -303,63 +404,6 @@ fn write_table(spec: &Experiment, runs: &[(String, Results)], out: &Path) -> Res
     print!("{}", table_print::render(&table.header, &table.rows, &shown, table_print::WIDTH));
     println!("({} of the table's {} columns; all are in {})", shown.len(), EXPERIMENT.len(), table_path.display());
     Ok(table)
-}
-
-/// Draws `plot.svg`: the plot `[plot]` asks for, one line or bar per run.
-fn draw_plot(spec: &Experiment, runs: &[(String, Results)], table: &Table, path: &Path) -> Result<(), String> {
-    let number = |cell: &str| cell.parse().unwrap_or(0.0);
-    match &spec.plot {
-        PlotSpec::Queue { switch, port } => {
-            let series = (runs.iter())
-                .map(|(name, r)| Series { name: name.clone(), points: r.view().queue_series(*switch, *port) })
-                .collect::<Vec<_>>();
-            let y = format!("queue at switch {switch} port {port} (KB)");
-            plot::lines(path, &spec.title, "time (µs)", &y, &series)
-        }
-        PlotSpec::Throughput { flows, .. } => {
-            let series: Vec<Series> =
-                (runs.iter()).flat_map(|(name, r)| flows.iter().map(move |&f| throughput_series(name, r, f))).collect();
-            plot::lines(path, &spec.title, "time (µs)", "throughput (Gbit/s)", &series)
-        }
-        PlotSpec::FctCdf {} => {
-            let series: Vec<Series> = runs.iter().map(|(name, r)| fct_cdf_series(name, r)).collect();
-            let y = "fraction of flows finished (0 to 1)";
-            plot::lines(path, &spec.title, "flow completion time (µs)", y, &series)
-        }
-        PlotSpec::Bars { metric } => {
-            let bars: Vec<(String, f64)> =
-                runs.iter().map(|r| r.0.clone()).zip(table.column(metric).map(number)).collect();
-            let label = experiment_column(metric).expect("validated").label();
-            plot::bars(path, &spec.title, &label, &bars)
-        }
-        PlotSpec::Iterations {} => {
-            let totals = table.column("mean_iteration_us").map(number);
-            let exposed = table.column("mean_exposed_comm_us").map(number);
-            let bars: Vec<(String, Vec<f64>)> = (runs.iter().zip(totals.zip(exposed)))
-                .map(|((name, _), (t, e))| (name.clone(), vec![t - e, e]))
-                .collect();
-            let parts = ["compute", "exposed communication"];
-            plot::stacked_bars(path, &spec.title, "mean iteration time (µs)", &parts, &bars)
-        }
-    }
-}
-
-/// Flow `f`'s delivered throughput, Gbit/s, averaged over ten samples: one sample holds a
-/// whole number of packets, which makes a line-rate flow flicker between two values.
-fn throughput_series(run: &str, r: &Results, f: u32) -> Series {
-    let samples: Vec<(f64, f64)> =
-        r.rates.iter().filter(|s| s.flow == f).map(|s| (s.time.as_us_f64(), s.throughput_bps / 1e9)).collect();
-    let points =
-        (samples.chunks(10)).map(|c| (c[c.len() - 1].0, c.iter().map(|p| p.1).sum::<f64>() / c.len() as f64)).collect();
-    Series { name: format!("{run}: flow {f}"), points }
-}
-
-/// The finished flows' FCTs (us) against the fraction of flows finished by then.
-fn fct_cdf_series(run: &str, r: &Results) -> Series {
-    let mut f: Vec<f64> = r.flows.iter().filter_map(|f| f.fct()).map(|t| t.as_us_f64()).collect();
-    f.sort_by(f64::total_cmp);
-    let n = f.len() as f64;
-    Series { name: run.to_string(), points: f.iter().enumerate().map(|(i, &v)| (v, (i + 1) as f64 / n)).collect() }
 }
 
 /// Judges the claims on the table, writes `checks.csv` and prints the verdicts; exit code 3
@@ -389,8 +433,10 @@ fn judge(spec: &Experiment, table: &Table, out: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The scenario of one run: its own file, or the experiment's base with the run's `set` keys.
-fn scenario_of(dir: &Path, spec: &Experiment, r: &RunSpec) -> Result<aiccsim::Scenario, CliError> {
+/// The scenario of one run: its own file, or the experiment's base with the run's `set` keys;
+/// and its text for the run's `scenario.toml`: the file as written, or the base's keys with the
+/// run's merged in.
+fn scenario_of(dir: &Path, spec: &Experiment, r: &RunSpec) -> Result<(aiccsim::Scenario, String), CliError> {
     let file = match (&r.scenario, &spec.base) {
         (Some(f), _) | (None, Some(f)) => dir.join(f),
         (None, None) => {
@@ -401,9 +447,22 @@ fn scenario_of(dir: &Path, spec: &Experiment, r: &RunSpec) -> Result<aiccsim::Sc
             )))
         }
     };
-    let Some(set) = &r.set else { return load(&file) };
+    let Some(set) = &r.set else {
+        let text = std::fs::read_to_string(&file).map_err(|e| CliError::io(&file.display().to_string(), e))?;
+        return Ok((load(&file)?, text));
+    };
     let origin = format!("{} with run '{}' settings", file.display(), r.name);
-    overrides::apply(&overrides::read_base(&file)?, set, &origin, aiccsim::config::folder_of(&file))
+    let base = overrides::read_base(&file)?;
+    let scenario = overrides::apply(&base, set, &origin, aiccsim::config::folder_of(&file))?;
+    let mut merged = base;
+    overrides::merge(&mut merged, set);
+    let name = file.file_name().unwrap_or_default().to_string_lossy();
+    let text = format!(
+        "# {name} with the settings of run '{}' (`set` in experiment.toml) merged in\n{}",
+        r.name,
+        toml::to_string(&merged).unwrap_or_default()
+    );
+    Ok((scenario, text))
 }
 
 #[cfg(test)]

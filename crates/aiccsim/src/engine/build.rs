@@ -8,7 +8,7 @@
 //! (`aiccsim validate`, a sweep checking all its points first) build the fabric to check it;
 //! a run builds it once.
 
-use super::net::{self, failures, Network};
+use super::net::{self, Network};
 use super::nic::{self, Nics, SetupSteps};
 use super::observe::{self, Observers};
 use super::work::WorkProgress;
@@ -152,7 +152,9 @@ impl Simulation {
             }
         }
         self.start_ready_computes();
-        failures::queue(self, link_events);
+        for &(t, i) in link_events {
+            self.events.push(t, Event::Link(i));
+        }
         if self.params.sample_interval.is_some() {
             self.events.push(SimTime::ZERO, Event::Sample);
         }

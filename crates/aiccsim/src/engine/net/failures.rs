@@ -338,13 +338,6 @@ impl Simulation {
     }
 }
 
-/// Queues the link events' first moments.
-pub(crate) fn queue(sim: &mut Simulation, queued: &[(SimTime, u32)]) {
-    for &(t, i) in queued {
-        sim.events.push(t, Event::Link(i));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,7 +25,7 @@ key that is a table of two quantities (a ``link``) is two arguments (``bandwidth
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, TypedDict, Union
+from typing import Any, Literal, TypedDict, Union
 
 __all__ = [
     "LayerCollective",
@@ -365,16 +365,24 @@ def switch(
     routing: str | RoutingTiers | None = None,
     egress_alpha: float | None = None,
     failure_detection: str | None = None,
+    control_priority: Literal["high", "data"] | None = None,
 ) -> Scenario:
     """``[switch]``: the shared buffer and the routing (``"ecmp"``, ``"spray"``,
     ``"round_robin"``, ``"adaptive"``, ``"adaptive_spray"``, ``"flowlet"``) of every switch, or a
     dict of them per tier (``{"leaf": "spray", "spine": "ecmp"}``, a ``RoutingTiers``);
     ``egress_alpha``, without PFC, the fraction of the free buffer one egress queue may hold;
     ``failure_detection``, how long after a link fails or comes back (``event(...)``) the
-    switches route around it or over it again. ``pfc(...)``, ``ecn(...)`` and ``flowlet(...)``
-    set its sub-tables."""
+    switches route around it or over it again; ``control_priority``, where switches queue ACKs,
+    NACKs and CNPs (``"high"``, or ``"data"`` behind the data, as the HPCC ns-3 simulator does).
+    ``pfc(...)``, ``ecn(...)`` and ``flowlet(...)`` set its sub-tables."""
     return Scenario(
-        switch=_table(buffer=buffer, routing=routing, egress_alpha=egress_alpha, failure_detection=failure_detection)
+        switch=_table(
+            buffer=buffer,
+            routing=routing,
+            egress_alpha=egress_alpha,
+            failure_detection=failure_detection,
+            control_priority=control_priority,
+        )
     )
 
 

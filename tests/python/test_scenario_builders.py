@@ -487,6 +487,7 @@ LOSSY = """
 [switch]
 buffer = "1MB"
 egress_alpha = 0.5
+control_priority = "data"
 [switch.pfc]
 enabled = false
 [switch.ecn]
@@ -526,7 +527,7 @@ warn_above = "10GB"
 
 def lossy() -> Scenario:
     return (
-        switch(buffer="1MB", egress_alpha=0.5)
+        switch(buffer="1MB", egress_alpha=0.5, control_priority="data")
         | pfc(enabled=False)
         | ecn(kmin="20KB", kmax="200KB", pmax=0.5, reference_bandwidth="25Gbps", mark_at="enqueue")
         | star(hosts=5, **LINK)

@@ -20,8 +20,8 @@ pub use events::{LinkAction, LinkEvent};
 pub use nic::{Connections, NicConfig, Recovery, MAX_RTO_BACKOFF, MAX_SACK_BITMAP};
 pub use output::{OutputConfig, TraceConfig};
 pub use switch::{
-    EcnConfig, FlowletConfig, FlowletPick, MarkPoint, PfcConfig, Routing, RoutingConfig, RoutingTiers, SwitchConfig,
-    Tier, DEFAULT_FAILURE_DETECTION,
+    ControlPriority, EcnConfig, FlowletConfig, FlowletPick, MarkPoint, PfcConfig, Routing, RoutingConfig, RoutingTiers,
+    SwitchConfig, Tier, DEFAULT_FAILURE_DETECTION,
 };
 pub use topology::{
     parse_node, ClosTopology, CustomLink, CustomTopology, DumbbellTopology, FatTreeTopology, LeafSpineTopology,

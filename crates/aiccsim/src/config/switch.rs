@@ -30,6 +30,26 @@ pub struct SwitchConfig {
     /// fails or restores a link and gives none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_detection: Option<SimTime>,
+    /// Where switches queue ACKs, NACKs and CNPs: `high`, the top priority, never paused (as
+    /// RoCE switches are configured to), or `data`, behind the data of the flow's priority, as
+    /// the HPCC ns-3 simulator's switches do (for an exact twin of its runs).
+    #[serde(default, skip_serializing_if = "ControlPriority::is_high")]
+    pub control_priority: ControlPriority,
+}
+
+/// `switch.control_priority`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlPriority {
+    #[default]
+    High,
+    Data,
+}
+
+impl ControlPriority {
+    fn is_high(&self) -> bool {
+        *self == ControlPriority::High
+    }
 }
 
 fn default_buffer() -> ByteSize {
@@ -46,6 +66,7 @@ impl Default for SwitchConfig {
             egress_alpha: None,
             flowlet: None,
             failure_detection: None,
+            control_priority: ControlPriority::High,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The run's parameters that the hot path reads, derived once from the scenario.
 
 use crate::cc::Telemetry;
-use crate::config::{FlowletPick, MarkPoint, Recovery, Scenario};
+use crate::config::{ControlPriority, FlowletPick, MarkPoint, Recovery, Scenario};
 use crate::time::SimTime;
 
 /// Derived per-run parameters the hot path reads.
@@ -34,6 +34,9 @@ pub(crate) struct Params {
     pub xon_delta: u64,
     pub ecn_pmax: f64,
     pub ecn_at_dequeue: bool,
+    /// Switches queue ACKs, NACKs and CNPs behind data, at the data priority
+    /// (`switch.control_priority = "data"`), instead of at the top priority.
+    pub control_at_data: bool,
     /// Flowlet switching's gap and where a new flowlet goes (switches that route by flowlet).
     pub flowlet_gap: SimTime,
     pub flowlet_pick: FlowletPick,
@@ -81,6 +84,7 @@ impl Params {
             xon_delta: sw.pfc.xon_delta.0,
             ecn_pmax: sw.ecn.pmax,
             ecn_at_dequeue: sw.ecn.mark_at == MarkPoint::Dequeue,
+            control_at_data: sw.control_priority == ControlPriority::Data,
             flowlet_gap: sw.flowlet.unwrap_or_default().gap,
             flowlet_pick: sw.flowlet.unwrap_or_default().pick,
             tx_hooks: scenario.output.trace.is_some() || !scenario.events.is_empty(),

@@ -32,6 +32,7 @@ mod incast;
 mod layers;
 mod metrics_derived;
 mod net_buffer;
+mod net_control_priority;
 mod net_ecn;
 mod net_link_events;
 mod net_pfc;

@@ -63,6 +63,17 @@ pub(crate) fn within_egress_share(queue: u64, size: u64, pools: &Pools, alpha: f
     queue + size <= (free as f64 * alpha) as u64
 }
 
+/// The priority a switch queues a control packet at under `switch.control_priority = "data"`:
+/// ACKs, NACKs and CNPs (which the HPCC ns-3 simulator carries as a flag of its ACKs) wait
+/// behind the data; RTT probe replies, which that simulator does not have, keep the top
+/// priority.
+pub(crate) fn control_class(kind: PacketKind, data_priority: u8) -> u8 {
+    match kind {
+        PacketKind::Ack | PacketKind::Nack | PacketKind::Cnp => data_priority,
+        _ => CONTROL_PRIORITY,
+    }
+}
+
 impl Simulation {
     #[inline]
     pub(super) fn switch_index(&self, node: u32) -> usize {
@@ -75,6 +86,9 @@ impl Simulation {
         let sw = self.switch_index(node);
         let pkt = &mut self.net.packets[id];
         pkt.ingress = in_port;
+        if self.params.control_at_data && pkt.priority == CONTROL_PRIORITY {
+            pkt.priority = control_class(pkt.kind, self.params.data_priority);
+        }
         let (size, prio, kind) = (pkt.size as u64, pkt.priority, pkt.kind);
         let (dst, ecmp_key) = (pkt.dst, pkt.ecmp_key);
         let out = self.route(node, sw, dst, ecmp_key);

@@ -15,13 +15,12 @@ pub mod qp;
 mod recovery;
 pub mod selective;
 
-use crate::cc::{Algorithm, Cc, CcConfig, Check, FlowFacts, Receiver};
+use crate::cc::{Cc, Check, FlowFacts, Receiver};
 use crate::config::fail;
 use crate::config::{Connections, Scenario};
 use crate::engine::{Dependencies, Params};
-use crate::metrics::ideal_fct;
 use crate::time::{Bandwidth, SimTime};
-use crate::topology::{routing, Topology};
+use crate::topology::Topology;
 use crate::watch::{Phase, Stop, Watch};
 use crate::workload::FlowDef;
 use clock::HostClocks;
@@ -86,7 +85,7 @@ impl Nics {
             connection::connection_of(defs, persistent, |i| watch.tick(Phase::Setup, steps.first + i, steps.total))?;
         let (start_group, group_unstarted) = qp::start_groups(defs, deps);
         let algorithm = scenario.cc.as_algorithm();
-        let pairs = QueuePairs::build(topo, params, defs, &conn_of, algorithm, |i| {
+        let pairs = qp::QueuePairs::build(topo, params, defs, &conn_of, algorithm, |i| {
             watch.tick(Phase::Setup, steps.first + n + i, steps.total)
         })?;
         let probes = probe::Probes::for_flows(algorithm, &pairs.facts, &pairs.flows, nic.probe_loss, params.seed);
@@ -133,76 +132,4 @@ pub(crate) fn check(s: &Scenario, topo: &Topology, max_packet: u64) -> Check {
 /// not NICs: no congestion control runs on them.
 fn slowest_nic(topo: &Topology) -> Option<Bandwidth> {
     (0..topo.fabric_hosts).map(|h| topo.ports[topo.host_port(h) as usize].bandwidth).min()
-}
-
-/// Every flow's queue pair with both halves of its algorithm and what they were told.
-struct QueuePairs {
-    flows: Vec<Flow>,
-    ccs: Vec<Cc>,
-    receivers: Vec<Receiver>,
-    facts: Vec<FlowFacts>,
-    largest_base_rtt: SimTime,
-}
-
-impl QueuePairs {
-    /// Each flow on its connection's path (`conn_of`), with what its algorithm knows of that
-    /// path; `tick(i)` is called before flow `i`.
-    fn build(
-        topo: &Topology,
-        params: &Params,
-        defs: &[FlowDef],
-        conn_of: &[u32],
-        algorithm: &dyn Algorithm,
-        mut tick: impl FnMut(u64) -> Result<(), Stop>,
-    ) -> Result<QueuePairs, Stop> {
-        let mut messages = vec![0u32; defs.len()];
-        for &c in conn_of {
-            messages[c as usize] += 1;
-        }
-        // NVLink is lossless and credit-flow-controlled: no congestion control of the NIC's
-        // runs on it, so its transfers send at the link's rate.
-        let nvlink_cc = CcConfig::None(Default::default());
-        let max_packet = params.mtu + params.header;
-        let mut pairs = QueuePairs {
-            flows: Vec::with_capacity(defs.len()),
-            ccs: Vec::with_capacity(defs.len()),
-            receivers: Vec::with_capacity(defs.len()),
-            facts: Vec::with_capacity(defs.len()),
-            largest_base_rtt: SimTime::ZERO,
-        };
-        for (id, d) in defs.iter().enumerate() {
-            tick(id as u64)?;
-            let conn = conn_of[id];
-            let key = routing::flow_key(params.seed, conn);
-            let path = topo.path(d.src, d.dst, key);
-            let back = topo.path(d.dst, d.src, key);
-            // The ideal is the same for every algorithm: telemetry headers count against it.
-            let ideal = ideal_fct(topo, &path, d.size, params.mtu, params.base_header);
-            let base_rtt = topo.path_latency(&path, max_packet) + topo.path_latency(&back, u64::from(params.ack_size));
-            pairs.largest_base_rtt = pairs.largest_base_rtt.max(base_rtt);
-            let one_way_baseline = topo.path_latency(&path, max_packet);
-            let facts = FlowFacts {
-                flow: conn,
-                line_rate: topo.ports[topo.host_port(d.src) as usize].bandwidth,
-                base_rtt,
-                hops: path.len() as u32 - 1,
-                one_way_baseline,
-                receiver_line_rate: topo.ports[topo.host_port(d.dst) as usize].bandwidth,
-                mtu: params.mtu,
-                packet_bytes: max_packet,
-                collective: d.collective.map(|c| (c.kind, c.group_size)),
-            };
-            let mut flow = Flow::new(id as u32, d, key, ideal, params.data_priority);
-            flow.one_way_baseline = one_way_baseline;
-            flow.nvlink = topo.is_nvlink_port(d.src);
-            flow.conn = conn;
-            flow.shared = messages[conn as usize] > 1;
-            let flow_algorithm = if flow.nvlink { nvlink_cc.as_algorithm() } else { algorithm };
-            pairs.flows.push(flow);
-            pairs.ccs.push(flow_algorithm.sender(&facts));
-            pairs.receivers.push(flow_algorithm.receiver(&facts));
-            pairs.facts.push(facts);
-        }
-        Ok(pairs)
-    }
 }

@@ -5,11 +5,16 @@
 //! The sender keeps `snd_una` (first unacknowledged byte) and `snd_nxt` (next byte to send);
 //! the receiver `rcv_nxt`, the next in-order byte it expects.
 
-use crate::cc::{AckInfo, CcContext, CcEvent, CongestionControl, MessageDone};
+use crate::cc::{
+    AckInfo, Algorithm, Cc, CcConfig, CcContext, CcEvent, CongestionControl, FlowFacts, MessageDone, Receiver,
+};
 use crate::config::Recovery;
-use crate::engine::{Dependencies, Simulation};
+use crate::engine::{Dependencies, Params, Simulation};
+use crate::metrics::ideal_fct;
 use crate::tags::CollectiveTag;
 use crate::time::SimTime;
+use crate::topology::{routing, Topology};
+use crate::watch::Stop;
 use crate::wire::packet::Packet;
 use crate::workload::FlowDef;
 use std::collections::BTreeMap;
@@ -157,6 +162,78 @@ pub(crate) fn start_groups(defs: &[FlowDef], deps: &Dependencies) -> (Vec<u32>, 
         }
     }
     (start_group, unstarted)
+}
+
+/// Every flow's queue pair with both halves of its algorithm and what they were told.
+pub(crate) struct QueuePairs {
+    pub(crate) flows: Vec<Flow>,
+    pub(crate) ccs: Vec<Cc>,
+    pub(crate) receivers: Vec<Receiver>,
+    pub(crate) facts: Vec<FlowFacts>,
+    pub(crate) largest_base_rtt: SimTime,
+}
+
+impl QueuePairs {
+    /// Each flow on its connection's path (`conn_of`), with what its algorithm knows of that
+    /// path; `tick(i)` is called before flow `i`.
+    pub(crate) fn build(
+        topo: &Topology,
+        params: &Params,
+        defs: &[FlowDef],
+        conn_of: &[u32],
+        algorithm: &dyn Algorithm,
+        mut tick: impl FnMut(u64) -> Result<(), Stop>,
+    ) -> Result<QueuePairs, Stop> {
+        let mut messages = vec![0u32; defs.len()];
+        for &c in conn_of {
+            messages[c as usize] += 1;
+        }
+        // NVLink is lossless and credit-flow-controlled: no congestion control of the NIC's
+        // runs on it, so its transfers send at the link's rate.
+        let nvlink_cc = CcConfig::None(Default::default());
+        let max_packet = params.mtu + params.header;
+        let mut pairs = QueuePairs {
+            flows: Vec::with_capacity(defs.len()),
+            ccs: Vec::with_capacity(defs.len()),
+            receivers: Vec::with_capacity(defs.len()),
+            facts: Vec::with_capacity(defs.len()),
+            largest_base_rtt: SimTime::ZERO,
+        };
+        for (id, d) in defs.iter().enumerate() {
+            tick(id as u64)?;
+            let conn = conn_of[id];
+            let key = routing::flow_key(params.seed, conn);
+            let path = topo.path(d.src, d.dst, key);
+            let back = topo.path(d.dst, d.src, key);
+            // The ideal is the same for every algorithm: telemetry headers count against it.
+            let ideal = ideal_fct(topo, &path, d.size, params.mtu, params.base_header);
+            let base_rtt = topo.path_latency(&path, max_packet) + topo.path_latency(&back, u64::from(params.ack_size));
+            pairs.largest_base_rtt = pairs.largest_base_rtt.max(base_rtt);
+            let one_way_baseline = topo.path_latency(&path, max_packet);
+            let facts = FlowFacts {
+                flow: conn,
+                line_rate: topo.ports[topo.host_port(d.src) as usize].bandwidth,
+                base_rtt,
+                hops: path.len() as u32 - 1,
+                one_way_baseline,
+                receiver_line_rate: topo.ports[topo.host_port(d.dst) as usize].bandwidth,
+                mtu: params.mtu,
+                packet_bytes: max_packet,
+                collective: d.collective.map(|c| (c.kind, c.group_size)),
+            };
+            let mut flow = Flow::new(id as u32, d, key, ideal, params.data_priority);
+            flow.one_way_baseline = one_way_baseline;
+            flow.nvlink = topo.is_nvlink_port(d.src);
+            flow.conn = conn;
+            flow.shared = messages[conn as usize] > 1;
+            let flow_algorithm = if flow.nvlink { nvlink_cc.as_algorithm() } else { algorithm };
+            pairs.flows.push(flow);
+            pairs.ccs.push(flow_algorithm.sender(&facts));
+            pairs.receivers.push(flow_algorithm.receiver(&facts));
+            pairs.facts.push(facts);
+        }
+        Ok(pairs)
+    }
 }
 
 impl Simulation {

@@ -8,6 +8,7 @@ __all__ = [
     "cli_main",
     "import_ns3",
     "table_schemas",
+    "workload_examples",
     "NativeResult",
     "ScenarioError",
     "AlgorithmError",
@@ -174,6 +175,7 @@ def nic_events() -> list[tuple[str, list[tuple[str, str]]]]: ...
 # Every result table's columns as the engine writes them: (table, [(column, kind "int" |
 # "float" | "str", nullable, decimals in the CSV)]).
 def table_schemas() -> list[tuple[str, list[tuple[str, str, bool, int]]]]: ...
+def workload_examples() -> list[tuple[str, str]]: ...
 def import_ns3(
     topology: str,
     topology_origin: str,

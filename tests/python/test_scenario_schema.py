@@ -343,3 +343,25 @@ def test_every_key_the_simulator_resolves_is_a_builder_argument() -> None:
             elif builder is not None and not as_arguments(builder, key) <= arguments(builder):
                 missing.add(f"{path}.{key} ({builder.__name__})")
     assert not missing, sorted(missing)
+
+
+def test_every_workload_kind_of_the_registry_has_a_builder_that_writes_its_example() -> None:
+    """The registry's example of each workload kind (`WorkloadConfig::examples()`, the one list of
+    kinds) is written by the kind's builder, called with the example's keys: a kind added to the
+    registry without a builder, or with a key the builder cannot set, fails here."""
+    import tomllib
+
+    from aiccsim import _native
+
+    examples = _native.workload_examples()
+    assert len(examples) >= 10, examples
+    for kind, text in examples:
+        table = dict(tomllib.loads(text)["workload"])
+        assert table.pop("kind") == kind, text
+        build = getattr(scenario, kind, None)
+        assert callable(build), f"workload kind {kind!r} has no builder aiccsim.scenario.{kind}(...)"
+        if kind == "flows":
+            built = build([flow(**f) for f in table.pop("flows")])
+        else:
+            built = build(**table)
+        assert dict(built["workload"]) == tomllib.loads(text)["workload"], (kind, built["workload"], text)

@@ -24,12 +24,20 @@ fn table_schemas() -> Vec<(&'static str, Vec<tables::ColumnSchema>)> {
     tables::schemas()
 }
 
+/// Every workload kind's example, as the registry lists them: (kind, a `[workload]` table in
+/// TOML). The tests hold the scenario builders to them.
+#[pyfunction]
+fn workload_examples() -> Vec<(&'static str, &'static str)> {
+    aiccsim::config::WorkloadConfig::examples()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run::run, m)?)?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(ns3::import_ns3, m)?)?;
     m.add_function(wrap_pyfunction!(table_schemas, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_examples, m)?)?;
     m.add_function(wrap_pyfunction!(algorithm::nic_events, m)?)?;
     m.add_class::<result::NativeResult>()?;
     m.add_class::<derived::Derived>()?;

@@ -237,73 +237,102 @@ pub(crate) fn plan(path: &Path, interrupt: &AtomicBool) -> Result<Plan, CliError
     }
     header.extend(spec.grid.0.iter().map(|(k, _)| k.clone()));
     let per_combination = seeds.as_ref().map_or(1, Vec::len);
-    let total = named.len() * grid_sets.len() * per_combination;
+    let combinations: Vec<(Option<&str>, &toml::Table, &[String], &toml::Table)> = (named.iter())
+        .flat_map(|&(name, point_set)| grid_sets.iter().map(move |(cells, g)| (name, point_set, cells.as_slice(), g)))
+        .collect();
+    let total = combinations.len() * per_combination;
     let bar = ProgressBar::new(total as u64).with_style(
         ProgressStyle::with_template(
             "planning the sweep {bar:24} {human_pos}/{human_len} points ({elapsed}, ETA {eta})",
         )
         .expect("valid template"),
     );
+    let stopped = |done: usize| {
+        bar.finish_and_clear();
+        Err(CliError {
+            message: format!("interrupted while planning the sweep ({done} of {total} points resolved); nothing ran"),
+            code: 130,
+        })
+    };
+
+    // Resolving a combination (a scenario parsed and checked) is the expensive part, and each
+    // is on its own: they are shared among every core, in contiguous runs, each run stopping at
+    // its first error. The results are then taken in the sweep's order, so that the error
+    // reported is the first point's, as if one by one.
+    let resolve = |&(name, point_set, cells, grid_set): &(Option<&str>, &toml::Table, &[String], &toml::Table)| {
+        let mut set = point_set.clone();
+        overrides::merge(&mut set, grid_set);
+        let settings: Vec<String> = name
+            .map(|n| format!("point '{n}'"))
+            .into_iter()
+            .chain(spec.grid.0.iter().zip(cells).map(|((k, _), c)| format!("{k} = {c}")))
+            .collect();
+        let origin = if settings.is_empty() {
+            format!("{} (base of {shown})", base_path.display())
+        } else {
+            format!("{shown} with {}", settings.join(", "))
+        };
+        let scenario = overrides::apply(&base, &set, &origin, aiccsim::config::folder_of(&base_path))?;
+        let axes: Vec<String> = name.map(str::to_string).into_iter().chain(cells.iter().cloned()).collect();
+        let rendered = Rendered::new(&scenario);
+        bar.inc(per_combination as u64);
+        Ok((scenario.simulation.seed, Arc::new(Resolved { axes, scenario: rendered })))
+    };
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, combinations.len().max(1));
+    let run_length = combinations.len().div_ceil(workers).max(1);
+    let resolve = &resolve;
+    let runs: Vec<Vec<Result<(u64, Arc<Resolved>), CliError>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (combinations.chunks(run_length))
+            .map(|run| {
+                scope.spawn(move || {
+                    let mut out = Vec::with_capacity(run.len());
+                    for c in run {
+                        if interrupt.load(Ordering::SeqCst) {
+                            break;
+                        }
+                        let r = resolve(c);
+                        let failed = r.is_err();
+                        out.push(r);
+                        if failed {
+                            break;
+                        }
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a planning thread panicked")).collect()
+    });
+    if interrupt.load(Ordering::SeqCst) {
+        return stopped(runs.iter().map(|r| r.iter().filter(|x| x.is_ok()).count()).sum::<usize>() * per_combination);
+    }
+
+    bar.set_position(0);
     let mut points = Vec::with_capacity(total);
     // Each point's hash, with its place: membership only, never iterated.
     let mut seen: HashMap<String, usize> = HashMap::with_capacity(total);
-    for (name, point_set) in &named {
-        for (cells, grid_set) in &grid_sets {
-            if interrupt.load(Ordering::SeqCst) {
+    for resolved in runs.into_iter().flatten() {
+        let (own_seed, resolved) = resolved.inspect_err(|_| bar.finish_and_clear())?;
+        for &seed in seeds.as_deref().unwrap_or(&[own_seed]) {
+            let hash = format!("{:016x}", aiccsim::rng::fnv1a(resolved.scenario.toml(seed).as_bytes()));
+            if let Some(twin) = seen.insert(hash.clone(), points.len()) {
                 bar.finish_and_clear();
-                return Err(CliError {
-                    message: format!(
-                        "interrupted while planning the sweep ({} of {total} points resolved); nothing ran",
-                        points.len()
-                    ),
-                    code: 130,
-                });
+                return Err(CliError::input(format!(
+                    "{shown}: points {} and {} are the same scenario (seed {seed}); remove one",
+                    twin + 1,
+                    points.len() + 1
+                )));
             }
-            let mut set = (*point_set).clone();
-            overrides::merge(&mut set, grid_set);
-            let settings: Vec<String> = name
-                .map(|n| format!("point '{n}'"))
-                .into_iter()
-                .chain(spec.grid.0.iter().zip(cells).map(|((k, _), c)| format!("{k} = {c}")))
-                .collect();
-            let origin = if settings.is_empty() {
-                format!("{} (base of {shown})", base_path.display())
-            } else {
-                format!("{shown} with {}", settings.join(", "))
-            };
-            let scenario: Scenario = overrides::apply(&base, &set, &origin, aiccsim::config::folder_of(&base_path))?;
-            let axes: Vec<String> = name.map(str::to_string).into_iter().chain(cells.iter().cloned()).collect();
-            let resolved = Arc::new(Resolved { axes, scenario: Rendered::new(&scenario) });
-            for &seed in seeds.as_deref().unwrap_or(&[scenario.simulation.seed]) {
-                let hash = format!("{:016x}", aiccsim::rng::fnv1a(resolved.scenario.toml(seed).as_bytes()));
-                if let Some(twin) = seen.insert(hash.clone(), points.len()) {
-                    bar.finish_and_clear();
-                    return Err(CliError::input(format!(
-                        "{shown}: points {} and {} are the same scenario (seed {seed}); remove one",
-                        twin + 1,
-                        points.len() + 1
-                    )));
-                }
-                points.push(Point { resolved: resolved.clone(), seed, hash });
-                if points.len() % 1024 == 0 {
-                    bar.set_position(points.len() as u64);
-                    if interrupt.load(Ordering::SeqCst) {
-                        break;
-                    }
+            points.push(Point { resolved: resolved.clone(), seed, hash });
+            if points.len() % 4096 == 0 {
+                bar.set_position(points.len() as u64);
+                if interrupt.load(Ordering::SeqCst) {
+                    return stopped(points.len());
                 }
             }
         }
     }
     bar.finish_and_clear();
-    if interrupt.load(Ordering::SeqCst) {
-        return Err(CliError {
-            message: format!(
-                "interrupted while planning the sweep ({} of {total} points resolved); nothing ran",
-                points.len()
-            ),
-            code: 130,
-        });
-    }
     Ok(Plan { header, points })
 }
 

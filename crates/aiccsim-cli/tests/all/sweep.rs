@@ -270,3 +270,69 @@ fn training_sweeps_have_iteration_columns() {
     let at = header.iter().position(|h| *h == "iteration_mean_ns").unwrap();
     assert_eq!(table.lines().nth(1).unwrap().split(',').nth(at), Some(""));
 }
+
+/// Sends Ctrl-C to the sweep's whole process group (as a terminal does: the sweep and its
+/// children) `after` it starts; returns its exit code and stderr.
+#[cfg(unix)]
+// The wall clock only paces the test and bounds its wait.
+#[allow(clippy::disallowed_methods)]
+fn interrupt_sweep(file: &Path, out: &Path, after: std::time::Duration) -> (Option<i32>, String) {
+    use std::os::unix::process::CommandExt;
+    use std::time::{Duration, Instant};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_aiccsim"))
+        .args(["sweep", file.to_str().unwrap(), "-j", "2", "--out", out.to_str().unwrap()])
+        .process_group(0)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    let group = format!("-{}", child.id());
+    assert!(std::process::Command::new("kill").args(["-INT", "--", &group]).status().unwrap().success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("the sweep did not stop within 30 s of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().unwrap();
+    (o.status.code(), String::from_utf8_lossy(&o.stderr).to_string())
+}
+
+/// Ctrl-C while the points run ends the sweep with exit code 130 and the count of points kept,
+/// however the interrupt falls against the children's ends; a second sweep resumes.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_while_points_run_says_how_many_finished() {
+    use std::time::Duration;
+    // Four points of seconds each: still running when the signal comes.
+    let (dir, file) = setup("base = \"base.toml\"\nseeds = [1, 2, 3, 4]\n");
+    std::fs::write(dir.path().join("base.toml"), BASE.replace("size = \"300KB\"", "size = \"1GB\"")).unwrap();
+    for (i, ms) in [700u64, 1200, 1900].into_iter().enumerate() {
+        let out = dir.path().join(format!("out{i}"));
+        let (code, err) = interrupt_sweep(&file, &out, Duration::from_millis(ms));
+        assert_eq!(code, Some(130), "after {ms} ms: {err}");
+        assert!(err.contains("interrupted: ") && err.contains(" of 4 points finished"), "after {ms} ms: {err}");
+        assert!(!err.contains("sweep point "), "no point is blamed: {err}");
+    }
+}
+
+/// Ctrl-C while a sweep of many points is still being planned stops it there, exit 130.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_while_planning_stops_the_planning() {
+    // 200,000 combinations, each a scenario to resolve and check: seconds of planning.
+    let values = |n: usize, f: &dyn Fn(usize) -> String| (1..=n).map(f).collect::<Vec<_>>().join(",");
+    let (dir, file) = setup(&format!(
+        "base = \"base.toml\"\n[grid]\n\"simulation.seed\" = [{}]\n\"cc.g\" = [{}]\n",
+        values(2000, &|i| i.to_string()),
+        values(100, &|i| format!("{}", i as f64 / 1000.0))
+    ));
+    let out = dir.path().join("out");
+    let (code, err) = interrupt_sweep(&file, &out, std::time::Duration::from_millis(800));
+    assert_eq!(code, Some(130), "{err}");
+    assert!(err.contains("interrupted while planning the sweep") && err.contains("of 200000 points resolved"), "{err}");
+    assert!(!out.join("runs").exists(), "nothing ran");
+}

@@ -226,7 +226,7 @@ mod tests {
     /// do not are left out, the least useful first, and the ETA stays.
     #[test]
     fn the_line_fits_an_80_column_terminal() {
-        let label = "pc4-incast-n64-hierarchical";
+        let label = "run 3/45 dcqcn-n64";
         let room = 80 - label.len() - BAR_COLUMNS;
         let p = progress(123_456_789, 40_000_000_000, 160_000_000_000);
         let m = run_message(&p, Duration::from_secs(3_000), Some(Duration::from_secs(9_000)), room);

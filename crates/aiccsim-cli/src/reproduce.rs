@@ -442,8 +442,11 @@ fn judge(spec: &Experiment, table: &Table, out: &Path) -> Result<(), CliError> {
     let verdicts: Vec<checks::Verdict> = spec.check.iter().map(|c| checks::evaluate(c, &measured)).collect();
     let mut csv = String::from("claim,pass,detail\n");
     println!("\nchecks:");
+    // Wrapped to the terminal: a detail names every run it compares.
+    let width = table_print::prose_width();
     for v in &verdicts {
-        println!("  {} {}\n       {}", if v.pass { "PASS" } else { "FAIL" }, v.claim, v.detail);
+        print!("{}", table_print::wrap(if v.pass { "  PASS " } else { "  FAIL " }, &v.claim, width));
+        print!("{}", table_print::wrap("       ", &v.detail, width));
         csv.push_str(&format!("\"{}\",{},\"{}\"\n", v.claim.replace('"', "'"), v.pass, v.detail.replace('"', "'")));
     }
     let checks_path = out.join("checks.csv");

@@ -122,6 +122,12 @@ impl Rendered {
     }
 }
 
+/// A combination resolved (its own seed, and what its seeds share), or why it cannot be.
+type Resolving = Result<(u64, Arc<Resolved>), CliError>;
+
+/// A `[[point]]` (its name and set) with one combination of grid values (its cells and set).
+type Combination<'a> = (Option<&'a str>, &'a toml::Table, &'a [String], &'a toml::Table);
+
 /// One run of the sweep.
 pub(crate) struct Point {
     resolved: Arc<Resolved>,
@@ -237,7 +243,7 @@ pub(crate) fn plan(path: &Path, interrupt: &AtomicBool) -> Result<Plan, CliError
     }
     header.extend(spec.grid.0.iter().map(|(k, _)| k.clone()));
     let per_combination = seeds.as_ref().map_or(1, Vec::len);
-    let combinations: Vec<(Option<&str>, &toml::Table, &[String], &toml::Table)> = (named.iter())
+    let combinations: Vec<Combination> = (named.iter())
         .flat_map(|&(name, point_set)| grid_sets.iter().map(move |(cells, g)| (name, point_set, cells.as_slice(), g)))
         .collect();
     let total = combinations.len() * per_combination;
@@ -259,7 +265,7 @@ pub(crate) fn plan(path: &Path, interrupt: &AtomicBool) -> Result<Plan, CliError
     // is on its own: they are shared among every core, in contiguous runs, each run stopping at
     // its first error. The results are then taken in the sweep's order, so that the error
     // reported is the first point's, as if one by one.
-    let resolve = |&(name, point_set, cells, grid_set): &(Option<&str>, &toml::Table, &[String], &toml::Table)| {
+    let resolve = |&(name, point_set, cells, grid_set): &Combination| -> Resolving {
         let mut set = point_set.clone();
         overrides::merge(&mut set, grid_set);
         let settings: Vec<String> = name
@@ -281,7 +287,7 @@ pub(crate) fn plan(path: &Path, interrupt: &AtomicBool) -> Result<Plan, CliError
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, combinations.len().max(1));
     let run_length = combinations.len().div_ceil(workers).max(1);
     let resolve = &resolve;
-    let runs: Vec<Vec<Result<(u64, Arc<Resolved>), CliError>>> = std::thread::scope(|scope| {
+    let runs: Vec<Vec<Resolving>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (combinations.chunks(run_length))
             .map(|run| {
                 scope.spawn(move || {

@@ -121,7 +121,7 @@ fn label(p: &Point, dir: &Path) -> String {
 fn prepare(p: &Point, dir: &Path) -> Result<PathBuf, CliError> {
     std::fs::create_dir_all(dir).map_err(|e| CliError::io(&dir.display().to_string(), e))?;
     let scenario = dir.join("scenario.toml");
-    std::fs::write(&scenario, p.toml()).map_err(|e| CliError::io(&scenario.display().to_string(), e))?;
+    std::fs::write(&scenario, p.toml()?).map_err(|e| CliError::io(&scenario.display().to_string(), e))?;
     Ok(scenario)
 }
 

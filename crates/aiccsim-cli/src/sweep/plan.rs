@@ -81,8 +81,18 @@ struct Resolved {
     scenario: Rendered,
 }
 
-/// A resolved scenario's TOML, ready to take any seed.
+/// What every point's scenario is made from: the base, and the folder its paths are taken in.
+struct Source {
+    base: toml::Table,
+    folder: PathBuf,
+}
+
+/// A resolved scenario's TOML, ready for its seeds.
 enum Rendered {
+    /// A combination with only one seed (a grid without `seeds`): its TOML is hashed while
+    /// planning, then dropped, and made again from `set` when the point's folder is written,
+    /// so that a grid of many combinations does not hold every scenario's text at once.
+    Again { source: Arc<Source>, set: toml::Table },
     /// The TOML around its seed's digits: a seed's scenario is `head`, the seed, `tail`.
     Around { head: String, tail: String },
     /// A scenario whose seed could not be told apart in its TOML (never seen): rendered anew
@@ -94,36 +104,57 @@ impl Rendered {
     /// A seed no scenario is likely to hold anywhere else, to find where the seed is written.
     const MARK: u64 = 7_305_182_946_017_493_821;
 
-    fn new(scenario: &Scenario) -> Rendered {
-        let mut marked = scenario.clone();
-        marked.simulation.seed = Rendered::MARK;
-        let text = marked.to_toml();
+    /// `scenario` (`set` over `source`) ready for `seeds`, with the hash of its one seed's TOML
+    /// when it has only one: rendered once (the costly part), not once per seed.
+    fn new(
+        mut scenario: Scenario,
+        seeds: &[u64],
+        source: &Arc<Source>,
+        set: toml::Table,
+    ) -> (Rendered, Option<String>) {
+        if let [only] = seeds {
+            scenario.simulation.seed = *only;
+            let hash = format!("{:016x}", aiccsim::rng::fnv1a(scenario.to_toml().as_bytes()));
+            return (Rendered::Again { source: source.clone(), set }, Some(hash));
+        }
+        let own = scenario.simulation.seed;
+        scenario.simulation.seed = Rendered::MARK;
+        let text = scenario.to_toml();
+        scenario.simulation.seed = own;
         let mark = Rendered::MARK.to_string();
         let mut at = text.match_indices(&mark).map(|(i, _)| i);
         if let (Some(i), None) = (at.next(), at.next()) {
             let around = Rendered::Around { head: text[..i].to_string(), tail: text[i + mark.len()..].to_string() };
-            // The split must give exactly what rendering gives; checked on this scenario's seed.
-            if around.toml(scenario.simulation.seed) == scenario.to_toml() {
-                return around;
+            // The split must give exactly what rendering gives; checked on the scenario's seed.
+            if around.toml(own).ok() == Some(scenario.to_toml()) {
+                return (around, None);
             }
         }
-        Rendered::Whole(Box::new(scenario.clone()))
+        (Rendered::Whole(Box::new(scenario)), None)
     }
 
-    fn toml(&self, seed: u64) -> String {
-        match self {
+    /// The scenario's TOML with `seed`; an error only if the scenario, checked while planning,
+    /// no longer resolves (its base's folder changed under the sweep).
+    fn toml(&self, seed: u64) -> Result<String, CliError> {
+        Ok(match self {
+            Rendered::Again { source, set } => {
+                let mut s = overrides::apply(&source.base, set, "a sweep point", &source.folder)?;
+                s.simulation.seed = seed;
+                s.to_toml()
+            }
             Rendered::Around { head, tail } => format!("{head}{seed}{tail}"),
             Rendered::Whole(s) => {
                 let mut s = s.clone();
                 s.simulation.seed = seed;
                 s.to_toml()
             }
-        }
+        })
     }
 }
 
-/// A combination resolved (its own seed, and what its seeds share), or why it cannot be.
-type Resolving = Result<(u64, Arc<Resolved>), CliError>;
+/// A combination resolved (its own seed, its hash when it has one seed, and what its seeds
+/// share), or why it cannot be.
+type Resolving = Result<(u64, Option<String>, Arc<Resolved>), CliError>;
 
 /// A `[[point]]` (its name and set) with one combination of grid values (its cells and set).
 type Combination<'a> = (Option<&'a str>, &'a toml::Table, &'a [String], &'a toml::Table);
@@ -143,7 +174,7 @@ impl Point {
     }
 
     /// The point's scenario, as its folder's `scenario.toml` holds it.
-    pub fn toml(&self) -> String {
+    pub fn toml(&self) -> Result<String, CliError> {
         self.resolved.scenario.toml(self.seed)
     }
 }
@@ -195,6 +226,7 @@ pub(crate) fn plan(path: &Path, interrupt: &AtomicBool) -> Result<Plan, CliError
         return Err(CliError::input(format!("{shown}: base: no scenario file {}", base_path.display())));
     }
     let base = overrides::read_base(&base_path)?;
+    let source = Arc::new(Source { base: base.clone(), folder: aiccsim::config::folder_of(&base_path).to_path_buf() });
     for (key, values) in &spec.grid.0 {
         let one =
             overrides::dotted(key, values[0].clone()).map_err(|e| CliError::input(format!("{shown}: grid: {e}")))?;
@@ -280,9 +312,10 @@ pub(crate) fn plan(path: &Path, interrupt: &AtomicBool) -> Result<Plan, CliError
         };
         let scenario = overrides::apply(&base, &set, &origin, aiccsim::config::folder_of(&base_path))?;
         let axes: Vec<String> = name.map(str::to_string).into_iter().chain(cells.iter().cloned()).collect();
-        let rendered = Rendered::new(&scenario);
+        let own = scenario.simulation.seed;
+        let (rendered, hash) = Rendered::new(scenario, seeds.as_deref().unwrap_or(&[own]), &source, set);
         bar.inc(per_combination as u64);
-        Ok((scenario.simulation.seed, Arc::new(Resolved { axes, scenario: rendered })))
+        Ok((own, hash, Arc::new(Resolved { axes, scenario: rendered })))
     };
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, combinations.len().max(1));
     let run_length = combinations.len().div_ceil(workers).max(1);
@@ -318,9 +351,12 @@ pub(crate) fn plan(path: &Path, interrupt: &AtomicBool) -> Result<Plan, CliError
     // Each point's hash, with its place: membership only, never iterated.
     let mut seen: HashMap<String, usize> = HashMap::with_capacity(total);
     for resolved in runs.into_iter().flatten() {
-        let (own_seed, resolved) = resolved.inspect_err(|_| bar.finish_and_clear())?;
+        let (own_seed, one_hash, resolved) = resolved.inspect_err(|_| bar.finish_and_clear())?;
         for &seed in seeds.as_deref().unwrap_or(&[own_seed]) {
-            let hash = format!("{:016x}", aiccsim::rng::fnv1a(resolved.scenario.toml(seed).as_bytes()));
+            let hash = match &one_hash {
+                Some(h) => h.clone(),
+                None => format!("{:016x}", aiccsim::rng::fnv1a(resolved.scenario.toml(seed)?.as_bytes())),
+            };
             if let Some(twin) = seen.insert(hash.clone(), points.len()) {
                 bar.finish_and_clear();
                 return Err(CliError::input(format!(
@@ -382,11 +418,28 @@ mod tests {
         assert_eq!(plan.points.len(), 3);
         for p in &plan.points {
             assert!(matches!(p.resolved.scenario, Rendered::Around { .. }));
-            let mut s = Scenario::from_toml_in(&p.toml(), "t", None).unwrap();
+            assert_eq!(p.axes(), &[] as &[String]);
+            let text = p.toml().ok().unwrap();
+            let s = Scenario::from_toml_in(&text, "t", None).unwrap();
             assert_eq!(s.simulation.seed, p.seed);
-            s.simulation.seed = p.seed;
-            assert_eq!(p.toml(), s.to_toml());
+            assert_eq!(text, s.to_toml());
             assert_eq!(p.hash, format!("{:016x}", aiccsim::rng::fnv1a(s.to_toml().as_bytes())));
+        }
+    }
+
+    /// A grid's point (one seed) is made again for its folder: the same text as was hashed.
+    #[test]
+    fn a_grid_point_is_made_again_as_it_was_hashed() {
+        let (dir, _) = sweep_of_seeds(1, false);
+        let file = dir.path().join("grid.toml");
+        std::fs::write(&file, "base = \"base.toml\"\n[grid]\n\"cc.algorithm\" = [\"dcqcn\", \"hpcc\"]\n").unwrap();
+        let Ok(plan) = plan(&file, &AtomicBool::new(false)) else { panic!("the sweep plans") };
+        assert_eq!(plan.header, ["cc.algorithm"]);
+        for p in &plan.points {
+            assert!(matches!(p.resolved.scenario, Rendered::Again { .. }));
+            let text = p.toml().ok().unwrap();
+            assert!(text.contains(&format!("algorithm = \"{}\"", p.axes()[0])), "{text}");
+            assert_eq!(p.hash, format!("{:016x}", aiccsim::rng::fnv1a(text.as_bytes())));
         }
     }
 

@@ -45,10 +45,11 @@ impl Phases {
         };
         if self.bar.is_none() && started.elapsed() >= SHOW_AFTER {
             let bar = match total {
-                0 => ProgressBar::new_spinner()
-                    .with_style(ProgressStyle::with_template("{prefix} {spinner} {msg} ({elapsed})").expect("valid")),
+                0 => ProgressBar::new_spinner().with_style(
+                    ProgressStyle::with_template("{prefix} {spinner} ({elapsed}) {wide_msg}").expect("valid"),
+                ),
                 n => ProgressBar::new(n).with_style(
-                    ProgressStyle::with_template("{prefix} {msg} {bar:24} {pos}/{len} ({elapsed}, ETA {eta})")
+                    ProgressStyle::with_template("{prefix} {msg} {wide_bar} {pos}/{len} ({elapsed}, ETA {eta})")
                         .expect("valid"),
                 ),
             };

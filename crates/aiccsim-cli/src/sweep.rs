@@ -65,7 +65,7 @@ pub fn run(
     std::fs::create_dir_all(&runs).map_err(|e| CliError::io(&runs.display().to_string(), e))?;
     let bar = ProgressBar::new(points.len() as u64);
     bar.set_style(
-        ProgressStyle::with_template("sweep {bar:24} {pos}/{len} points ({elapsed}) {msg}").expect("valid template"),
+        ProgressStyle::with_template("sweep {wide_bar} {pos}/{len} ({elapsed}) {msg}").expect("valid template"),
     );
     let tally = match backend {
         Backend::Local => run_local(&points, &runs, jobs, relaunch, &bar),
@@ -94,7 +94,7 @@ pub fn run(
 /// far (before that, or while finished points are skipped, there is no pace to go by).
 fn with_eta(bar: &ProgressBar) {
     bar.set_style(
-        ProgressStyle::with_template("sweep {bar:24} {pos}/{len} points ({elapsed}, ETA {eta}) {msg}")
+        ProgressStyle::with_template("sweep {wide_bar} {pos}/{len} ({elapsed}, ETA {eta}) {msg}")
             .expect("valid template"),
     );
 }
@@ -170,7 +170,7 @@ fn run_local(
                             with_eta(bar);
                         }
                         let (r, s) = (ran.load(Ordering::SeqCst), skipped.load(Ordering::SeqCst));
-                        bar.set_message(format!("({r} ran, {s} skipped)"));
+                        bar.set_message(format!("{r} ran, {s} skipped"));
                         bar.inc(1);
                     }
                     // Interrupted: its partial results stay, without the marker.

@@ -281,7 +281,7 @@ pub(crate) fn plan(path: &Path, interrupt: &AtomicBool) -> Result<Plan, CliError
     let total = combinations.len() * per_combination;
     let bar = ProgressBar::new(total as u64).with_style(
         ProgressStyle::with_template(
-            "planning the sweep {bar:24} {human_pos}/{human_len} points ({elapsed}, ETA {eta})",
+            "planning the sweep {wide_bar} {human_pos}/{human_len} points ({elapsed}, ETA {eta})",
         )
         .expect("valid template"),
     );

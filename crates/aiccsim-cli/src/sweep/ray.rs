@@ -97,7 +97,7 @@ pub(super) fn run(
                 bar.reset_eta();
                 with_eta(bar);
             }
-            bar.set_message(format!("({ran} ran, {skipped} skipped)"));
+            bar.set_message(format!("{ran} ran, {skipped} skipped"));
             bar.inc(1);
         } else if let Some(rest) = line.strip_prefix("error ") {
             let (code, message) = rest.split_once(' ').unwrap_or((rest, ""));

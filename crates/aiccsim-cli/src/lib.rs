@@ -445,9 +445,9 @@ pub fn run_built(
     ended: Option<&str>,
 ) -> Result<Results, CliError> {
     print_warnings(&sim, label);
-    let ideal = warn_about_output(scenario, label);
+    warn_about_output(scenario, label);
     sim.set_control(control.clone());
-    let mut bar = progress::RunBar::new(label, quiet, ideal);
+    let mut bar = progress::RunBar::new(label, quiet);
     let results = caught(|| {
         Ok(sim.run(&mut |p| {
             if let (true, Some(note)) = (p.ended, ended) {
@@ -587,15 +587,27 @@ fn print_summary(r: &Results) {
         s.performance.wall_seconds,
         s.performance.packet_hops_per_second / 1e6
     );
-    println!(
-        "  FCT us: mean {:.1}  p50 {:.1}  p99 {:.1}  max {:.1};  slowdown mean {:.2}  p99 {:.2}",
-        s.fct_ns.mean.as_us_f64(),
-        s.fct_ns.p50.as_us_f64(),
-        s.fct_ns.p99.as_us_f64(),
-        s.fct_ns.max.as_us_f64(),
-        s.slowdown.mean,
-        s.slowdown.p99
-    );
+    // Without a finished flow the figures are zeros, which would read as instant flows.
+    if s.flows_finished == 0 {
+        println!("  FCT: none finished");
+    } else {
+        println!(
+            "  FCT us: mean {:.1}  p50 {:.1}  p99 {:.1}  max {:.1};  slowdown mean {:.2}  p99 {:.2}",
+            s.fct_ns.mean.as_us_f64(),
+            s.fct_ns.p50.as_us_f64(),
+            s.fct_ns.p99.as_us_f64(),
+            s.fct_ns.max.as_us_f64(),
+            s.slowdown.mean,
+            s.slowdown.p99
+        );
+    }
+    // A collective's figure of merit, as NCCL's tests report it.
+    let view = r.view();
+    if let Some(busbw) = view.mean_busbw_bps() {
+        let of = view.collectives.iter().filter(|c| c.busbw_bps().is_some()).count();
+        let which = if of == 1 { "the collective".to_string() } else { format!("{of} collectives, mean") };
+        println!("  busbw {:.1} Gbps ({which})", busbw / 1e9);
+    }
     println!(
         "  PAUSE frames {}  drops {}  ECN marks {}  CNPs {}  timeouts {}  max switch queue {:.1} KB",
         s.pause_frames,

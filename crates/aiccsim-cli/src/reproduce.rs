@@ -334,11 +334,17 @@ fn run_all(
     max_wall: Option<std::time::Duration>,
 ) -> Result<Vec<(String, Results)>, CliError> {
     let mut runs: Vec<(String, Results)> = Vec::new();
-    for (r, (scenario, text)) in spec.run.iter().zip(scenarios) {
+    let count = spec.run.len();
+    // Only says how long the experiment has taken so far; it never steers a run.
+    #[allow(clippy::disallowed_methods)]
+    let started = std::time::Instant::now();
+    for (k, (r, (scenario, text))) in spec.run.iter().zip(scenarios).enumerate() {
         // The wall-clock budget is each run's, its build included; it never steers a run.
         #[allow(clippy::disallowed_methods)]
         let control = run_control(max_wall, std::time::Instant::now());
-        let sim = build_run(&scenario, &r.name, false, &control)?;
+        // The bars (on a terminal) say which run of how many this is.
+        let label = run_label(k, count, &r.name);
+        let sim = build_run(&scenario, &label, false, &control)?;
         if let PlotSpec::Throughput { flows, recovery_of, .. } = &spec.plot {
             let count = sim.flow_count() as u32;
             if let Some(bad) = flows.iter().chain(recovery_of).find(|&&f| f >= count) {
@@ -350,7 +356,7 @@ fn run_all(
                 )));
             }
         }
-        let results = run_built(sim, &scenario, &r.name, false, &control, None)?;
+        let results = run_built(sim, &scenario, &label, false, &control, None)?;
         let run_dir = out.join(experiment::slug(&r.name));
         results.write_dir(&run_dir).map_err(|e| CliError::io(&run_dir.display().to_string(), e))?;
         crate::write_scenario_text(&run_dir, &text)?;
@@ -370,8 +376,28 @@ fn run_all(
             )));
         }
         runs.push((r.name.clone(), results));
+        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            eprintln!("{}", experiment_progress(k + 1, count, started.elapsed()));
+        }
     }
     Ok(runs)
+}
+
+/// How a run's bars name it: "run 3/45 dcqcn-n8".
+fn run_label(k: usize, count: usize, name: &str) -> String {
+    format!("run {}/{count} {name}", k + 1)
+}
+
+/// The line after each run on a terminal: how many runs are done, the time so far, and the
+/// time to go at the average pace of the runs so far (runs differ, so a guide).
+fn experiment_progress(done: usize, count: usize, elapsed: std::time::Duration) -> String {
+    let left = count - done;
+    let so_far = crate::progress::wall_time(elapsed.as_secs_f64());
+    if left == 0 {
+        return format!("{done} of {count} runs done in {so_far}");
+    }
+    let eta = crate::progress::wall_time(elapsed.as_secs_f64() / done as f64 * left as f64);
+    format!("{done} of {count} runs done in {so_far}; about {eta} to go at this pace")
 }
 
 struct Table {
@@ -416,8 +442,11 @@ fn judge(spec: &Experiment, table: &Table, out: &Path) -> Result<(), CliError> {
     let verdicts: Vec<checks::Verdict> = spec.check.iter().map(|c| checks::evaluate(c, &measured)).collect();
     let mut csv = String::from("claim,pass,detail\n");
     println!("\nchecks:");
+    // Wrapped to the terminal: a detail names every run it compares.
+    let width = table_print::prose_width();
     for v in &verdicts {
-        println!("  {} {}\n       {}", if v.pass { "PASS" } else { "FAIL" }, v.claim, v.detail);
+        print!("{}", table_print::wrap(if v.pass { "  PASS " } else { "  FAIL " }, &v.claim, width));
+        print!("{}", table_print::wrap("       ", &v.detail, width));
         csv.push_str(&format!("\"{}\",{},\"{}\"\n", v.claim.replace('"', "'"), v.pass, v.detail.replace('"', "'")));
     }
     let checks_path = out.join("checks.csv");
@@ -468,6 +497,14 @@ fn scenario_of(dir: &Path, spec: &Experiment, r: &RunSpec) -> Result<(aiccsim::S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_experiment_says_which_run_and_how_long_to_go() {
+        assert_eq!(run_label(2, 45, "dcqcn-n8"), "run 3/45 dcqcn-n8");
+        let d = std::time::Duration::from_secs(60);
+        assert_eq!(experiment_progress(3, 45, d), "3 of 45 runs done in 1m 00s; about 14m 00s to go at this pace");
+        assert_eq!(experiment_progress(45, 45, d), "45 of 45 runs done in 1m 00s");
+    }
 
     #[test]
     fn every_column_a_bar_plot_can_show_has_a_label_with_its_unit() {

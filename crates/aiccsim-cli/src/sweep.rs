@@ -13,198 +13,19 @@
 //! set = { switch = { buffer = "64MB" } }
 //! ```
 
+mod plan;
 mod ray;
 
-use crate::interrupt::flag as interrupt_flag;
-use crate::{overrides, CliError};
-use aiccsim::Scenario;
+use crate::interrupt::{flag as interrupt_flag, Stage};
+use crate::CliError;
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::de::{MapAccess, Visitor};
-use serde::{Deserialize, Deserializer};
+use plan::{Plan, Point};
 use std::ffi::OsString;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SweepFile {
-    base: PathBuf,
-    seeds: Option<Vec<u64>>,
-    #[serde(default)]
-    grid: Grid,
-    #[serde(default)]
-    point: Vec<PointSpec>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PointSpec {
-    name: String,
-    set: toml::Table,
-}
-
-/// The grid's axes in the order the file gives them, which is the table's column order and
-/// decides which axis varies slowest. toml hands tables over sorted by key, so each axis is put
-/// back in its place by where its values start in the file.
-#[derive(Default)]
-struct Grid(Vec<(String, Vec<toml::Value>)>);
-
-impl<'de> Deserialize<'de> for Grid {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Grid;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a table of dotted scenario keys, each with a list of values")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Grid, A::Error> {
-                let mut axes = Vec::new();
-                while let Some(key) = m.next_key::<String>()? {
-                    let spanned: toml::Spanned<toml::Value> = m.next_value()?;
-                    let at = spanned.span().start;
-                    let value = spanned.into_inner();
-                    let toml::Value::Array(values) = value else {
-                        return Err(serde::de::Error::custom(format!(
-                            "grid.\"{key}\": expected a list of values, like [\"dcqcn\", \"hpcc\"]"
-                        )));
-                    };
-                    if values.is_empty() {
-                        return Err(serde::de::Error::custom(format!("grid.\"{key}\": the list of values is empty")));
-                    }
-                    axes.push((at, key, values));
-                }
-                axes.sort_by_key(|a| a.0);
-                Ok(Grid(axes.into_iter().map(|(_, k, v)| (k, v)).collect()))
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
-
-/// One run of the sweep, resolved and checked.
-struct Point {
-    /// The `point` column (when the file has `[[point]]`s), then one value per grid axis.
-    axes: Vec<String>,
-    seed: u64,
-    hash: String,
-    toml: String,
-}
-
-fn cell(v: &toml::Value) -> String {
-    match v {
-        toml::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// Every point in the sweep's order (point, then grid with its first axis slowest, then seed),
-/// each checked, so that a bad value fails before anything runs.
-fn points(path: &Path) -> Result<(Vec<String>, Vec<Point>), CliError> {
-    let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| CliError::io(&shown, e))?;
-    let spec: SweepFile = toml::from_str(&text).map_err(|e| CliError::input(format!("{shown}: {}", e.message())))?;
-    if spec.seeds.as_ref().is_some_and(|s| s.is_empty()) {
-        return Err(CliError::input(format!("{shown}: seeds: the list is empty; leave it out to use the base's seed")));
-    }
-    for (i, p) in spec.point.iter().enumerate() {
-        if spec.point[..i].iter().any(|q| q.name == p.name) {
-            return Err(CliError::input(format!("{shown}: point: two points are named '{}'", p.name)));
-        }
-    }
-    let base_path = path.parent().unwrap_or(Path::new(".")).join(&spec.base);
-    if !base_path.is_file() {
-        return Err(CliError::input(format!("{shown}: base: no scenario file {}", base_path.display())));
-    }
-    let base = overrides::read_base(&base_path)?;
-    let mut grid_sets: Vec<(Vec<String>, toml::Table)> = vec![(Vec::new(), toml::Table::new())];
-    for (key, values) in &spec.grid.0 {
-        let mut next = Vec::new();
-        for (cells, set) in &grid_sets {
-            for v in values {
-                let mut set = set.clone();
-                let one =
-                    overrides::dotted(key, v.clone()).map_err(|e| CliError::input(format!("{shown}: grid: {e}")))?;
-                overrides::merge(&mut set, &one);
-                let mut cells = cells.clone();
-                cells.push(cell(v));
-                next.push((cells, set));
-            }
-        }
-        grid_sets = next;
-    }
-    // A point's setting that the grid also varies would be replaced in every run of the point,
-    // without a word: the point would not be what its name says.
-    for p in &spec.point {
-        if let Some(key) = grid_sets.first().and_then(|(_, g)| shared_key(&p.set, g, "")) {
-            return Err(CliError::input(format!(
-                "{shown}: point '{}' sets {key}, which the grid varies too: the grid's values would replace the point's in every run; remove it from the point or from the grid",
-                p.name
-            )));
-        }
-    }
-    let nothing = toml::Table::new();
-    let named: Vec<(Option<&str>, &toml::Table)> = if spec.point.is_empty() {
-        vec![(None, &nothing)]
-    } else {
-        spec.point.iter().map(|p| (Some(p.name.as_str()), &p.set)).collect()
-    };
-
-    let mut header: Vec<String> = Vec::new();
-    if !spec.point.is_empty() {
-        header.push("point".into());
-    }
-    header.extend(spec.grid.0.iter().map(|(k, _)| k.clone()));
-    let mut out = Vec::new();
-    for (name, point_set) in &named {
-        for (cells, grid_set) in &grid_sets {
-            let mut set = (*point_set).clone();
-            overrides::merge(&mut set, grid_set);
-            let settings: Vec<String> = name
-                .map(|n| format!("point '{n}'"))
-                .into_iter()
-                .chain(spec.grid.0.iter().zip(cells).map(|((k, _), c)| format!("{k} = {c}")))
-                .collect();
-            let origin = if settings.is_empty() {
-                format!("{} (base of {shown})", base_path.display())
-            } else {
-                format!("{shown} with {}", settings.join(", "))
-            };
-            let scenario: Scenario = overrides::apply(&base, &set, &origin, aiccsim::config::folder_of(&base_path))?;
-            let seeds = spec.seeds.clone().unwrap_or_else(|| vec![scenario.simulation.seed]);
-            for seed in seeds {
-                let mut s = scenario.clone();
-                s.simulation.seed = seed;
-                let toml = s.to_toml();
-                let hash = format!("{:016x}", aiccsim::rng::fnv1a(toml.as_bytes()));
-                let axes: Vec<String> = name.map(str::to_string).into_iter().chain(cells.iter().cloned()).collect();
-                if let Some(twin) = out.iter().position(|p: &Point| p.hash == hash) {
-                    return Err(CliError::input(format!(
-                        "{shown}: points {} and {} are the same scenario (seed {seed}); remove one",
-                        twin + 1,
-                        out.len() + 1
-                    )));
-                }
-                out.push(Point { axes, seed, hash, toml });
-            }
-        }
-    }
-    Ok((header, out))
-}
-
-/// The first dotted key both tables set (a value in one where the other has a value or a table),
-/// or `None` when they set different keys.
-fn shared_key(a: &toml::Table, b: &toml::Table, prefix: &str) -> Option<String> {
-    a.iter().find_map(|(k, va)| {
-        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-        match (va, b.get(k)?) {
-            (toml::Value::Table(ta), toml::Value::Table(tb)) => shared_key(ta, tb, &key),
-            _ => Some(key),
-        }
-    })
-}
+use std::time::Duration;
 
 /// Written into a point's folder, atomically, once its results are all there: a folder without
 /// it (a run cut short, a crash) is run again.
@@ -232,14 +53,20 @@ pub fn run(
     backend: Backend,
     relaunch: &[OsString],
 ) -> Result<(), CliError> {
-    let (header, points) = points(file)?;
+    // Ctrl-C is answered from here on: planning, running and writing the table each stop
+    // with exit code 130, saying what is kept.
+    let interrupt = interrupt_flag();
+    crate::interrupt::enter(Stage::Checking, "");
+    let Plan { header, points } = plan::plan(file, &interrupt)?;
     let out = out.unwrap_or_else(|| {
         PathBuf::from("out").join(file.file_stem().map(|s| s.to_os_string()).unwrap_or_else(|| "sweep".into()))
     });
     let runs = out.join("runs");
     std::fs::create_dir_all(&runs).map_err(|e| CliError::io(&runs.display().to_string(), e))?;
     let bar = ProgressBar::new(points.len() as u64);
-    bar.set_style(ProgressStyle::with_template("sweep {bar:24} {pos}/{len} runs {msg}").expect("valid template"));
+    bar.set_style(
+        ProgressStyle::with_template("sweep {wide_bar} {pos}/{len} ({elapsed}) {msg}").expect("valid template"),
+    );
     let tally = match backend {
         Backend::Local => run_local(&points, &runs, jobs, relaunch, &bar),
         Backend::Ray { address } => ray::run(&points, &runs, jobs, address.as_deref(), relaunch, &bar),
@@ -247,10 +74,29 @@ pub fn run(
     bar.finish_and_clear();
     let Tally { ran, skipped } = tally?;
     let table = out.join("sweep.csv");
+    crate::interrupt::enter(
+        Stage::Writing,
+        format!(
+            "interrupted while writing {}: all {} points finished (kept in {}); run the sweep again to write it",
+            table.display(),
+            points.len(),
+            runs.display()
+        ),
+    );
     write_table(&table, &header, &points, &runs)?;
+    crate::interrupt::enter(Stage::Checking, "");
     println!("{} points: {ran} ran, {skipped} skipped", points.len());
     println!("table: {}", table.display());
     Ok(())
+}
+
+/// The bar's look once a point has run: with the time to go at the pace of the points run so
+/// far (before that, or while finished points are skipped, there is no pace to go by).
+fn with_eta(bar: &ProgressBar) {
+    bar.set_style(
+        ProgressStyle::with_template("sweep {wide_bar} {pos}/{len} ({elapsed}, ETA {eta}) {msg}")
+            .expect("valid template"),
+    );
 }
 
 /// The error of a sweep that Ctrl-C stopped, with the count of points whose results are kept.
@@ -275,7 +121,7 @@ fn label(p: &Point, dir: &Path) -> String {
 fn prepare(p: &Point, dir: &Path) -> Result<PathBuf, CliError> {
     std::fs::create_dir_all(dir).map_err(|e| CliError::io(&dir.display().to_string(), e))?;
     let scenario = dir.join("scenario.toml");
-    std::fs::write(&scenario, &p.toml).map_err(|e| CliError::io(&scenario.display().to_string(), e))?;
+    std::fs::write(&scenario, p.toml()?).map_err(|e| CliError::io(&scenario.display().to_string(), e))?;
     Ok(scenario)
 }
 
@@ -297,10 +143,16 @@ fn run_local(
     let (exe, exe_args) =
         relaunch.split_first().ok_or_else(|| CliError::io("locating aiccsim", "cannot find the running program"))?;
     let interrupt = interrupt_flag();
+    // A child that reports Ctrl-C, which this process may not have seen yet.
+    let child_interrupted = AtomicBool::new(false);
     let next = AtomicUsize::new(0);
-    let outcomes: Mutex<Vec<Option<Outcome>>> = Mutex::new(points.iter().map(|_| None).collect());
+    let (ran, skipped) = (AtomicUsize::new(0), AtomicUsize::new(0));
     let failure: Mutex<Option<CliError>> = Mutex::new(None);
-    let stop = || interrupt.load(Ordering::SeqCst) || failure.lock().expect("not poisoned").is_some();
+    let stop = || {
+        interrupt.load(Ordering::SeqCst)
+            || child_interrupted.load(Ordering::SeqCst)
+            || failure.lock().expect("not poisoned").is_some()
+    };
 
     std::thread::scope(|scope| {
         for _ in 0..jobs.min(points.len()) {
@@ -312,14 +164,20 @@ fn run_local(
                 let Some(p) = points.get(i) else { return };
                 match run_point(p, &runs.join(&p.hash), exe, exe_args) {
                     Ok(Some(o)) => {
-                        let mut all = outcomes.lock().expect("not poisoned");
-                        all[i] = Some(o);
-                        let ran = all.iter().filter(|o| matches!(o, Some(Outcome::Ran))).count();
-                        let skipped = all.iter().filter(|o| matches!(o, Some(Outcome::Skipped))).count();
-                        bar.set_message(format!("({ran} ran, {skipped} skipped)"));
+                        let counter = if matches!(o, Outcome::Ran) { &ran } else { &skipped };
+                        if counter.fetch_add(1, Ordering::SeqCst) == 0 && matches!(o, Outcome::Ran) {
+                            bar.reset_eta();
+                            with_eta(bar);
+                        }
+                        let (r, s) = (ran.load(Ordering::SeqCst), skipped.load(Ordering::SeqCst));
+                        bar.set_message(format!("{r} ran, {s} skipped"));
                         bar.inc(1);
                     }
-                    Ok(None) => return, // interrupted: its partial results stay, without the marker
+                    // Interrupted: its partial results stay, without the marker.
+                    Ok(None) => {
+                        child_interrupted.store(true, Ordering::SeqCst);
+                        return;
+                    }
                     Err(e) => {
                         failure.lock().expect("not poisoned").get_or_insert(e);
                         return;
@@ -329,15 +187,23 @@ fn run_local(
         }
     });
 
-    if let Some(e) = failure.into_inner().expect("not poisoned") {
-        return Err(e);
+    let failure = failure.into_inner().expect("not poisoned");
+    // A child that Ctrl-C ended may exit before this process's handler has run (it runs on a
+    // thread of its own): its failure is the interrupt's, once the handler has had a moment.
+    if failure.is_some() && !interrupt.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(300));
     }
-    let outcomes = outcomes.into_inner().expect("not poisoned");
-    if outcomes.iter().any(Option::is_none) {
+    if interrupt.load(Ordering::SeqCst) || child_interrupted.load(Ordering::SeqCst) {
         return Err(interrupted(points, runs));
     }
-    let ran = outcomes.iter().filter(|o| matches!(o, Some(Outcome::Ran))).count();
-    Ok(Tally { ran, skipped: points.len() - ran })
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let (ran, skipped) = (ran.into_inner(), skipped.into_inner());
+    if ran + skipped < points.len() {
+        return Err(interrupted(points, runs));
+    }
+    Ok(Tally { ran, skipped })
 }
 
 /// Runs one point in a child process unless its folder is already complete; `None` when the
@@ -357,7 +223,7 @@ fn run_point(p: &Point, dir: &Path, exe: &OsString, exe_args: &[OsString]) -> Re
         .stdin(Stdio::null())
         .output()
         .map_err(|e| CliError::io("running a sweep point", e))?;
-    let interrupted = interrupt_flag().load(Ordering::SeqCst);
+    let interrupted = interrupt_flag().load(Ordering::SeqCst) || ended_by_ctrl_c(&output.status);
     match output.status.code() {
         // A stalled run (4) is one of the sweep's results: its row says so.
         Some(0) | Some(4) => {}
@@ -373,6 +239,18 @@ fn run_point(p: &Point, dir: &Path, exe: &OsString, exe_args: &[OsString]) -> Re
     }
     mark_done(dir)?;
     Ok(Some(Outcome::Ran))
+}
+
+/// Whether a child's end is Ctrl-C's: exit code 130, or SIGINT's default action.
+fn ended_by_ctrl_c(status: &std::process::ExitStatus) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if status.signal() == Some(libc::SIGINT) {
+            return true;
+        }
+    }
+    status.code() == Some(130)
 }
 
 /// Writes the `done` marker, atomically: a folder has it only once its results are complete.
@@ -428,13 +306,40 @@ fn write_table(path: &Path, header: &[String], points: &[Point], runs: &Path) ->
         let figures = FIGURES.iter().map(|(_, at)| match summary.pointer(at) {
             None | Some(serde_json::Value::Null) => String::new(),
             Some(serde_json::Value::String(s)) => s.clone(),
+            Some(serde_json::Value::Number(n)) if n.is_f64() => n.as_f64().map(figure).unwrap_or_default(),
             Some(v) => v.to_string(),
         });
         let row: Vec<String> =
-            p.axes.iter().cloned().chain([p.seed.to_string(), p.hash.clone()]).chain(figures).collect();
+            p.axes().iter().cloned().chain([p.seed.to_string(), p.hash.clone()]).chain(figures).collect();
         w.write_record(&row).map_err(|e| CliError::io(&shown, e))?;
     }
     let bytes = w.into_inner().map_err(|e| CliError::io(&shown, e))?;
     let tmp = path.with_extension("csv.tmp");
     std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| CliError::io(&shown, e))
+}
+
+/// A measured figure with the 6 significant digits it can support (a mean of simulated times,
+/// a slowdown), not the 17 of its binary value: "1234.57", "0.00123457", "1.5".
+fn figure(x: f64) -> String {
+    if !x.is_finite() || x == 0.0 {
+        return x.to_string();
+    }
+    // Rounded in decimal by the formatter, then written in the fewest digits that read back
+    // as the rounded value.
+    format!("{x:.5e}").parse::<f64>().map_or_else(|_| x.to_string(), |r| r.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_keep_six_significant_digits() {
+        assert_eq!(figure(12_345.678_901_234_5), "12345.7");
+        assert_eq!(figure(1.000_000_000_000_2), "1");
+        assert_eq!(figure(0.001_234_567_89), "0.00123457");
+        assert_eq!(figure(2_718_281_828.459), "2718280000");
+        assert_eq!(figure(1.5), "1.5");
+        assert_eq!(figure(0.0), "0");
+    }
 }

@@ -12,7 +12,7 @@
 //! error CODE MESSAGE      the driver stops with this exit code and one-line error
 //! ```
 
-use super::{interrupted, label, prepare, Point, Tally, DONE};
+use super::{interrupted, label, prepare, with_eta, Point, Tally, DONE};
 use crate::interrupt::flag as interrupt_flag;
 use crate::CliError;
 use indicatif::ProgressBar;
@@ -93,7 +93,11 @@ pub(super) fn run(
         let Ok(line) = line else { break };
         if line.starts_with("done ") {
             ran += 1;
-            bar.set_message(format!("({ran} ran, {skipped} skipped)"));
+            if ran == 1 {
+                bar.reset_eta();
+                with_eta(bar);
+            }
+            bar.set_message(format!("{ran} ran, {skipped} skipped"));
             bar.inc(1);
         } else if let Some(rest) = line.strip_prefix("error ") {
             let (code, message) = rest.split_once(' ').unwrap_or((rest, ""));

@@ -437,3 +437,28 @@ fn likely_mistakes_are_warned_about_once_on_stderr() {
     let o = aiccsim(&["run", plain.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"]);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// The run's summary on stdout: without a finished flow it says so rather than FCTs of 0.0;
+/// a collective's run gives its bus bandwidth.
+#[test]
+fn the_summary_says_none_finished_and_gives_busbw() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let cut = write(dir.path(), "cut.toml", &format!("[simulation]\nstop_time = \"2us\"\n{SMALL}"));
+    let o = aiccsim(&["run", cut.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(said.contains("0/4 flows finished") && said.contains("FCT: none finished"), "{said}");
+    assert!(!said.contains("FCT us") && !said.contains("busbw"), "{said}");
+    let text = SMALL.replace(
+        "kind = \"incast\"\nsenders = \"1..=4\"\nreceiver = 0\nsize = \"200KB\"",
+        "kind = \"all_reduce\"\nsize = \"1MB\"\nalgorithm = \"ring\"\nhosts = \"1..=4\"",
+    );
+    let ring = write(dir.path(), "ring.toml", &text);
+    let o = aiccsim(&["run", ring.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let line = said.lines().find(|l| l.contains("busbw")).unwrap_or_else(|| panic!("no busbw: {said}"));
+    let gbps: f64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!(gbps > 10.0 && gbps <= 100.0, "a ring on 100 Gbps links: {line}");
+    assert!(line.ends_with("(the collective)"), "{line}");
+}

@@ -129,7 +129,13 @@ set = { workload = { size = "100KB" } }
 }
 
 fn fails_naming(sweep_text: &str, needles: &[&str]) {
+    fails_naming_over(BASE, sweep_text, needles);
+}
+
+/// As [`fails_naming`], over the base scenario `base`.
+fn fails_naming_over(base: &str, sweep_text: &str, needles: &[&str]) {
     let (dir, file) = setup(sweep_text);
+    std::fs::write(dir.path().join("base.toml"), base).unwrap();
     let out = dir.path().join("out");
     let o = aiccsim(&["sweep", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
@@ -140,6 +146,10 @@ fn fails_naming(sweep_text: &str, needles: &[&str]) {
         assert!(err.contains(n), "{n} missing from: {err}");
     }
     assert!(!out.join("runs").exists() || run_dirs(&out).is_empty(), "nothing ran");
+    assert!(
+        !err.contains("line 1, column") && !err.contains("TOML parse error"),
+        "no place in a document nobody wrote: {err}"
+    );
 }
 
 #[test]
@@ -164,6 +174,46 @@ fn bad_sweep_files_fail_before_running_anything() {
         "base = \"base.toml\"\n[grid]\n\"switch.buffer\" = [\"4MB\", \"8MB\"]\n[[point]]\nname = \"shallow\"\nset = { switch = { buffer = \"1MB\", pfc = { enabled = false } } }\n",
         &["point 'shallow' sets switch.buffer, which the grid varies too"],
     );
+}
+
+/// Keys the base cannot take are named with what is wrong, not as a parse error of the merged
+/// document (which nobody wrote).
+#[test]
+fn grid_keys_the_base_cannot_take_say_why() {
+    let jobs = std::fs::read_to_string(common::repo().join("examples/jobs.toml")).unwrap();
+    let jobs_with_events = format!("{jobs}\n[[events]]\nat = \"10us\"\nlink = [\"s0\", \"s1\"]\naction = \"fail\"\n");
+    fails_naming_over(
+        &jobs_with_events,
+        "base = \"base.toml\"\n[grid]\n\"jobs.weight\" = [1, 2]\n",
+        &["`jobs` is a list of tables in the base ([[jobs]])", "replace the whole list"],
+    );
+    fails_naming_over(
+        &jobs_with_events,
+        "base = \"base.toml\"\n[grid]\n\"events.at\" = [\"1us\"]\n",
+        &["`events` is a list of tables in the base ([[events]])"],
+    );
+    fails_naming_over(
+        &jobs,
+        "base = \"base.toml\"\n[grid]\n\"workload.size\" = [\"1MB\"]\n",
+        &["the base has no [workload] (it has [[jobs]]", "missing field `kind`"],
+    );
+    fails_naming("base = \"base.toml\"\n[grid]\n\"cc.nosuch\" = [1]\n", &["`nosuch` is not a key of `cc`"]);
+    fails_naming(
+        "base = \"base.toml\"\n[grid]\n\"pfc.xoff\" = [1]\n",
+        &["`pfc` is not a key of a scenario's top level"],
+    );
+    fails_naming_over(
+        &BASE.replace("[cc]\nalgorithm = \"dcqcn\"\n", ""),
+        "base = \"base.toml\"\n[grid]\n\"cc.nosuch\" = [1]\n",
+        &["the base has no [cc]", "missing field `algorithm`"],
+    );
+    fails_naming(
+        "base = \"base.toml\"\n[grid]\n\"jobs.weight\" = [1]\n",
+        &["the base has no [[jobs]] (it has [workload])"],
+    );
+    // A negative seed names its key and place.
+    fails_naming("base = \"base.toml\"\nseeds = [1, -1]\n", &["seeds[1]: -1 is not a seed"]);
+    fails_naming("base = \"base.toml\"\n[grid]\n\"simulation.seed\" = [-1]\n", &["simulation.seed", "-1"]);
 }
 
 #[test]
@@ -205,8 +255,10 @@ fn training_sweeps_have_iteration_columns() {
             serde_json::from_slice(&std::fs::read(out.join("runs").join(row[hash]).join("summary.json")).unwrap())
                 .unwrap();
         let it = &summary["iterations"];
-        assert_eq!(row[iteration].parse::<f64>().unwrap(), it["mean_duration_ns"].as_f64().unwrap());
-        assert_eq!(row[exposed].parse::<f64>().unwrap(), it["mean_exposed_comm_ns"].as_f64().unwrap());
+        // The table keeps 6 significant digits of the summary's figures.
+        let close = |cell: &str, exact: f64| (cell.parse::<f64>().unwrap() - exact).abs() <= exact.abs() * 1e-5;
+        assert!(close(row[iteration], it["mean_duration_ns"].as_f64().unwrap()), "{line}");
+        assert!(close(row[exposed], it["mean_exposed_comm_ns"].as_f64().unwrap()), "{line}");
         assert!(row[exposed].parse::<f64>().unwrap() > 0.0, "the example's last all-reduce is exposed");
     }
     // The incast sweep above has none.
@@ -217,4 +269,70 @@ fn training_sweeps_have_iteration_columns() {
     let header: Vec<&str> = table.lines().next().unwrap().split(',').collect();
     let at = header.iter().position(|h| *h == "iteration_mean_ns").unwrap();
     assert_eq!(table.lines().nth(1).unwrap().split(',').nth(at), Some(""));
+}
+
+/// Sends Ctrl-C to the sweep's whole process group (as a terminal does: the sweep and its
+/// children) `after` it starts; returns its exit code and stderr.
+#[cfg(unix)]
+// The wall clock only paces the test and bounds its wait.
+#[allow(clippy::disallowed_methods)]
+fn interrupt_sweep(file: &Path, out: &Path, after: std::time::Duration) -> (Option<i32>, String) {
+    use std::os::unix::process::CommandExt;
+    use std::time::{Duration, Instant};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_aiccsim"))
+        .args(["sweep", file.to_str().unwrap(), "-j", "2", "--out", out.to_str().unwrap()])
+        .process_group(0)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    let group = format!("-{}", child.id());
+    assert!(std::process::Command::new("kill").args(["-INT", "--", &group]).status().unwrap().success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("the sweep did not stop within 30 s of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().unwrap();
+    (o.status.code(), String::from_utf8_lossy(&o.stderr).to_string())
+}
+
+/// Ctrl-C while the points run ends the sweep with exit code 130 and the count of points kept,
+/// however the interrupt falls against the children's ends; a second sweep resumes.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_while_points_run_says_how_many_finished() {
+    use std::time::Duration;
+    // Four points of seconds each: still running when the signal comes.
+    let (dir, file) = setup("base = \"base.toml\"\nseeds = [1, 2, 3, 4]\n");
+    std::fs::write(dir.path().join("base.toml"), BASE.replace("size = \"300KB\"", "size = \"1GB\"")).unwrap();
+    for (i, ms) in [700u64, 1200, 1900].into_iter().enumerate() {
+        let out = dir.path().join(format!("out{i}"));
+        let (code, err) = interrupt_sweep(&file, &out, Duration::from_millis(ms));
+        assert_eq!(code, Some(130), "after {ms} ms: {err}");
+        assert!(err.contains("interrupted: ") && err.contains(" of 4 points finished"), "after {ms} ms: {err}");
+        assert!(!err.contains("sweep point "), "no point is blamed: {err}");
+    }
+}
+
+/// Ctrl-C while a sweep of many points is still being planned stops it there, exit 130.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_while_planning_stops_the_planning() {
+    // 200,000 combinations, each a scenario to resolve and check: seconds of planning.
+    let values = |n: usize, f: &dyn Fn(usize) -> String| (1..=n).map(f).collect::<Vec<_>>().join(",");
+    let (dir, file) = setup(&format!(
+        "base = \"base.toml\"\n[grid]\n\"simulation.seed\" = [{}]\n\"cc.g\" = [{}]\n",
+        values(2000, &|i| i.to_string()),
+        values(100, &|i| format!("{}", i as f64 / 1000.0))
+    ));
+    let out = dir.path().join("out");
+    let (code, err) = interrupt_sweep(&file, &out, std::time::Duration::from_millis(800));
+    assert_eq!(code, Some(130), "{err}");
+    assert!(err.contains("interrupted while planning the sweep") && err.contains("of 200000 points resolved"), "{err}");
+    assert!(!out.join("runs").exists(), "nothing ran");
 }

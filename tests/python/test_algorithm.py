@@ -475,6 +475,7 @@ def test_ctrl_c_stops_a_handler_that_never_returns_and_keeps_the_results(tmp_pat
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         deadline = time.monotonic() + 60
@@ -491,6 +492,46 @@ def test_ctrl_c_stops_a_handler_that_never_returns_and_keeps_the_results(tmp_pat
     assert "interrupted inside cc_under_test_" in stderr and ":Endless.on_ack (flow 1, " in stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["stop_reason"] == "interrupted"
+
+
+# Ctrl-C in `aiccsim.run`: KeyboardInterrupt, as for any run, even from inside the handler.
+RUN_UNTIL_CTRL_C = """
+import sys
+import aiccsim
+
+try:
+    aiccsim.run(sys.argv[1])
+except KeyboardInterrupt:
+    print("KeyboardInterrupt")
+# Nothing is left pending in this thread: later Python code runs undisturbed.
+print(sum(range(1_000_000)))
+"""
+
+
+def test_ctrl_c_stops_a_handler_that_never_returns_in_aiccsim_run(tmp_path: Path) -> None:
+    mark = tmp_path / "looping"
+    (tmp_path / "s.toml").write_text(endless_scenario(tmp_path, str(mark)))
+    child = subprocess.Popen(
+        [sys.executable, "-c", RUN_UNTIL_CTRL_C, str(tmp_path / "s.toml")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # Python leaves SIGINT ignored if its parent did (a shell's background job).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not mark.exists():
+            assert child.poll() is None, child.communicate()
+            assert time.monotonic() < deadline, "the handler never began its loop"
+            time.sleep(0.05)
+        time.sleep(0.3)
+        child.send_signal(signal.SIGINT)
+        stdout, stderr = child.communicate(timeout=MARGIN_S)
+    finally:
+        child.kill()
+    assert child.returncode == 0, stderr
+    assert stdout.split() == ["KeyboardInterrupt", "499999500000"], stdout + stderr
 
 
 BAD_VALUES = {

@@ -34,6 +34,9 @@ def run(
 
     The engine runs without holding the GIL. Ctrl-C (or any exception a signal handler raises)
     stops it within milliseconds and the exception propagates; no result is returned then.
+    Both hold inside the handlers of an algorithm written in Python, even one that never
+    returns: a watchdog interrupts the handler, and a ``RuntimeWarning`` names it (its class,
+    handler, flow and simulated time).
 
     Raises ``ScenarioError`` (a ``ValueError``) for a bad scenario, naming its ``file``,
     ``key`` and ``message``, and ``OSError`` when the file cannot be read.

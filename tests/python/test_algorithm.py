@@ -7,8 +7,10 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -380,3 +382,217 @@ def test_a_constructor_that_fails_for_a_flow_ends_the_run_naming_it(tmp_path: Pa
     assert (caught.value.flow, caught.value.time_ns) == (1, 0.0)
     assert f"{name}:FailsLater(**params) raised RuntimeError: no third instance" in str(caught.value)
     assert isinstance(caught.value.__cause__, RuntimeError)
+
+
+# Flow 1 loops for ever in `on_ack` once some data has gone: the other flows have progress to
+# show. It first leaves a mark, so that a test knows when the loop has begun.
+ENDLESS = """
+from pathlib import Path
+
+class Endless:
+    def __init__(self, mark=""):
+        self.mark = mark
+
+    def on_ack(self, flow, ack):
+        if flow.id == 1 and ack.ack_seq > 50_000:
+            if self.mark:
+                Path(self.mark).touch()
+            while True:
+                pass
+"""
+
+# Generous: the machine that runs the tests may be a loaded 2-core box.
+MARGIN_S = 10.0
+
+
+def endless_scenario(tmp_path: Path, mark: str = "") -> str:
+    name = module(tmp_path, ENDLESS)
+    params = "path = " + json.dumps(str(tmp_path))
+    if mark:
+        params += "\nmark = " + json.dumps(mark)
+    return small(f"{name}:Endless", params)
+
+
+# In a child process, so that a handler the limit fails to stop fails the test instead of
+# hanging it.
+RUN_WITH_WALL_LIMIT = """
+import json, sys, time, warnings
+import aiccsim
+
+began = time.monotonic()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    r = aiccsim.run(sys.stdin.read(), wall_limit=1.0)
+took = time.monotonic() - began
+notes = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+# Nothing is left pending in this thread: later Python code runs undisturbed.
+assert sum(range(1_000_000)) == 499999500000
+print(json.dumps({"took": took, "summary": r.summary, "flows": len(r.flows), "notes": notes}))
+"""
+
+
+def test_the_wall_limit_stops_a_handler_that_never_returns(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_WITH_WALL_LIMIT],
+        input=endless_scenario(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=30 + MARGIN_S,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["took"] < 1.0 + MARGIN_S
+    assert out["summary"]["stop_reason"] == "wall_limit"
+    # The results so far: data went before the handler stuck (the other flows may finish
+    # after it, with no handler called: the run is partial all the same).
+    assert out["summary"]["events"] > 0 and out["flows"] == 4
+    notes = out["notes"]
+    assert len(notes) == 1, notes
+    assert "wall-clock limit reached inside cc_under_test_" in notes[0]
+    assert ":Endless.on_ack (flow 1, simulated time " in notes[0] and "results are partial" in notes[0]
+
+
+def test_the_command_writes_partial_results_at_its_max_wall_inside_a_handler(tmp_path: Path) -> None:
+    (tmp_path / "s.toml").write_text(endless_scenario(tmp_path))
+    began = time.monotonic()
+    done = python_m_aiccsim("run", "s.toml", "--out", "out", "-q", "--max-wall", "2s", cwd=tmp_path)
+    assert time.monotonic() - began < 2.0 + MARGIN_S
+    assert done.returncode == 5, done.stderr
+    assert "wall-clock limit reached inside cc_under_test_" in done.stderr
+    assert ":Endless.on_ack (flow 1, " in done.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["stop_reason"] == "wall_limit"
+    assert (tmp_path / "out" / "flows.csv").is_file()
+    assert not (tmp_path / "out" / "RUN-IN-PROGRESS").exists()
+
+
+def test_ctrl_c_stops_a_handler_that_never_returns_and_keeps_the_results(tmp_path: Path) -> None:
+    mark = tmp_path / "looping"
+    (tmp_path / "s.toml").write_text(endless_scenario(tmp_path, str(mark)))
+    child = subprocess.Popen(
+        [sys.executable, "-m", "aiccsim", "run", "s.toml", "--out", "out", "-q"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not mark.exists():
+            assert child.poll() is None, child.communicate()
+            assert time.monotonic() < deadline, "the handler never began its loop"
+            time.sleep(0.05)
+        time.sleep(0.3)
+        child.send_signal(signal.SIGINT)
+        _, stderr = child.communicate(timeout=MARGIN_S)
+    finally:
+        child.kill()
+    assert child.returncode == 130, stderr
+    assert "interrupted inside cc_under_test_" in stderr and ":Endless.on_ack (flow 1, " in stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["stop_reason"] == "interrupted"
+
+
+# Ctrl-C in `aiccsim.run`: KeyboardInterrupt, as for any run, even from inside the handler.
+RUN_UNTIL_CTRL_C = """
+import sys
+import aiccsim
+
+try:
+    aiccsim.run(sys.argv[1])
+except KeyboardInterrupt:
+    print("KeyboardInterrupt")
+# Nothing is left pending in this thread: later Python code runs undisturbed.
+print(sum(range(1_000_000)))
+"""
+
+
+def test_ctrl_c_stops_a_handler_that_never_returns_in_aiccsim_run(tmp_path: Path) -> None:
+    mark = tmp_path / "looping"
+    (tmp_path / "s.toml").write_text(endless_scenario(tmp_path, str(mark)))
+    child = subprocess.Popen(
+        [sys.executable, "-c", RUN_UNTIL_CTRL_C, str(tmp_path / "s.toml")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # Python leaves SIGINT ignored if its parent did (a shell's background job).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not mark.exists():
+            assert child.poll() is None, child.communicate()
+            assert time.monotonic() < deadline, "the handler never began its loop"
+            time.sleep(0.05)
+        time.sleep(0.3)
+        child.send_signal(signal.SIGINT)
+        stdout, stderr = child.communicate(timeout=MARGIN_S)
+    finally:
+        child.kill()
+    assert child.returncode == 0, stderr
+    assert stdout.split() == ["KeyboardInterrupt", "499999500000"], stdout + stderr
+
+
+BAD_VALUES = {
+    "rate NaN": ('flow.rate = float("nan")', "flow.rate = NaN: a rate must be a finite number"),
+    "rate infinite": ('flow.rate = float("inf")', "flow.rate = inf: a rate must be"),
+    "rate negative": ("flow.rate = -1e9", "flow.rate = -1000000000: a rate must be"),
+    "rate zero": ("flow.rate = 0.0", "flow.rate = 0: a rate must be"),
+    "window negative": ("flow.window = -5", "flow.window = -5: a window is a whole number of bytes"),
+    "window float": ("flow.window = 1.5e4", "flow.window = 15000.0: a window is a whole number"),
+    "timer in the past": ("flow.set_timer(0, flow.now - 1e-6)", "the time is before now"),
+    "timer NaN": ('flow.set_timer(0, float("nan"))', "flow.set_timer(0, NaN): the time must be a finite"),
+}
+
+SETS = """
+class Sets:
+    def on_ack(self, flow, ack):
+        if flow.id == 2 and ack.ack_seq > 100_000:
+            STATEMENT
+"""
+
+
+@pytest.mark.parametrize("case", sorted(BAD_VALUES))
+def test_a_value_an_algorithm_hands_back_is_checked(case: str, tmp_path: Path) -> None:
+    statement, wanted = BAD_VALUES[case]
+    name = module(tmp_path, SETS.replace("STATEMENT", statement))
+    with pytest.raises(aiccsim.AlgorithmError) as caught:
+        aiccsim.run(small(f"{name}:Sets", "path = " + json.dumps(str(tmp_path))))
+    e = caught.value
+    assert e.flow == 2 and e.time_ns > 0
+    first = str(e).splitlines()[0]
+    assert first.startswith("flow 2 at ") and f"{name}:Sets.on_ack raised ValueError: " in first, first
+    assert wanted in first, first
+
+
+def test_an_unknown_algorithm_lists_python_with_its_class_key(tmp_path: Path, aiccsim_bin: Path) -> None:
+    scenario = small("x:Y").replace('algorithm = "python"', 'algorithm = "nosuch"')
+    with pytest.raises(aiccsim.ScenarioError) as caught:
+        aiccsim.run(scenario)
+    assert caught.value.key == "cc.algorithm"
+    assert 'python (a class of your own: class = "module:Class"' in caught.value.message
+    # The binary alone has no `python` registered, and names it all the same.
+    (tmp_path / "s.toml").write_text(scenario)
+    done = subprocess.run([aiccsim_bin, "validate", "s.toml"], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "dcqcn" in done.stderr and 'python (a class of your own: class = "module:Class"' in done.stderr
+
+
+def test_algorithms_shows_one_algorithm_by_name_or_alias() -> None:
+    done = python_m_aiccsim("algorithms", "dcqcn")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("dcqcn\n  DCQCN: ")
+    assert "    cnp_interval = " in done.stdout and "preset = " in done.stdout
+    assert "dctcp" not in done.stdout and "\npython\n" not in done.stdout
+    alias = python_m_aiccsim("algorithms", "pfc_only")
+    assert alias.returncode == 0 and alias.stdout.startswith("none\n"), alias.stdout + alias.stderr
+    assert alias.stdout.count("\n  ") == 1
+    python = python_m_aiccsim("algorithms", "python")
+    assert python.returncode == 0 and python.stdout.startswith("python\n") and "module:Class" in python.stdout
+    unknown = python_m_aiccsim("algorithms", "nosuch")
+    assert unknown.returncode == 2
+    assert "unknown algorithm `nosuch`: one of none, " in unknown.stderr and "python" in unknown.stderr
+    # Without a name: every one, as before.
+    every = python_m_aiccsim("algorithms")
+    assert every.returncode == 0 and "\ndcqcn\n" in every.stdout and "\npython\n" in every.stdout

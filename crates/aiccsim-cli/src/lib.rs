@@ -145,7 +145,10 @@ enum Command {
         dirs: Vec<PathBuf>,
     },
     /// List the congestion-control algorithms with their parameters and defaults.
-    Algorithms,
+    Algorithms {
+        /// Show this one algorithm alone (a name or alias, e.g. dcqcn).
+        name: Option<String>,
+    },
     /// Run the benchmark scenarios and report wall time, events and packet-hops per second.
     Bench {
         /// Only these scenario files (default: every .toml in benches/).
@@ -235,10 +238,7 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
             let args = dirs.into_iter().map(PathBuf::into_os_string).collect();
             return python::run("parquet", args, &["aiccsim", "pyarrow.parquet"], ".");
         }
-        Command::Algorithms => {
-            print_algorithms();
-            Ok(())
-        }
+        Command::Algorithms { name } => print_algorithms(name.as_deref()),
         Command::Bench { scenarios, repeat, child } => bench::run(scenarios, repeat, child, &relaunch),
     };
     match result {
@@ -619,15 +619,34 @@ fn print_summary(r: &Results) {
     );
 }
 
-/// Writes the listing; a closed pipe (`aiccsim algorithms | head`) just ends it.
-fn print_algorithms() {
+/// Writes the listing of every algorithm, or of the one `only` names (a name or an alias); a
+/// closed pipe (`aiccsim algorithms | head`) just ends it.
+fn print_algorithms(only: Option<&str>) -> Result<(), CliError> {
     use std::io::Write;
+    let all = CcConfig::all_defaults();
+    let wanted = match only {
+        None => None,
+        Some(name) if name == python::ALGORITHM => Some(python::ALGORITHM),
+        // An alias (`pfc_only`) is read as a scenario would read it.
+        Some(name) => match toml::from_str::<CcConfig>(&format!("algorithm = {}", toml::Value::from(name))) {
+            Ok(cfg) => Some(cfg.as_algorithm().name()),
+            Err(_) => {
+                let mut names: Vec<&str> = all.iter().map(|c| c.as_algorithm().name()).collect();
+                names.push(python::ALGORITHM);
+                return Err(CliError {
+                    message: format!("unknown algorithm `{name}`: one of {}", names.join(", ")),
+                    code: 2,
+                });
+            }
+        },
+    };
+    let shown = |name: &str| wanted.is_none_or(|w| w == name);
     let mut out = std::io::stdout().lock();
     let mut write = || -> std::io::Result<()> {
-        for cfg in CcConfig::all_defaults() {
+        for cfg in all.iter().filter(|c| shown(c.as_algorithm().name())) {
             let algorithm = cfg.as_algorithm();
             writeln!(out, "{}\n  {}", algorithm.name(), algorithm.describe())?;
-            let table = toml::Table::try_from(&cfg).unwrap_or_default();
+            let table = toml::Table::try_from(cfg).unwrap_or_default();
             for (k, v) in table.iter().filter(|(k, _)| k.as_str() != "algorithm") {
                 writeln!(out, "    {k} = {v}")?;
             }
@@ -644,14 +663,19 @@ fn print_algorithms() {
                 let differs = if differs.is_empty() { "the defaults".to_string() } else { differs.join(", ") };
                 writeln!(out, "    preset = \"{name}\": {differs}")?;
             }
-            writeln!(out)?;
+            if wanted.is_none() {
+                writeln!(out)?;
+            }
         }
-        // Not in the registry: built by the Python package, to which this command hands it.
-        writeln!(out, "{}\n  an algorithm written as a Python class with one method per NIC event; runs in the Python package (docs/cc/programmable.md)", python::ALGORITHM)?;
-        writeln!(out, "    class = (required: \"module:Class\")")?;
-        writeln!(out, "    path = (unset: the scenario file's folder)")?;
-        writeln!(out, "    any other key = (a parameter of the class's constructor)")?;
+        if shown(python::ALGORITHM) {
+            // Not in the registry: built by the Python package, to which this command hands it.
+            writeln!(out, "{}\n  an algorithm written as a Python class with one method per NIC event; runs in the Python package (docs/cc/programmable.md)", python::ALGORITHM)?;
+            writeln!(out, "    class = (required: \"module:Class\")")?;
+            writeln!(out, "    path = (unset: the scenario file's folder)")?;
+            writeln!(out, "    any other key = (a parameter of the class's constructor)")?;
+        }
         Ok(())
     };
     let _ = write();
+    Ok(())
 }

@@ -8,6 +8,11 @@
 //! class defines (none for the events it does not handle), with the flow's context object and,
 //! for an ACK, one ACK object per flow whose fields are rewritten in place. An exception ends
 //! the run through [`external::fail`], with the flow, the simulated time and the traceback.
+//!
+//! What a handler hands back is checked where it is set (a rate that is NaN, infinite or not
+//! above zero, a window that is no byte count, a timer before now): the setter raises, so the
+//! error points at the line that set it. While the run lasts, a watchdog (`watchdog.rs`)
+//! holds the wall-clock limit and Ctrl-C inside the handlers too.
 
 use aiccsim::cc::external::{self, AlgorithmFailure, Built, ExternalFactory};
 use aiccsim::cc::{
@@ -15,10 +20,14 @@ use aiccsim::cc::{
     MAX_TIMERS, NIC_EVENTS,
 };
 use aiccsim::time::SimTime;
+use aiccsim::watch::RunControl;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
+
+use crate::watchdog::{self, Called};
 
 /// One per NIC event, in the order of [`NIC_EVENTS`] ([`NicEvent::index`]).
 const HANDLERS: usize = NIC_EVENTS.len();
@@ -83,6 +92,10 @@ impl ExternalFactory for PythonFactory {
         written.insert("path".into(), toml::Value::String(path_text));
         written.extend(params);
         Ok((written, Arc::new(algorithm)))
+    }
+
+    fn watch_run(&self, control: &RunControl, started: Instant) -> Option<Box<dyn external::RunWatch>> {
+        Some(Box::new(watchdog::start(control, started)))
     }
 }
 
@@ -211,9 +224,9 @@ impl NicProgram for PythonProgram {
                 f.incoming_at_start = cx.incoming_at_start();
             }
             let method = method.bind(py);
-            match event {
-                NicEvent::Start | NicEvent::Cnp | NicEvent::Timeout => method.call1((flow,))?,
-                NicEvent::Tx { bytes } => method.call1((flow, *bytes))?,
+            let called = watchdog::call(|| match event {
+                NicEvent::Start | NicEvent::Cnp | NicEvent::Timeout => method.call1((flow,)),
+                NicEvent::Tx { bytes } => method.call1((flow, *bytes)),
                 NicEvent::Ack(a) => {
                     let ack = self.ack.bind(py);
                     {
@@ -229,16 +242,33 @@ impl NicProgram for PythonProgram {
                         w.int.clear();
                         w.int.extend_from_slice(a.int);
                     }
-                    method.call1((flow, ack))?
+                    method.call1((flow, ack))
                 }
-                NicEvent::Nack { seq } => method.call1((flow, *seq))?,
-                NicEvent::RttProbe(reply) => method.call1((flow, Probe::from(*reply)))?,
-                NicEvent::MessageDone(done) => method.call1((flow, Message::from(*done)))?,
-                NicEvent::Timer { slot } => method.call1((flow, *slot))?,
+                NicEvent::Nack { seq } => method.call1((flow, *seq)),
+                NicEvent::RttProbe(reply) => method.call1((flow, Probe::from(*reply))),
+                NicEvent::MessageDone(done) => method.call1((flow, Message::from(*done))),
+                NicEvent::Timer { slot } => method.call1((flow, *slot)),
+            });
+            match called {
+                Called::Done(result) => result?,
+                // The run is stopping (wall-clock limit, Ctrl-C): what the handler set so far is
+                // dropped with it.
+                Called::Skipped => return Ok(()),
+                Called::Stopped(ran) => {
+                    watchdog::stopped_in(format!(
+                        "{}.{} (flow {}, simulated time {} ns, after {:.1} s of wall-clock time in it)",
+                        self.spec,
+                        NIC_EVENTS[i].handler,
+                        self.flow_id,
+                        cx.now().as_ns_f64(),
+                        ran.as_secs_f64()
+                    ));
+                    return Ok(());
+                }
             };
             let mut f = flow.borrow_mut();
-            // The setters clamped the rate as `set_rate` does: writing it back changes nothing
-            // unless the handler changed it.
+            // The setters checked the values and clamped the rate as `set_rate` does: writing
+            // it back changes nothing unless the handler changed it.
             if f.rate.to_bits() != cx.rate().to_bits() {
                 cx.set_rate(f.rate);
             }
@@ -274,12 +304,26 @@ enum TimerOp {
     Cancel,
 }
 
-/// Seconds as the exact picoseconds nearest to them.
-fn picoseconds(seconds: f64) -> PyResult<SimTime> {
-    if !seconds.is_finite() {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!("a timer's time must be finite, not {seconds}")));
+/// `at` (seconds) as the exact picoseconds nearest to it, if it is a time from `now` on.
+fn timer_time(slot: usize, at: f64, now: SimTime) -> PyResult<SimTime> {
+    let wrong = |why: String| {
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "flow.set_timer({slot}, {at}): {why}; set_timer takes the simulated time to fire at, in seconds \
+             (for a delay d, write flow.now + d)"
+        ))
+    };
+    if !at.is_finite() || at < 0.0 {
+        return Err(wrong("the time must be a finite number of seconds, not below 0".into()));
     }
-    Ok(SimTime((seconds * 1e12).round().max(0.0) as u64))
+    let ps = (at * 1e12).round();
+    if ps >= u64::MAX as f64 {
+        return Err(wrong("the time is beyond the simulation's clock".into()));
+    }
+    let at_ps = SimTime(ps as u64);
+    if at_ps < now {
+        return Err(wrong(format!("the time is before now ({} s)", now.as_secs_f64())));
+    }
+    Ok(at_ps)
 }
 
 /// The flow's context, one per flow for the whole run: what the algorithm knows of its flow and
@@ -372,26 +416,45 @@ impl Flow {
     fn rate(&self) -> f64 {
         self.rate
     }
-    /// Clamped to [1, line rate] as it is set (NaN: the line rate).
+    /// Clamped to [1, line rate] as it is set; NaN, an infinity, zero or below is an error.
     #[setter]
-    fn set_rate(&mut self, bits_per_second: f64) {
+    fn set_rate(&mut self, bits_per_second: f64) -> PyResult<()> {
         let line = self.facts.line_rate.as_f64();
-        self.rate = if bits_per_second.is_nan() { line } else { bits_per_second.clamp(1.0, line) };
+        if !(bits_per_second.is_finite() && bits_per_second > 0.0) {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "flow.rate = {bits_per_second}: a rate must be a finite number of bits per second above 0 \
+                 (it is clamped to [1, the line rate {line}])"
+            )));
+        }
+        self.rate = bits_per_second.clamp(1.0, line);
+        Ok(())
     }
     /// Bytes allowed in flight, or None (rate only).
     #[getter]
     fn window(&self) -> Option<u64> {
         self.window
     }
+    /// A whole number of bytes from 0 up, or None; anything else is an error.
     #[setter]
-    fn set_window(&mut self, bytes: Option<u64>) {
-        self.window = bytes;
+    fn set_window(&mut self, bytes: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        self.window = match bytes {
+            None => None,
+            Some(b) if b.is_none() => None,
+            Some(b) => Some(b.extract::<u64>().map_err(|_| {
+                let shown = b.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".into());
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "flow.window = {shown}: a window is a whole number of bytes from 0 up (an int), or None for rate only"
+                ))
+            })?),
+        };
+        Ok(())
     }
-    /// Fires `on_timer(flow, slot)` at simulated time `at` (seconds), replacing a pending timer
-    /// of that slot; a time in the past fires now.
+    /// Fires `on_timer(flow, slot)` at simulated time `at` (seconds, from `now` on), replacing
+    /// a pending timer of that slot.
     fn set_timer(&mut self, slot: usize, at: f64) -> PyResult<()> {
-        let at = picoseconds(at)?;
-        *self.timer(slot)? = TimerOp::Set(at);
+        let now = self.now;
+        let op = self.timer(slot)?;
+        *op = TimerOp::Set(timer_time(slot, at, now)?);
         Ok(())
     }
     fn cancel_timer(&mut self, slot: usize) -> PyResult<()> {

@@ -14,6 +14,7 @@ mod result;
 mod run;
 mod scenario;
 mod tables;
+mod watchdog;
 
 use pyo3::prelude::*;
 

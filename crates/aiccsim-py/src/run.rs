@@ -6,11 +6,12 @@
 use crate::errors::{algorithm_error, scenario_error};
 use crate::result::NativeResult;
 use crate::scenario;
+use crate::watchdog;
 use aiccsim::cc::external::{self, AlgorithmFailure};
 use aiccsim::cc::CcConfig;
 use aiccsim::watch::{BuildError, Stop, Watch};
 use aiccsim::{ConfigError, Results, RunControl, Scenario, Simulation};
-use pyo3::exceptions::{PyTimeoutError, PyValueError};
+use pyo3::exceptions::{PyRuntimeWarning, PyTimeoutError, PyValueError};
 use pyo3::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -48,7 +49,14 @@ pub fn run(
     let control = RunControl { interrupt: Some(interrupt.clone()), wall_limit, since: None };
     let results = match run_polling_signals(py, &scenario, control, &interrupt)? {
         Err(failure) => return Err(algorithm_error(py, failure)),
-        Ok(Ok(results)) => results,
+        Ok(Ok((results, stopped_in))) => {
+            if let Some(note) = stopped_in {
+                // Not an error: the run stopped at its limit as asked, in user code.
+                let note = std::ffi::CString::new(note).unwrap_or_default();
+                PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &note, 2)?;
+            }
+            results
+        }
         Ok(Err(BuildError::Invalid(e))) => return Err(scenario_error(py, e)),
         // Ctrl-C raised its exception above; a wall-clock limit spent before the simulation
         // started leaves no results to return.
@@ -62,21 +70,22 @@ pub fn run(
     Ok(NativeResult { results })
 }
 
-/// The run's results, or why it has none: a bad scenario, a stop before the simulation, or an
-/// exception in an algorithm written in Python.
-type Outcome = Result<Result<Results, BuildError<ConfigError>>, AlgorithmFailure>;
+/// The run's results (with the note naming a handler written in Python that the wall-clock
+/// limit or Ctrl-C stopped), or why it has none: a bad scenario, a stop before the simulation,
+/// or an exception in an algorithm written in Python.
+type Outcome = Result<Result<(Results, Option<String>), BuildError<ConfigError>>, AlgorithmFailure>;
 
 /// Builds and runs `scenario` under `control` on an engine thread (a million-host fabric takes
 /// seconds to build, so the build is watched too), polling Python's signals meanwhile.
 fn build_and_run(scenario: &Scenario, control: RunControl) -> Outcome {
-    let build_and_run = |yield_gil: &mut dyn FnMut()| -> Result<Results, BuildError<ConfigError>> {
+    let build_and_run = |yield_gil: &mut dyn FnMut()| -> Result<(Results, Option<String>), BuildError<ConfigError>> {
         let mut unobserved = |_, _, _| {};
         let mut watch = Watch::new(control.clone(), &mut unobserved);
         let fabric = aiccsim_cli::admit::check_watched(scenario, &mut watch)?;
         let mut sim = Simulation::with_fabric_watched(scenario, fabric, &mut watch)?;
         drop(watch);
         sim.set_control(control.clone());
-        Ok(sim.run(&mut |_| yield_gil()))
+        Ok(watchdog::collect_notes(|| sim.run(&mut |_| yield_gil())))
     };
     if !matches!(scenario.cc, CcConfig::External(_)) {
         return Ok(build_and_run(&mut || {}));

@@ -9,13 +9,15 @@
 //! the run with its own error ([`fail`] and [`catch`]), since the sender half's hooks return
 //! nothing and the per-packet path should not pay for a check that only these algorithms need.
 
-use super::{Algorithm, SimTime};
+use super::{Algorithm, CcConfig, SimTime};
+use crate::watch::{Halt, RunControl};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use std::cell::RefCell;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
+use std::time::Instant;
 
 /// An algorithm built from its `[cc]` keys (every key but `algorithm`).
 pub type Built = (toml::Table, Arc<dyn Algorithm + Send + Sync>);
@@ -28,6 +30,23 @@ pub trait ExternalFactory: Send + Sync {
     /// (run.json, a sweep's points): relative paths made absolute, so that the written scenario
     /// runs from anywhere. An error names its key under `[cc]` (`"class"`) and the fix.
     fn build(&self, params: toml::Table, folder: &Path) -> Result<Built, (String, String)>;
+
+    /// Called on the engine's thread as a run of this algorithm starts: user code can loop in a
+    /// handler, where the event loop's own checks of `control` never come, so the front end may
+    /// watch `control` itself (its wall budget counted from `started` unless `control.since`
+    /// says otherwise) and stop the handler. What it returns is dropped, on the same thread,
+    /// when the event loop ends.
+    fn watch_run(&self, _control: &RunControl, _started: Instant) -> Option<Box<dyn RunWatch>> {
+        None
+    }
+}
+
+/// A front end's watch over a run of its algorithm ([`ExternalFactory::watch_run`]).
+pub trait RunWatch {
+    /// The stop from outside that kept a handler from running (stopped in progress, or not
+    /// called once the stop was seen), if one did: the run is partial, whatever the event loop
+    /// saw after.
+    fn halted(&self) -> Option<Halt>;
 }
 
 type Factories = Vec<(&'static str, Arc<dyn ExternalFactory>)>;
@@ -84,6 +103,7 @@ pub struct ExternalConfig {
     name: &'static str,
     params: toml::Table,
     algorithm: Arc<dyn Algorithm + Send + Sync>,
+    factory: Arc<dyn ExternalFactory>,
 }
 
 impl ExternalConfig {
@@ -92,7 +112,12 @@ impl ExternalConfig {
     pub(crate) fn build(name: &str, params: toml::Table) -> Option<Result<ExternalConfig, (String, String)>> {
         let (name, factory) = factory(name)?;
         let folder = FOLDER.with(|c| c.borrow().clone()).unwrap_or_else(|| PathBuf::from("."));
-        Some(factory.build(params, &folder).map(|(params, algorithm)| ExternalConfig { name, params, algorithm }))
+        Some(factory.build(params, &folder).map(|(params, algorithm)| ExternalConfig {
+            name,
+            params,
+            algorithm,
+            factory,
+        }))
     }
 
     pub fn name(&self) -> &'static str {
@@ -106,6 +131,15 @@ impl ExternalConfig {
 
     pub fn algorithm(&self) -> &dyn Algorithm {
         &*self.algorithm
+    }
+}
+
+/// What the front end of `cc`'s algorithm watches while the run on this thread lasts (dropped
+/// as it ends), if `cc` is an external algorithm ([`ExternalFactory::watch_run`]).
+pub(crate) fn watch_run(cc: &CcConfig, control: &RunControl, started: Instant) -> Option<Box<dyn RunWatch>> {
+    match cc {
+        CcConfig::External(e) => e.factory.watch_run(control, started),
+        _ => None,
     }
 }
 

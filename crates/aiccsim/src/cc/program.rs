@@ -45,6 +45,14 @@ impl FlowContext<'_> {
     /// flow's packets at it.
     pub fn set_rate(&mut self, bits_per_second: f64) {
         let line = self.facts.line_rate.as_f64();
+        // A NaN is a bug in the program; the Python binding refuses it with an error before it
+        // gets here. Checked in debug builds (the tests) only: the per-packet path stays as is.
+        debug_assert!(
+            !bits_per_second.is_nan(),
+            "flow {} at {} ns: a congestion-control program set its rate to NaN",
+            self.facts.flow,
+            self.cx.now().as_ns_f64()
+        );
         // A rate of zero would stop the flow for good (no event could come to raise it).
         *self.rate = if bits_per_second.is_nan() { line } else { bits_per_second.clamp(1.0, line) };
     }

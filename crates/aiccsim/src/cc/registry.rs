@@ -46,7 +46,7 @@ macro_rules! registry {
                 let mut table = <toml::Table as serde::Deserialize>::deserialize(d)?;
                 let mut names = vec![$( $name, $( $alias, )* )+];
                 names.extend($crate::cc::external::names());
-                let tag = $crate::tagged_enum::take_tag::<D::Error>(&mut table, "algorithm", &names)?;
+                let tag = $crate::cc::registry::take_algorithm::<D::Error>(&mut table, &names)?;
                 match tag.as_str() {
                     $( $name $( | $alias )* => {
                         let table = $crate::cc::registry::with_preset::<D::Error>(&<$config>::default(), table)?;
@@ -177,5 +177,34 @@ impl CcConfig {
     /// The `algorithm = "..."` value (the first name, for aliased algorithms).
     pub fn name(&self) -> &'static str {
         self.as_algorithm().name()
+    }
+}
+
+/// What a Python class is named by, for the errors that list the algorithms: the standalone
+/// binary has no `python` factory registered (it hands such scenarios to the Python package),
+/// yet it is one of the names a user may write.
+const PYTHON_HINT: &str = "python (a class of your own: class = \"module:Class\", docs/cc/programmable.md)";
+
+/// Takes `algorithm` out of a `[cc]` table, checked against `known` (every name and alias this
+/// process can build); an unknown name lists them, `python` always among them.
+pub(crate) fn take_algorithm<E: serde::de::Error>(table: &mut toml::Table, known: &[&str]) -> Result<String, E> {
+    let mut listed: Vec<&str> = known.iter().copied().filter(|n| *n != "python").collect();
+    listed.push(PYTHON_HINT);
+    let listed = listed.join(", ");
+    match table.get("algorithm") {
+        Some(toml::Value::String(s)) if s == "python" && !known.contains(&"python") => {
+            Err(crate::tagged_enum::at_key::<E>(
+                "algorithm",
+                "`python` is built by the Python package: run the scenario with `python -m aiccsim` or \
+                 aiccsim.run (the `aiccsim` command hands it over itself), after `make python` or `pip install .`"
+                    .into(),
+            ))
+        }
+        Some(toml::Value::String(s)) if !known.contains(&s.as_str()) => Err(crate::tagged_enum::at_key::<E>(
+            "algorithm",
+            format!("unknown variant `{s}`, expected one of {listed}"),
+        )),
+        None => Err(E::custom(format!("missing field `algorithm` (one of {listed})"))),
+        _ => crate::tagged_enum::take_tag(table, "algorithm", known),
     }
 }

@@ -163,10 +163,15 @@ impl Simulation {
         // WallLimit); the simulation itself never reads it.
         #[allow(clippy::disallowed_methods)]
         let wall = std::time::Instant::now();
+        // A handler written in Python can loop where the loop's checks never come: its front end
+        // watches the limits itself while the loop runs.
+        let watched = crate::cc::external::watch_run(&self.scenario.cc, &self.control, wall);
         let reason = match self.work.ended {
             Some(reason) => reason,
             None => self.event_loop::<false>(SimTime::MAX, wall, observe).expect("only a bounded loop pauses"),
         };
+        // Handlers were skipped after the stop: the run is partial even if it went on to its end.
+        let reason = watched.and_then(|w| w.halted()).map_or(reason, stop::reason);
         observe(self.progress(true));
         let wall_seconds = wall.elapsed().as_secs_f64();
         let stall = (reason == StopReason::Stalled)

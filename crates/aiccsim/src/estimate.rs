@@ -168,12 +168,6 @@ fn fabric_size(t: &TopologyConfig) -> FabricSize {
     }
 }
 
-/// The hosts a workload's ranks are on the fabric `t` describes (the GPUs of GPU servers, not
-/// their NVLink ports): the topology's `fabric_hosts`, without building it.
-pub(crate) fn workload_hosts(t: &TopologyConfig) -> u64 {
-    fabric_size(t).workload_hosts
-}
-
 /// The flows the scenario's workload makes (saturating), counted without making them.
 pub fn flow_count(s: &Scenario) -> u64 {
     let work = traffic_size(s, fabric_size(&s.topology).workload_hosts);
@@ -460,6 +454,7 @@ mod tests {
             assert_eq!(f.hosts, built.num_hosts as u64, "{topology}");
             // A workload's "all" is the GPUs, not their NVLink ports too.
             assert_eq!(f.workload_hosts, built.fabric_hosts as u64, "{topology}");
+            assert_eq!(s.topology.fabric_hosts(), built.fabric_hosts as u64, "{topology}");
             assert_eq!(f.switches, built.num_switches as u64, "{topology}");
             assert_eq!(2 * f.links, built.ports.len() as u64, "{topology}");
         }

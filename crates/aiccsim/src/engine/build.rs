@@ -76,14 +76,14 @@ fn checked_fabric(
     // Again, in case the scenario was changed since it was parsed (it takes microseconds).
     crate::config::validate(s).map_err(invalid)?;
     // The host count follows from the topology's settings (`validate` held it to MAX_HOSTS).
-    let hosts = u32::try_from(crate::estimate::workload_hosts(&s.topology)).unwrap_or(u32::MAX);
+    let hosts = u32::try_from(s.topology.fabric_hosts()).unwrap_or(u32::MAX);
     let jobs = workload::jobs::plan(s.workload.as_ref(), &s.jobs, s.simulation.seed, hosts, s.topology.per_server())
         .map_err(invalid)?;
     // Every job's ranks, and each of its workloads on them (each kind's own checks).
     let flows = workload::jobs::check(&jobs, MAX_FLOWS).map_err(invalid)?;
     counted_bytes(s, &jobs, flows).map_err(invalid)?;
     let topo = Topology::build_watched(&s.topology, watch).map_err(|e| e.map_invalid(|e| s.error(e)))?;
-    debug_assert_eq!(topo.fabric_hosts, hosts, "the estimate's host count is the built topology's");
+    debug_assert_eq!(topo.fabric_hosts, hosts, "the settings' host count is the built topology's");
     check(s, &topo, flows).map_err(invalid)?;
     Ok((topo, jobs, flows))
 }

@@ -25,6 +25,15 @@ pub fn check_watched(scenario: &Scenario, watch: &mut Watch) -> Result<Fabric, B
     Ok(fabric)
 }
 
+/// [`check_watched`] without laying out the workload (`aiccsim validate`): the flows are counted,
+/// not made, so a scenario near the flow limit is checked in the time and memory of its
+/// topology. Returns the number of flows.
+pub fn count_watched(scenario: &Scenario, watch: &mut Watch) -> Result<u64, BuildError<ConfigError>> {
+    let flows = Fabric::check_watched(scenario, watch)?;
+    admit_memory(scenario).map_err(BuildError::Invalid)?;
+    Ok(flows)
+}
+
 /// Refuses a run whose estimated memory is more than this machine has available.
 pub fn admit_memory(scenario: &Scenario) -> Result<(), ConfigError> {
     let estimate = estimate(scenario);

@@ -15,7 +15,6 @@ mod sweep;
 mod table_print;
 
 use aiccsim::cc::CcConfig;
-use aiccsim::time::SimTime;
 use aiccsim::watch::{BuildError, Halt, Stop, Watch};
 use aiccsim::{Results, RunControl, Scenario, Simulation, StopReason};
 use clap::{Parser, Subcommand};
@@ -196,8 +195,17 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
             let control = run_control(None, Instant::now());
             interrupt::enter(Stage::Checking, "");
             let label = path.file_stem().unwrap_or_default().to_string_lossy().to_string();
-            let sim = build_run(&s, &label, false, &control)?;
-            print_warnings(&sim, &label);
+            let flows = aiccsim::estimate::flow_count(&s);
+            if flows <= VALIDATE_LAYS_OUT {
+                let sim = build_run(&s, &label, false, &control)?;
+                print_warnings(&sim, &label);
+            } else {
+                // Counted, not made: a 4-million-flow all-to-all took 46 s and 4.7 GB to lay out.
+                check_run(&s, &label, false, &control)?;
+                eprintln!(
+                    "note: {label}: {flows} flows are counted, not laid out, so the warnings that look at each flow are left to `aiccsim run`, which prints them before the run"
+                );
+            }
             print!("{}", s.to_toml());
             let e = aiccsim::estimate::estimate(&s);
             println!("# estimated memory: {}", aiccsim::estimate::Estimate::describe(&e.memory));
@@ -384,10 +392,29 @@ fn print_warnings(sim: &Simulation, label: &str) {
     }
 }
 
-/// Warns (before the run) when the result files are expected to exceed `output.warn_above`;
-/// returns the run's ideal duration.
-fn warn_about_output(scenario: &Scenario, label: &str) -> SimTime {
+/// How long writing may go on past `--max-wall`, for the tables that grow with the run's
+/// length (timelines, pauses, the trace); they are cut there.
+pub const WRITING_GRACE: Duration = Duration::from_secs(1);
+
+/// The rate result files are written at, for the warning that they would not fit the
+/// wall-clock limit: a modest disk's and a loaded machine's (a quiet one writes CSV at several
+/// hundred MB/s).
+const WRITE_BYTES_PER_SECOND: u128 = 100_000_000;
+
+/// Warns (before the run) when the result files are expected to exceed `output.warn_above`,
+/// and when writing them alone would take longer than the wall-clock limit `control` sets.
+fn warn_about_output(scenario: &Scenario, label: &str, control: &RunControl) {
     let e = aiccsim::estimate::estimate(scenario);
+    if let Some(limit) = control.wall_limit {
+        let seconds = e.output_bytes() / WRITE_BYTES_PER_SECOND;
+        if seconds >= limit.as_secs() as u128 {
+            eprintln!(
+                "warning: {label}: writing the expected {} of results would take about {seconds} s, more than the wall-clock limit of {} s: the timelines, pauses and trace will be cut where the limit falls (summary.json lists them under results_cut); sample less, or raise --max-wall",
+                aiccsim::estimate::Estimate::describe(&e.output),
+                limit.as_secs()
+            );
+        }
+    }
     if e.output_bytes() > scenario.output.warn_above.0 as u128 {
         eprintln!(
             "warning: {label}: the result files are expected to reach {} over the run's ideal {:.3} ms; sample timelines less often (output.sample_interval) or fewer of them (output.queue_switches, output.rate_flows), or raise output.warn_above",
@@ -395,7 +422,6 @@ fn warn_about_output(scenario: &Scenario, label: &str) -> SimTime {
             e.ideal_duration.as_secs_f64() * 1e3
         );
     }
-    e.ideal_duration
 }
 
 /// Builds the run of `scenario`, showing the progress of each long phase (unless `quiet`), and
@@ -415,6 +441,26 @@ pub fn build_run(scenario: &Scenario, label: &str, quiet: bool, control: &RunCon
     phases.finish();
     match built? {
         Ok(sim) => Ok(sim),
+        Err(BuildError::Invalid(e)) => Err(e.into()),
+        Err(BuildError::Stopped(stop)) => Err(stopped_early(stop)),
+    }
+}
+
+/// `validate` lays out workloads of up to this many flows, to find the warnings that look at
+/// each flow (a fraction of a second); larger ones it only counts.
+const VALIDATE_LAYS_OUT: u64 = 1 << 16;
+
+/// [`build_run`]'s checks without laying out the workload (`validate` of a large one): every
+/// error a run would report before its simulation starts.
+fn check_run(scenario: &Scenario, label: &str, quiet: bool, control: &RunControl) -> Result<(), CliError> {
+    let mut phases = progress::Phases::new(label, quiet);
+    let mut observe = |phase, done, total| phases.observe(phase, done, total);
+    let mut watch = Watch::new(control.clone(), &mut observe);
+    let checked = caught(|| Ok(admit::count_watched(scenario, &mut watch)));
+    drop(watch);
+    phases.finish();
+    match checked? {
+        Ok(_) => Ok(()),
         Err(BuildError::Invalid(e)) => Err(e.into()),
         Err(BuildError::Stopped(stop)) => Err(stopped_early(stop)),
     }
@@ -445,7 +491,7 @@ pub fn run_built(
     ended: Option<&str>,
 ) -> Result<Results, CliError> {
     print_warnings(&sim, label);
-    warn_about_output(scenario, label);
+    warn_about_output(scenario, label, control);
     sim.set_control(control.clone());
     let mut bar = progress::RunBar::new(label, quiet);
     let results = caught(|| {
@@ -527,7 +573,17 @@ fn cmd_run(
             code: 130,
         });
     }
-    results.write_dir(out).map_err(|e| CliError::io(&format!("writing results to {}", out.display()), e))?;
+    // The wall-clock limit bounds the writing too: what follows the run's length is cut at the
+    // limit plus WRITING_GRACE (the rest is bounded by the scenario's flows and ports).
+    let deadline = max_wall.map(|limit| since + limit + WRITING_GRACE);
+    let cut = (results.write_dir_until(out, deadline))
+        .map_err(|e| CliError::io(&format!("writing results to {}", out.display()), e))?;
+    if !cut.is_empty() {
+        eprintln!(
+            "warning: {label}: --max-wall reached while writing: {} cut short (summary.json lists them under results_cut)",
+            cut.join(", ")
+        );
+    }
     let mut text = std::fs::read_to_string(path).map_err(|e| CliError::io(&path.display().to_string(), e))?;
     if let Some(seed) = seed {
         text.insert_str(0, &format!("# run with --seed {seed}, which replaces simulation.seed below\n"));

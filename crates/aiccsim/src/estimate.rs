@@ -168,6 +168,12 @@ fn fabric_size(t: &TopologyConfig) -> FabricSize {
     }
 }
 
+/// The flows the scenario's workload makes (saturating), counted without making them.
+pub fn flow_count(s: &Scenario) -> u64 {
+    let work = traffic_size(s, fabric_size(&s.topology).workload_hosts);
+    u64::try_from(work.flows).unwrap_or(u64::MAX)
+}
+
 /// The workload's size without expanding it.
 struct WorkloadSize {
     flows: u128,
@@ -248,13 +254,20 @@ fn nothing() -> WorkloadSize {
     }
 }
 
-/// Bytes of one row in each result file, as written (times with three decimals).
+/// Bytes of one row in each result file, as written (times with three decimals), measured on
+/// runs of an incast, an all-to-all, a fat-tree permutation and a training loop.
 const FLOW_ROW: u128 = 110;
 const PORT_ROW: u128 = 90;
-const QUEUE_ROW: u128 = 32;
+/// "2000.000,0,6,23980\n"
+const QUEUE_ROW: u128 = 20;
 /// "1234567.890,s12,3,s40,104800,0.838400\n"
-const LINK_ROW: u128 = 40;
-const RATE_ROW: u128 = 52;
+const LINK_ROW: u128 = 35;
+/// "2000.000,3,100.000000,157152,42.100000\n" (no window for rate-based algorithms)
+const RATE_ROW: u128 = 38;
+/// "2000.000,3,alpha,0.062500\n"
+const CC_STATE_ROW: u128 = 33;
+/// Values an algorithm reports into cc_state.csv each sample, at most.
+const CC_STATE_VALUES: u128 = 3;
 const TRACE_ROW: u128 = 56;
 const ITERATION_ROW: u128 = 80;
 /// Bytes of one entry of the event queue (time, sequence, event).
@@ -305,26 +318,11 @@ pub fn estimate(s: &Scenario) -> Estimate {
         _ => 0,
     };
 
-    let (queue_rows, rate_rows) = match s.output.sample_interval {
-        Some(iv) if iv.0 > 0 => {
-            let samples = ideal_duration.0 as u128 / iv.0 as u128 + 1;
-            let sampled_switches =
-                s.output.queue_switches.as_ref().map_or(fabric.switches as u128, |v| v.len() as u128);
-            // Every port of a sampled switch, each sample; a lower bound would be zero (idle
-            // queues write nothing), so this is what a busy fabric writes.
-            let switch_ports =
-                if fabric.switches == 0 { 0 } else { (ports - fabric.hosts as u128) / fabric.switches as u128 };
-            let queue_rows = samples * sampled_switches * switch_ports;
-            // Each sampled flow is sampled at least for its ideal time: its bytes at line rate.
-            let sampled_bytes = match &s.output.rate_flows {
-                None => work.bytes,
-                Some(v) => work.bytes * v.len() as u128 / work.flows.max(1),
-            };
-            let flow_time = sampled_bytes * 8_000_000_000_000 / fabric.host_rate_bps.max(1) as u128;
-            (queue_rows, flow_time / iv.0 as u128)
-        }
-        _ => (0, 0),
+    let (queue_rows, link_rows, rate_rows) = match s.output.sample_interval {
+        Some(iv) if iv.0 > 0 => timeline_rows(s, &fabric, &work, ports, ideal_duration, iv),
+        _ => (0, 0, 0),
     };
+    let cc_state_rows = if s.output.cc_state { rate_rows * CC_STATE_VALUES } else { 0 };
 
     let trace_rows = s.output.trace.as_ref().map_or(0, |t| t.max_rows as u128);
     let iterations = work.iterations;
@@ -341,8 +339,9 @@ pub fn estimate(s: &Scenario) -> Estimate {
             key: "output.sample_interval",
             what: "timelines".into(),
             bytes: queue_rows * size_of::<crate::metrics::QueueSample>() as u128
-                + queue_rows * size_of::<crate::metrics::LinkSample>() as u128
-                + rate_rows * size_of::<crate::metrics::RateSample>() as u128,
+                + link_rows * size_of::<crate::metrics::LinkSample>() as u128
+                + rate_rows * size_of::<crate::metrics::RateSample>() as u128
+                + cc_state_rows * size_of::<crate::metrics::CcStateSample>() as u128,
         },
         Part {
             key: "output.trace.max_rows",
@@ -364,14 +363,57 @@ pub fn estimate(s: &Scenario) -> Estimate {
         Part { key: "workload", what: "flows.csv".into(), bytes: work.flows.saturating_mul(FLOW_ROW) },
         Part { key: "topology", what: "ports.csv".into(), bytes: ports * PORT_ROW },
         Part { key: "output.queue_switches", what: "queues.csv".into(), bytes: queue_rows * QUEUE_ROW },
-        // The same ports and samples as queues.csv.
-        Part { key: "output.queue_switches", what: "links.csv".into(), bytes: queue_rows * LINK_ROW },
+        Part { key: "output.queue_switches", what: "links.csv".into(), bytes: link_rows * LINK_ROW },
         Part { key: "output.rate_flows", what: "rates.csv".into(), bytes: rate_rows * RATE_ROW },
+        // At most: an algorithm reports up to three values a sample (some none).
+        Part { key: "output.cc_state", what: "cc_state.csv (at most)".into(), bytes: cc_state_rows * CC_STATE_ROW },
         // At most its row limit: a filter may keep far fewer.
         Part { key: "output.trace", what: "trace.csv (at most)".into(), bytes: trace_rows * TRACE_ROW },
         Part { key: "workload.iterations", what: "iterations.csv".into(), bytes: iterations * ITERATION_ROW },
     ];
     Estimate { memory, output, ideal_duration }
+}
+
+/// Rows of queues.csv, links.csv and rates.csv for timelines sampled every `iv` over a run of
+/// `duration`, on a fabric of `ports` ports.
+///
+/// A sample writes a row for every link that carries something (links.csv: every port of a
+/// busy fabric, data one way and ACKs the other), for every queue that is not empty
+/// (queues.csv: mostly the ports where flows converge, one per busy receiver: an incast fills
+/// one queue, not seventeen), and for every flow that is sending (rates.csv: a flow sharing its
+/// link with `c` others takes `c` times its line-rate time: an incast's flows are all sampled
+/// for the whole run, not for their own bytes at line rate).
+fn timeline_rows(
+    s: &Scenario,
+    fabric: &FabricSize,
+    work: &WorkloadSize,
+    ports: u128,
+    duration: SimTime,
+    iv: SimTime,
+) -> (u128, u128, u128) {
+    let samples = duration.0 as u128 / iv.0 as u128 + 1;
+    let switches = (fabric.switches as u128).max(1);
+    let sampled_switches = s.output.queue_switches.as_ref().map_or(switches, |v| v.len() as u128);
+    let switch_ports = ports - (fabric.hosts as u128).min(ports);
+    let sampled_ports = switch_ports * sampled_switches / switches;
+    let flows = work.flows.max(1);
+    // Flows at the busiest host (its bytes over a mean flow's), over the phases a training loop
+    // takes them in one after another (its compute steps per rank): how many share a link.
+    let mean_flow = (work.bytes / flows).max(1);
+    let phases = (work.computes / u128::from(fabric.workload_hosts.max(1))).max(1);
+    let sharing = (work.busiest_host_bytes / mean_flow / phases).clamp(1, flows);
+    // Hosts receiving at once, each behind one queue.
+    let busy_queues = (flows / sharing).clamp(1, sampled_ports.max(1));
+    let queue_rows = if sampled_ports == 0 { 0 } else { samples * busy_queues };
+    let link_rows = samples * sampled_ports;
+    let (sampled_flows, sampled_bytes) = match &s.output.rate_flows {
+        None => (work.flows, work.bytes),
+        Some(v) => (v.len() as u128, work.bytes * v.len() as u128 / flows),
+    };
+    let flow_time = sampled_bytes.saturating_mul(8_000_000_000_000) / fabric.host_rate_bps.max(1) as u128;
+    // No flow is sampled for longer than the run.
+    let rate_rows = (flow_time.saturating_mul(sharing) / iv.0 as u128).min(sampled_flows.saturating_mul(samples));
+    (queue_rows, link_rows, rate_rows)
 }
 
 /// Memory the machine can give a new process now (Linux: `MemAvailable`); `None` elsewhere.
@@ -412,6 +454,7 @@ mod tests {
             assert_eq!(f.hosts, built.num_hosts as u64, "{topology}");
             // A workload's "all" is the GPUs, not their NVLink ports too.
             assert_eq!(f.workload_hosts, built.fabric_hosts as u64, "{topology}");
+            assert_eq!(s.topology.fabric_hosts(), built.fabric_hosts as u64, "{topology}");
             assert_eq!(f.switches, built.num_switches as u64, "{topology}");
             assert_eq!(2 * f.links, built.ports.len() as u64, "{topology}");
         }
@@ -490,9 +533,17 @@ mod tests {
         s.output.sample_interval = Some(SimTime::from_ns(100));
         let e = estimate(&s);
         let part = |name: &str| e.output.iter().find(|p| p.what == name).unwrap().bytes;
-        // 320 us / 100 ns = 3200 samples (+1) of the switch's 5 ports.
-        assert_eq!(part("queues.csv"), 3201 * 5 * QUEUE_ROW);
-        // Each flow is sampled for at least its own 80 us at line rate.
-        assert_eq!(part("rates.csv"), 4 * 800 * RATE_ROW);
+        // 320 us / 100 ns = 3200 samples (+1): the links of the switch's 5 ports carry data or
+        // ACKs, and one queue fills, the receiver's.
+        assert_eq!(part("links.csv"), 3201 * 5 * LINK_ROW);
+        assert_eq!(part("queues.csv"), 3201 * QUEUE_ROW);
+        // Each flow shares the receiver's link with the 3 others: each is sent for 4 x its 80 us
+        // at line rate, the whole run.
+        assert_eq!(part("rates.csv"), 4 * 4 * 800 * RATE_ROW);
+        assert_eq!(e.output.iter().find(|p| p.what.starts_with("cc_state")).unwrap().bytes, 0);
+        s.output.cc_state = true;
+        let e = estimate(&s);
+        let part = |name: &str| e.output.iter().find(|p| p.what == name).unwrap().bytes;
+        assert_eq!(part("cc_state.csv (at most)"), 3 * 4 * 4 * 800 * CC_STATE_ROW);
     }
 }

@@ -13,6 +13,15 @@ use crate::time::SimTime;
 use std::fs;
 use std::io::{self, Write};
 use std::path::Path;
+use std::time::Instant;
+
+/// The tables whose size follows how long the run went on (samples, pause events, packets),
+/// not the scenario's flows and ports: a writing deadline cuts these short.
+pub const CUT_AT_DEADLINE: [&str; 6] = ["queues", "links", "rates", "cc_state", "pauses", "trace"];
+
+/// Rows written between two looks at the clock while a deadline holds (a clock read costs
+/// about as much as formatting one row).
+const ROWS_PER_CHECK: u32 = 4096;
 
 /// "1234.567" for 1234567 ps.
 pub fn ns(t: SimTime) -> String {
@@ -20,7 +29,7 @@ pub fn ns(t: SimTime) -> String {
 }
 
 fn atomic_write(dir: &Path, name: &str, body: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
-    let tmp = dir.join(format!(".{name}.tmp"));
+    let tmp = dir.join(tmp_name(name));
     {
         let mut w = io::BufWriter::new(fs::File::create(&tmp)?);
         body(&mut w)?;
@@ -79,7 +88,13 @@ pub fn result_file_names() -> impl Iterator<Item = String> {
         .chain(["summary.json".to_string(), "run.json".to_string()])
 }
 
-/// Creates `dir` if needed and removes from it the result files of an earlier run; no other
+/// The temporary name a result file is written under before it is renamed into place.
+fn tmp_name(name: &str) -> String {
+    format!(".{name}.tmp")
+}
+
+/// Creates `dir` if needed and removes from it the result files of an earlier run, and the
+/// temporary files of one killed while writing them (a trace's can be a gigabyte); no other
 /// file is touched. An error of kind `NotADirectory` if `dir` is a file.
 pub fn clear_results(dir: &Path) -> io::Result<()> {
     if dir.exists() && !dir.is_dir() {
@@ -89,7 +104,7 @@ pub fn clear_results(dir: &Path) -> io::Result<()> {
         ));
     }
     fs::create_dir_all(dir)?;
-    for name in result_file_names() {
+    for name in result_file_names().flat_map(|n| [tmp_name(&n), n]) {
         match fs::remove_file(dir.join(&name)) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
             _ => {}
@@ -108,6 +123,13 @@ impl Results {
 
     /// Writes `table` as CSV: the header from its description, then one line per row.
     pub fn write_table(&self, table: &Table, w: &mut dyn Write) -> io::Result<()> {
+        self.write_table_until(table, w, None).map(drop)
+    }
+
+    /// [`Results::write_table`], stopping at the first row after `deadline` (checked every few
+    /// thousand rows): the file then holds the rows written so far, each whole. Returns whether
+    /// it was cut short.
+    fn write_table_until(&self, table: &Table, w: &mut dyn Write, deadline: Option<Instant>) -> io::Result<bool> {
         let mut line = Vec::with_capacity(256);
         for (i, col) in table.columns.iter().enumerate() {
             if i > 0 {
@@ -118,10 +140,21 @@ impl Results {
         line.push(b'\n');
         w.write_all(&line)?;
         let mut result = Ok(());
+        let (mut rows, mut cut) = (0u32, false);
         self.for_each_row(table, &mut |cells| {
-            if result.is_err() {
+            if result.is_err() || cut {
                 return;
             }
+            if rows % ROWS_PER_CHECK == 0 {
+                // Only bounds how long writing takes; what a row holds never depends on it.
+                #[allow(clippy::disallowed_methods)]
+                let late = deadline.is_some_and(|d| Instant::now() >= d);
+                if late {
+                    cut = true;
+                    return;
+                }
+            }
+            rows = rows.wrapping_add(1);
             line.clear();
             for (i, cell) in cells.iter().enumerate() {
                 if i > 0 {
@@ -132,7 +165,7 @@ impl Results {
             line.push(b'\n');
             result = w.write_all(&line);
         });
-        result
+        result.map(|()| cut)
     }
 
     /// The text of `summary.json`. The Python package writes it next to Parquet tables, so the
@@ -158,13 +191,55 @@ impl Results {
     /// Writes every result file into `dir` (created if needed), after removing the result files
     /// an earlier run left there, so that no table of another run stands beside these.
     pub fn write_dir(&self, dir: &Path) -> io::Result<()> {
+        self.write_dir_until(dir, None).map(drop)
+    }
+
+    /// [`Results::write_dir`] that ends by `deadline` (a command's wall-clock limit): the tables
+    /// whose size follows the run's length ([`CUT_AT_DEADLINE`]: timelines, pauses, the trace)
+    /// are written after the others and stop at the deadline, each keeping the rows written
+    /// by then; `summary.json` names them under `results_cut`. The tables bounded by the
+    /// scenario (flows, ports, collectives, iterations, jobs) and the JSON files are always
+    /// written whole. Returns the files cut short.
+    pub fn write_dir_until(&self, dir: &Path, deadline: Option<Instant>) -> io::Result<Vec<String>> {
         clear_results(dir)?;
-        for table in TABLES.iter().filter(|t| self.has_table(t)) {
+        let tables: Vec<&Table> = TABLES.iter().copied().filter(|t| self.has_table(t)).collect();
+        let (later, first): (Vec<&Table>, Vec<&Table>) =
+            tables.into_iter().partition(|t| CUT_AT_DEADLINE.contains(&t.name));
+        let mut cut = Vec::new();
+        for table in first {
             atomic_write(dir, &format!("{}.csv", table.name), |w| self.write_table(table, w))?;
         }
-        atomic_write(dir, "summary.json", |w| w.write_all(self.summary_json().as_bytes()))?;
+        for table in later {
+            let name = format!("{}.csv", table.name);
+            let mut was_cut = false;
+            atomic_write(dir, &name, |w| {
+                was_cut = self.write_table_until(table, w, deadline)?;
+                Ok(())
+            })?;
+            if was_cut {
+                cut.push(name);
+            }
+        }
+        let summary = match cut.is_empty() {
+            true => self.summary_json(),
+            false => self.summary_json_cut(&cut),
+        };
+        atomic_write(dir, "summary.json", |w| w.write_all(summary.as_bytes()))?;
         atomic_write(dir, "run.json", |w| w.write_all(self.run_json().as_bytes()))?;
-        Ok(())
+        Ok(cut)
+    }
+
+    /// `summary.json` of results whose files `cut` were cut short at a deadline: marked partial,
+    /// with the files named (`results_cut`).
+    fn summary_json_cut(&self, cut: &[String]) -> String {
+        let mut v = serde_json::to_value(&self.summary).expect("summary serialises");
+        if let Some(o) = v.as_object_mut() {
+            o.insert("partial".into(), serde_json::Value::Bool(true));
+            o.insert("results_cut".into(), serde_json::json!(cut));
+        }
+        let mut text = serde_json::to_string_pretty(&v).expect("summary serialises");
+        text.push('\n');
+        text
     }
 }
 

@@ -12,8 +12,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Ways to end a run from outside the simulation. The event loop checks them every 2^16 events
-/// and a build every few thousand steps, so either stops within milliseconds of being asked.
+/// Ways to end a run from outside the simulation. The event loop checks them as often as its
+/// events' cost needs ([`Cadence`]), and a build every few thousand steps, so either stops within
+/// milliseconds of being asked (an event that takes longer, one Python callback, is not cut
+/// short).
 #[derive(Clone, Debug, Default)]
 pub struct RunControl {
     /// Set (by a signal handler, another thread) to stop the run; results so far are kept.
@@ -45,6 +47,58 @@ impl RunControl {
             return Some(Halt::WallLimit);
         }
         None
+    }
+}
+
+/// When the event loop next checks its [`RunControl`]: after a number of events that follows
+/// their cost. Cheap events (a packet hop, tens of nanoseconds) are checked every 2^16, which
+/// keeps the check out of the loop's instruction count; events that take milliseconds (a route
+/// recomputation on a large fabric, a timeline sample of a hundred thousand ports, a Python
+/// callback) would then go tens of seconds between checks, so the interval halves whenever one
+/// took more than [`Cadence::SLOW`] and doubles back when one took less than a tenth of that.
+/// An event known to be expensive asks for a check right after it ([`Cadence::check_next`]),
+/// so the first of a run of them already stops the run.
+#[derive(Clone, Debug)]
+pub(crate) struct Cadence {
+    /// The event count at which the loop checks next (the loop compares its count with it).
+    pub(crate) next: u64,
+    /// Events from one check to the next.
+    every: u64,
+    /// When the last check ran (`None`: none has yet).
+    last: Option<Instant>,
+}
+
+impl Cadence {
+    /// The most events between two checks: 2^16, the interval that costs S1 nothing measurable.
+    pub(crate) const MOST: u64 = 1 << 16;
+    /// The first interval: short, so that a run of expensive events is caught early; cheap
+    /// events double it back to [`Cadence::MOST`] within a few milliseconds.
+    const FIRST: u64 = 1 << 10;
+    /// An interval that took longer than this is halved.
+    pub(crate) const SLOW: Duration = Duration::from_millis(100);
+
+    pub(crate) fn new() -> Cadence {
+        Cadence { next: Cadence::FIRST, every: Cadence::FIRST, last: None }
+    }
+
+    /// Checks right after the event now being handled.
+    #[inline]
+    pub(crate) fn check_next(&mut self) {
+        self.next = 0;
+    }
+
+    /// A check ran at `now`, after `events` events: sets the next.
+    pub(crate) fn checked(&mut self, events: u64, now: Instant) {
+        if let Some(last) = self.last {
+            let took = now.saturating_duration_since(last);
+            if took > Cadence::SLOW {
+                self.every = (self.every / 2).max(1);
+            } else if took < Cadence::SLOW / 10 {
+                self.every = (self.every * 2).min(Cadence::MOST);
+            }
+        }
+        self.last = Some(now);
+        self.next = events.saturating_add(self.every);
     }
 }
 
@@ -192,6 +246,36 @@ mod tests {
         drop(watch);
         assert_eq!(seen.len(), 3, "{seen:?}");
         assert_eq!(seen[0], (Phase::Setup, u64::from(TICKS_PER_CHECK) - 1, 10_000));
+    }
+
+    #[test]
+    // The clock only gives the instants the test moves forward by hand.
+    #[allow(clippy::disallowed_methods)]
+    fn the_check_interval_follows_the_cost_of_events() {
+        let t0 = Instant::now();
+        let mut c = Cadence::new();
+        c.checked(1024, t0);
+        assert_eq!(c.next, 2048);
+        // Cheap events: the interval doubles up to 2^16 and stays there.
+        let mut events = 1024;
+        let mut at = t0;
+        for _ in 0..20 {
+            events = c.next;
+            at += Duration::from_millis(1);
+            c.checked(events, at);
+        }
+        assert_eq!(c.next - events, Cadence::MOST);
+        // Expensive events: halved after each slow interval, down to a check after every event.
+        for _ in 0..20 {
+            events = c.next;
+            at += Cadence::SLOW * 2;
+            c.checked(events, at);
+        }
+        assert_eq!(c.next - events, 1);
+        // An expensive event asks for a check at once, whatever the interval.
+        c.checked(events, at + Duration::from_millis(50));
+        c.check_next();
+        assert!(c.next <= events);
     }
 
     #[test]

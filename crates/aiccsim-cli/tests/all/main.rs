@@ -11,5 +11,6 @@ mod build_stops;
 mod cli;
 mod examples;
 mod experiments;
+mod limits;
 mod ns3;
 mod sweep;

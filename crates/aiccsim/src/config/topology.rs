@@ -221,6 +221,23 @@ impl TopologyConfig {
         }
     }
 
+    /// The hosts a workload's ranks are (a GPU server's GPUs, not their NVLink ports), counted
+    /// from the settings: the built topology's `fabric_hosts`, known before it is built, so that
+    /// the limits on a workload are checked first.
+    pub fn fabric_hosts(&self) -> u64 {
+        match self {
+            TopologyConfig::Star(t) => u64::from(t.hosts),
+            TopologyConfig::Dumbbell(t) => u64::from(t.left) + u64::from(t.right),
+            TopologyConfig::LeafSpine(t) => u64::from(t.leaves) * u64::from(t.hosts_per_leaf),
+            TopologyConfig::FatTree(t) => u64::from(t.k) * (u64::from(t.k) / 2).pow(2),
+            TopologyConfig::Clos(t) => {
+                u64::from(t.racks) * u64::from(t.servers_per_rack) * u64::from(t.gpus_per_server)
+            }
+            TopologyConfig::Rail(t) => u64::from(t.servers) * u64::from(t.gpus_per_server),
+            TopologyConfig::Custom(t) => u64::from(t.hosts),
+        }
+    }
+
     /// The kind's own settings: counts within what aiccsim builds, and, for a custom graph, links
     /// between nodes that exist. (A disconnected graph shows only once it is wired.)
     pub fn check(&self) -> Check {

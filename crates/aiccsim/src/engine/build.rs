@@ -1,12 +1,13 @@
 //! Assembling a run: the one place the fabric is built.
 //!
 //! A scenario arrives here having passed its own checks (`config/validate.rs`). [`Fabric::build`]
-//! builds its topology once and runs the checks that need it: hosts and switches that must
-//! exist, the NICs' speeds against the algorithm's rate floor, each switch's PFC headroom
-//! against its buffer, and how many flows the workload makes. [`Simulation::with_fabric`] then
-//! lays out the run on that fabric. Front ends that check a scenario before running it
-//! (`aiccsim validate`, a sweep checking all its points first) build the fabric to check it;
-//! a run builds it once.
+//! checks first what needs only the number of hosts, which the topology's settings give (each
+//! job's ranks, how many flows the workload makes and the bytes they carry, counted without
+//! making them), then builds its topology once and runs the checks that need it: the NICs'
+//! speeds against the algorithm's rate floor, each switch's PFC headroom against its buffer.
+//! [`Simulation::with_fabric`] then lays out the run on that fabric. Front ends that check a
+//! scenario without running it (`aiccsim validate`) use [`Fabric::check_watched`], which builds
+//! the topology but makes no flow; a run builds it once.
 
 use super::net::{self, Network};
 use super::nic::{self, Nics, SetupSteps};
@@ -42,40 +43,78 @@ impl Fabric {
     /// [`Fabric::build`], reporting its progress to `watch` and stopping when it says so.
     pub fn build_watched(scenario: &Scenario, watch: &mut Watch) -> Result<Fabric, BuildError<ConfigError>> {
         let invalid = |e: (String, String)| BuildError::Invalid(scenario.error(e));
-        // Again, in case the scenario was changed since it was parsed (it takes microseconds).
-        crate::config::validate(scenario).map_err(invalid)?;
-        let topo =
-            Topology::build_watched(&scenario.topology, watch).map_err(|e| e.map_invalid(|e| scenario.error(e)))?;
-        let (s, hosts) = (scenario, topo.fabric_hosts);
-        let jobs =
-            workload::jobs::plan(s.workload.as_ref(), &s.jobs, s.simulation.seed, hosts, s.topology.per_server())
-                .map_err(invalid)?;
-        check(scenario, &topo, &jobs).map_err(invalid)?;
+        let (topo, jobs, _) = checked_fabric(scenario, watch)?;
         let work = workload::jobs::lay_out(&jobs, scenario.simulation.seed, watch)?;
         // Byte totals (summary.bytes, the ledger) are 64-bit: a workload beyond that is refused
         // rather than summed into a saturated, wrong number.
         let total = work.flows.iter().try_fold(0u64, |sum, f| sum.checked_add(f.size));
         if total.is_none() {
             let key = if scenario.jobs.is_empty() { "workload" } else { "jobs" };
-            let message = format!(
-                "its flows carry more than {} bytes together (2^64 - 1, the most aiccsim counts); lower the sizes",
-                u64::MAX
-            );
-            return Err(invalid((key.into(), message)));
+            return Err(invalid((key.into(), too_many_bytes())));
         }
         Ok(Fabric { topo, work })
     }
+
+    /// Every check [`Fabric::build`] makes, without laying out the workload: what `aiccsim
+    /// validate` needs, in the time and memory of the topology alone (a 4-million-flow
+    /// all-to-all is counted, not made). Returns the number of flows the workload makes.
+    pub fn check_watched(scenario: &Scenario, watch: &mut Watch) -> Result<u64, BuildError<ConfigError>> {
+        let (_, _, flows) = checked_fabric(scenario, watch)?;
+        Ok(flows)
+    }
 }
 
-/// The checks that need the built fabric (and the jobs placed on it).
-fn check(s: &Scenario, topo: &Topology, plans: &[workload::jobs::JobPlan]) -> Check {
+/// The scenario checked, cheapest first: its own settings, then what needs the number of hosts
+/// only (each job's ranks, the flow count and the flows' bytes, counted by the workload kinds
+/// without making a flow), and only then the topology, built, and what needs it. A workload
+/// 65,000 times over the flow limit on a fabric whose routes take minutes is refused at once.
+fn checked_fabric(
+    s: &Scenario,
+    watch: &mut Watch,
+) -> Result<(Topology, Vec<workload::jobs::JobPlan>, u64), BuildError<ConfigError>> {
+    let invalid = |e: (String, String)| BuildError::Invalid(s.error(e));
+    // Again, in case the scenario was changed since it was parsed (it takes microseconds).
+    crate::config::validate(s).map_err(invalid)?;
+    // The host count follows from the topology's settings (`validate` held it to MAX_HOSTS).
+    let hosts = u32::try_from(s.topology.fabric_hosts()).unwrap_or(u32::MAX);
+    let jobs = workload::jobs::plan(s.workload.as_ref(), &s.jobs, s.simulation.seed, hosts, s.topology.per_server())
+        .map_err(invalid)?;
+    // Every job's ranks, and each of its workloads on them (each kind's own checks).
+    let flows = workload::jobs::check(&jobs, MAX_FLOWS).map_err(invalid)?;
+    counted_bytes(s, &jobs, flows).map_err(invalid)?;
+    let topo = Topology::build_watched(&s.topology, watch).map_err(|e| e.map_invalid(|e| s.error(e)))?;
+    debug_assert_eq!(topo.fabric_hosts, hosts, "the settings' host count is the built topology's");
+    check(s, &topo, flows).map_err(invalid)?;
+    Ok((topo, jobs, flows))
+}
+
+/// Byte totals (summary.bytes, the ledger) are 64-bit: a workload beyond that is refused from
+/// its kinds' counts, before anything is made. (Their counts round a collective's pieces to
+/// within a byte per flow, so only a count beyond that slack is refused here; the laid-out flows
+/// are summed again, exactly, in `Fabric::build`.)
+fn counted_bytes(s: &Scenario, plans: &[workload::jobs::JobPlan], flows: u64) -> Check {
+    let bytes = (plans.iter())
+        .flat_map(|p| p.workloads.iter().map(|(_, w)| w.as_kind().size(p.hosts.len() as u32).bytes))
+        .fold(0u128, u128::saturating_add);
+    if bytes > u128::from(u64::MAX) + u128::from(flows) {
+        let key = if s.jobs.is_empty() { "workload" } else { "jobs" };
+        return Err((key.into(), too_many_bytes()));
+    }
+    Ok(())
+}
+
+fn too_many_bytes() -> String {
+    format!(
+        "its flows carry more than {} bytes together (2^64 - 1, the most aiccsim counts); lower the sizes",
+        u64::MAX
+    )
+}
+
+/// The checks that need the built fabric; `flows` is the workload's count.
+fn check(s: &Scenario, topo: &Topology, flows: u64) -> Check {
     let max_packet = s.nic.mtu.0 + s.nic.header.0 + s.cc.as_algorithm().extra_header_bytes().0;
     nic::check(s, topo, max_packet)?;
     net::check(s, topo, max_packet)?;
-
-    // Workload: every job's ranks, and each of its workloads on them (each kind's own checks).
-    let flows = workload::jobs::check(plans, MAX_FLOWS)?;
-
     observe::check(s, topo, flows)
 }
 
@@ -122,6 +161,7 @@ impl Simulation {
             net,
             nic,
             control: RunControl::default(),
+            cadence: crate::watch::Cadence::new(),
             event_limit: u64::MAX,
             scenario: scenario.clone(),
         };

@@ -149,8 +149,25 @@ impl WorkloadKind for TrainingWorkload {
         for (i, layer) in self.layers.iter().enumerate() {
             backward_given(i, layer)?;
         }
-        // A training loop's collectives have sizes of their own: each is checked on the ranks.
-        chunks_fit(self.chunks, u64::MAX)
+        chunks_fit(self.chunks, u64::MAX)?;
+        // A training loop's collectives have sizes of their own: an all-to-all sends each rank
+        // its share in every chunk (as a plain all-to-all's size must cover its chunks); the
+        // all-reduces, split among the ranks too, are checked on the ranks.
+        for (i, layer) in self.layers.iter().enumerate() {
+            for (name, a2a) in [("forward_all_to_all", layer.forward_all_to_all), ("backward_all_to_all", layer.backward_all_to_all)] {
+                let Some(a2a) = a2a.filter(|a| a.size.0 > 0) else { continue };
+                if a2a.size.0 < u64::from(self.chunks) {
+                    return fail(
+                        format!("workload.layers[{i}].{name}.size"),
+                        format!(
+                            "{} cannot be split into workload.chunks = {} chunks of at least 1 byte, which would leave some flows empty; raise the size, lower chunks, or \"0B\" for no all-to-all",
+                            a2a.size, self.chunks
+                        ),
+                    );
+                }
+            }
+        }
+        Ok(())
     }
 
     fn check_ranks(&self, ranks: &Ranks) -> Check {

@@ -30,6 +30,7 @@ mod extremes;
 mod fuzz_dictionary;
 mod incast;
 mod layers;
+mod limits;
 mod metrics_derived;
 mod net_buffer;
 mod net_control_priority;

@@ -116,8 +116,8 @@ fn an_interrupt_ends_the_run_with_consistent_partial_results() {
     let s = &r.summary;
     assert_eq!(s.stop_reason, StopReason::Interrupted);
     assert!(s.partial && s.stall.is_none());
-    // Stopped at the first check, 2^16 events in.
-    assert_eq!(s.events, 1 << 16);
+    // Stopped at the first check, 2^10 events in (`watch::Cadence`).
+    assert_eq!(s.events, 1 << 10);
     assert_eq!(s.flows_finished, 0);
     assert!(r.flows.iter().all(|f| f.finish.is_none()));
     let b = &s.data_bytes;
@@ -207,5 +207,5 @@ fn a_budget_counts_from_its_start() {
     assert_eq!(stopped.err(), Some(Stop { halt: Halt::WallLimit, phase: Phase::Topology }));
     let r = run_with(&s, control);
     assert_eq!(r.summary.stop_reason, StopReason::WallLimit);
-    assert_eq!(r.summary.events, 1 << 16, "stopped at the first check");
+    assert_eq!(r.summary.events, 1 << 10, "stopped at the first check");
 }

@@ -143,6 +143,18 @@ fn run_local(
     let (exe, exe_args) =
         relaunch.split_first().ok_or_else(|| CliError::io("locating aiccsim", "cannot find the running program"))?;
     let interrupt = interrupt_flag();
+    // An algorithm written in Python is imported as a point's scenario is parsed, which needs
+    // the GIL, and `python -m aiccsim` holds it on this thread: the points' folders are then
+    // written here, before the workers start (theirs would wait for the GIL for good).
+    let prepared = !aiccsim::cc::external::names().is_empty();
+    if prepared {
+        for p in points {
+            let dir = runs.join(&p.hash);
+            if !dir.join(DONE).is_file() {
+                prepare(p, &dir)?;
+            }
+        }
+    }
     // A child that reports Ctrl-C, which this process may not have seen yet.
     let child_interrupted = AtomicBool::new(false);
     let next = AtomicUsize::new(0);
@@ -162,7 +174,7 @@ fn run_local(
                 }
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(p) = points.get(i) else { return };
-                match run_point(p, &runs.join(&p.hash), exe, exe_args) {
+                match run_point(p, &runs.join(&p.hash), prepared, exe, exe_args) {
                     Ok(Some(o)) => {
                         let counter = if matches!(o, Outcome::Ran) { &ran } else { &skipped };
                         if counter.fetch_add(1, Ordering::SeqCst) == 0 && matches!(o, Outcome::Ran) {
@@ -206,13 +218,22 @@ fn run_local(
     Ok(Tally { ran, skipped })
 }
 
-/// Runs one point in a child process unless its folder is already complete; `None` when the
-/// run was interrupted.
-fn run_point(p: &Point, dir: &Path, exe: &OsString, exe_args: &[OsString]) -> Result<Option<Outcome>, CliError> {
+/// Runs one point in a child process unless its folder is already complete (`prepared`: its
+/// scenario is written already); `None` when the run was interrupted.
+fn run_point(
+    p: &Point,
+    dir: &Path,
+    prepared: bool,
+    exe: &OsString,
+    exe_args: &[OsString],
+) -> Result<Option<Outcome>, CliError> {
     if dir.join(DONE).is_file() {
         return Ok(Some(Outcome::Skipped));
     }
-    let scenario = prepare(p, dir)?;
+    let scenario = match prepared {
+        true => dir.join("scenario.toml"),
+        false => prepare(p, dir)?,
+    };
     let output = Command::new(exe)
         .args(exe_args)
         .arg("run")

@@ -317,31 +317,40 @@ pub(crate) fn plan(path: &Path, interrupt: &AtomicBool) -> Result<Plan, CliError
         bar.inc(per_combination as u64);
         Ok((own, hash, Arc::new(Resolved { axes, scenario: rendered })))
     };
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, combinations.len().max(1));
+    // An algorithm written in Python is imported as its scenario is parsed, which needs the GIL,
+    // and `python -m aiccsim` holds it on this thread: the points are then checked here, one
+    // after another (other threads would wait for the GIL for good).
+    let cores = match aiccsim::cc::external::names().is_empty() {
+        true => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        false => 1,
+    };
+    let workers = cores.clamp(1, combinations.len().max(1));
     let run_length = combinations.len().div_ceil(workers).max(1);
     let resolve = &resolve;
-    let runs: Vec<Vec<Resolving>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (combinations.chunks(run_length))
-            .map(|run| {
-                scope.spawn(move || {
-                    let mut out = Vec::with_capacity(run.len());
-                    for c in run {
-                        if interrupt.load(Ordering::SeqCst) {
-                            break;
-                        }
-                        let r = resolve(c);
-                        let failed = r.is_err();
-                        out.push(r);
-                        if failed {
-                            break;
-                        }
-                    }
-                    out
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("a planning thread panicked")).collect()
-    });
+    // Each run of combinations stops at its first error (reported in sweep order below).
+    let resolve_run = |run: &[Combination]| -> Vec<Resolving> {
+        let mut out = Vec::with_capacity(run.len());
+        for c in run {
+            if interrupt.load(Ordering::SeqCst) {
+                break;
+            }
+            let r = resolve(c);
+            let failed = r.is_err();
+            out.push(r);
+            if failed {
+                break;
+            }
+        }
+        out
+    };
+    let runs: Vec<Vec<Resolving>> = match workers {
+        1 => vec![resolve_run(&combinations)],
+        _ => std::thread::scope(|scope| {
+            let handles: Vec<_> =
+                (combinations.chunks(run_length)).map(|run| scope.spawn(move || resolve_run(run))).collect();
+            handles.into_iter().map(|h| h.join().expect("a planning thread panicked")).collect()
+        }),
+    };
     if interrupt.load(Ordering::SeqCst) {
         return stopped(runs.iter().map(|r| r.iter().filter(|x| x.is_ok()).count()).sum::<usize>() * per_combination);
     }

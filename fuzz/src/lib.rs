@@ -8,7 +8,6 @@
 
 use aiccsim::config::{TopologyConfig, WorkloadConfig};
 use aiccsim::time::SimTime;
-use aiccsim::workload::training;
 use aiccsim::{Fabric, Scenario, Simulation};
 
 const FILE: &str = "fuzz.toml";
@@ -164,10 +163,10 @@ fn bounded(mut s: Scenario) -> Option<Scenario> {
     let workloads: Vec<&WorkloadConfig> = s.workload.iter().chain(s.jobs.iter().flat_map(|j| &j.workload.0)).collect();
     let (mut flows, mut steps) = (0u64, 0u64);
     for w in workloads {
-        if let WorkloadConfig::Training(t) = w {
-            steps = steps.saturating_add(training::count_computes(t, hosts as u32));
-        }
-        flows = flows.saturating_add(aiccsim::workload::count(w, hosts as u32));
+        // Each kind counts its flows and compute steps without making them (the registry's size).
+        let size = w.as_kind().size(hosts as u32);
+        flows = flows.saturating_add(size.flows);
+        steps = steps.saturating_add(size.computes);
     }
     if flows > MAX_FLOWS || steps > MAX_COMPUTE_STEPS {
         return None;

@@ -57,13 +57,22 @@ bench: build ## the benchmark scenarios of BENCHMARKS.md
 FUZZ_SECONDS ?= 30
 CARGO_FUZZ_VERSION ?= 0.13.2
 
+# The fuzzer's dictionary: fuzz/scenario.dict (units, numbers at the edges of the types, section
+# names, punctuation) and every key (a row `| \`key\`` of a table) and every quoted word of
+# docs/scenario.md, so that a key or a word documented there reaches the fuzzer without a line
+# of its own. crates/aiccsim/tests/all/workload_registry.rs composes it the same way.
+fuzz/target/scenario.dict: fuzz/scenario.dict docs/scenario.md
+	mkdir -p fuzz/target
+	{ cat fuzz/scenario.dict; grep -oE '^\| `[a-z_][a-z0-9_]*`' docs/scenario.md | sed -E 's/^\| `(.*)`$$/"\1"/'; \
+		grep -oE '"[a-z_]+"' docs/scenario.md; } | awk '!seen[$$0]++' > $@
+
 # New inputs go to a scratch corpus under fuzz/target, so the kept corpus (fuzz/corpus/scenario
 # and fuzz/seeds) only changes by hand: see fuzz/README.md. libFuzzer exits non-zero on a crash.
-fuzz-smoke: ## fuzz scenario parsing, validation and short runs for 30 s (installs nightly and cargo-fuzz if missing)
+fuzz-smoke: fuzz/target/scenario.dict ## fuzz scenario parsing, validation and short runs for 30 s (installs nightly and cargo-fuzz if missing)
 	rustup run nightly rustc --version >/dev/null 2>&1 || rustup toolchain install nightly --profile minimal
 	$(CARGO) +nightly fuzz --version >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked --version $(CARGO_FUZZ_VERSION)
 	mkdir -p fuzz/target/smoke-corpus
 	cd fuzz && $(CARGO) +nightly fuzz run --sanitizer none scenario target/smoke-corpus corpus/scenario seeds -- \
-		-dict=scenario.dict -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 -max_len=8192
+		-dict=target/scenario.dict -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 -max_len=8192
 
 .PHONY: help build demo lint test chromium bench venv python pytest fuzz-smoke

@@ -3,13 +3,8 @@
 //! Python handler, in order) and python/aiccsim/_native.pyi (the export the Python package reads
 //! the list through, and a class for each argument type a handler receives).
 
+use crate::common::read;
 use aiccsim::cc::NIC_EVENTS;
-use std::path::PathBuf;
-
-fn read(relative: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(relative);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
 
 /// Each event as the docs table writes it: `` `Variant` `` and `` `handler(flow, args)` ``.
 fn listed() -> Vec<(String, String)> {

@@ -2,13 +2,8 @@
 //! fuzzer: docs/scenario.md has its section with a row for each of its parameters, and the fuzz
 //! dictionary holds its name and its keys. A new algorithm that skips one fails here, naming it.
 
+use crate::common::read;
 use aiccsim::cc::CcConfig;
-use std::path::PathBuf;
-
-fn read(rel: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
 
 /// The keys of an algorithm's `[cc]` section: its parameters with defaults, and those whose
 /// default depends on the run.
@@ -40,12 +35,16 @@ fn every_algorithm_has_its_section_in_the_scenario_reference() {
 
 #[test]
 fn the_fuzz_dictionary_knows_every_algorithm_and_its_keys() {
-    let dict = read("fuzz/scenario.dict");
-    let entries: Vec<&str> = dict.lines().collect();
+    let dict = crate::common::fuzz_dictionary();
+    let entries: Vec<&str> = dict.iter().map(String::as_str).collect();
     for cfg in CcConfig::all_defaults() {
         for word in std::iter::once(cfg.name().to_string()).chain(keys(&cfg)) {
             let entry = format!("\"{word}\"");
-            assert!(entries.contains(&entry.as_str()), "fuzz/scenario.dict has no line {entry} ({})", cfg.name());
+            assert!(
+                entries.contains(&entry.as_str()),
+                "neither fuzz/scenario.dict nor docs/scenario.md has {entry} ({})",
+                cfg.name()
+            );
         }
     }
 }
@@ -148,10 +147,10 @@ action = "restore"
     for w in ["flowlet", "failure_detection", "gap", "pick", "slots", "leaf", "spine", "core", "default", "slow"] {
         assert!(words.iter().any(|x| x == w), "the scenario does not write {w}: {written:?}");
     }
-    let dict = read("fuzz/scenario.dict");
-    let entries: Vec<&str> = dict.lines().collect();
+    let dict = crate::common::fuzz_dictionary();
+    let entries: Vec<&str> = dict.iter().map(String::as_str).collect();
     for word in words {
         let entry = format!("\"{word}\"");
-        assert!(entries.contains(&entry.as_str()), "fuzz/scenario.dict has no line {entry}");
+        assert!(entries.contains(&entry.as_str()), "neither fuzz/scenario.dict nor docs/scenario.md has {entry}");
     }
 }

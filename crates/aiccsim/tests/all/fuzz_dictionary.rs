@@ -1,15 +1,8 @@
-//! The fuzz dictionary (`fuzz/scenario.dict`) holds every key a scenario's sections have, as the
+//! The fuzz dictionary (`fuzz/scenario.dict` and docs/scenario.md's keys and words, as
+//! `make fuzz-smoke` composes it) holds every key a scenario's sections have, as the
 //! defaults of a small scenario write them out, and the values of their choices: a key the
 //! fuzzer cannot spell is a part of the schema it never reaches. (Each algorithm's keys are
 //! checked in `registry.rs`.)
-
-use std::path::PathBuf;
-
-fn dictionary() -> Vec<String> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/scenario.dict");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines().map(str::to_string).collect()
-}
 
 /// Every key of `table` and of the tables inside it, dotted.
 fn keys(prefix: &str, table: &toml::Table, out: &mut Vec<(String, String)>) {
@@ -35,11 +28,11 @@ fn the_fuzz_dictionary_knows_every_key_of_the_default_sections() {
             keys(&format!("{section}."), t, &mut found);
         }
     }
-    let dict = dictionary();
+    let dict = crate::common::fuzz_dictionary();
     let missing: Vec<&String> =
         found.iter().filter(|(_, k)| !dict.contains(&format!("\"{k}\""))).map(|(dotted, _)| dotted).collect();
-    assert!(missing.is_empty(), "fuzz/scenario.dict has no line for {missing:?}");
+    assert!(missing.is_empty(), "the fuzz dictionary has no line for {missing:?}");
     for value in ["go_back_n", "selective", "persistent", "per_transfer", "uniform", "gaussian"] {
-        assert!(dict.contains(&format!("\"{value}\"")), "fuzz/scenario.dict has no line \"{value}\"");
+        assert!(dict.contains(&format!("\"{value}\"")), "the fuzz dictionary has no line \"{value}\"");
     }
 }

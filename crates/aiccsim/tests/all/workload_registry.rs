@@ -1,21 +1,16 @@
 //! Every workload kind of the registry (`WorkloadConfig::examples`) has an example that runs, is
 //! documented with that example, and is known to the fuzzer: docs/scenario.md shows the example
 //! in the kind's section, with a row for each key it writes, and lists the kind in its contents;
-//! the fuzz dictionary holds its name, its keys and its words. A new kind that skips one fails
-//! here, naming it.
+//! the fuzz dictionary, which takes docs/scenario.md's keys and quoted words, holds its name,
+//! its keys and its words. A new kind that skips one fails here, naming it.
 
+use crate::common::read;
 use aiccsim::config::WorkloadConfig;
 use aiccsim::Scenario;
-use std::path::PathBuf;
 
 /// The fabric docs/scenario.md's fragments run on (`FRAGMENT_BASE` of tests/python/test_docs.py):
 /// five hosts on one switch.
 const BASE: &str = "[topology]\nkind = \"star\"\nhosts = 5\nlink = { bandwidth = \"100Gbps\", delay = \"1us\" }\n";
-
-fn read(rel: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
 
 fn parse(name: &str, example: &str) -> Scenario {
     Scenario::from_toml(&format!("{BASE}{example}"), name).unwrap_or_else(|e| panic!("{name}'s example: {e}"))
@@ -108,9 +103,9 @@ fn words(value: &toml::Value, out: &mut Vec<String>) {
 
 #[test]
 fn the_fuzz_dictionary_knows_every_kind_its_keys_and_its_words() {
-    let dict = read("fuzz/scenario.dict");
-    let entries: Vec<&str> = dict.lines().collect();
     let docs = read("docs/scenario.md");
+    let dict = crate::common::fuzz_dictionary();
+    let entries: Vec<&str> = dict.iter().map(String::as_str).collect();
     let mut missing = Vec::new();
     for (name, example) in WorkloadConfig::examples() {
         let mut found = Vec::new();
@@ -126,7 +121,11 @@ fn the_fuzz_dictionary_knows_every_kind_its_keys_and_its_words() {
             }
         }
     }
-    assert!(missing.is_empty(), "fuzz/scenario.dict has no line for {}", missing.join(", "));
+    assert!(
+        missing.is_empty(),
+        "neither fuzz/scenario.dict nor docs/scenario.md (a row or a quoted word) has {}",
+        missing.join(", ")
+    );
 }
 
 #[test]

@@ -123,3 +123,34 @@ pub fn lone_analytic_us(size: u64, mtu: u64, gbps: f64, hops: u32, delay_us: f64
     let ser_us = |bytes: u64| bytes as f64 * 8.0 / (gbps * 1e3);
     ser_us(size + 48 * packets) + hops as f64 * delay_us + (hops - 1) as f64 * ser_us(mtu.min(size) + 48)
 }
+
+/// The fuzzer's dictionary as `make fuzz-smoke` composes it (the Makefile's rule for
+/// `fuzz/target/scenario.dict`): the kept lines of fuzz/scenario.dict, a line for each key that
+/// heads a row of a table in docs/scenario.md, and one for each quoted lowercase word there.
+pub fn fuzz_dictionary() -> Vec<String> {
+    let docs = read("docs/scenario.md");
+    let mut entries: Vec<String> = read("fuzz/scenario.dict").lines().map(str::to_string).collect();
+    let is_word = |w: &str, extra: &[char]| {
+        w.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+            && w.chars().all(|c| c.is_ascii_lowercase() || c == '_' || extra.contains(&c))
+    };
+    for line in docs.lines() {
+        if let Some(key) = line.strip_prefix("| `").and_then(|rest| rest.split_once('`')).map(|(key, _)| key) {
+            if is_word(key, &['0', '1', '2', '3', '4', '5', '6', '7', '8', '9']) {
+                entries.push(format!("\"{key}\""));
+            }
+        }
+        for quoted in line.split('"').skip(1).step_by(2) {
+            if !quoted.is_empty() && is_word(quoted, &[]) {
+                entries.push(format!("\"{quoted}\""));
+            }
+        }
+    }
+    entries
+}
+
+/// A file of the repository, by its path from the root.
+pub fn read(rel: &str) -> String {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}

@@ -91,11 +91,6 @@ routing = "ecmp"
 pfc = {{ enabled = true }}
 ecn = {{ kmin = "400KB", kmax = "1600KB", pmax = 0.2 }}
 
-# The NIC's retransmission timeout as a collective library sets the queue pairs' (NCCL_IB_TIMEOUT
-# = 14: 4.096 us x 2^14 = 67 ms); aiccsim's 1 ms default fires spuriously behind PFC pauses here.
-[nic]
-rto = "67ms"
-
 [cc]
 algorithm = "none"
 

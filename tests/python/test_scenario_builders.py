@@ -74,6 +74,7 @@ def pfc_deadlock() -> Scenario:
         | custom(hosts=5, switches=5, links=ring)
         | switch(buffer="4MB")
         | pfc(enabled=True, xoff="40KB")
+        | nic(rto="1ms")
         | cc("none")
         | flows([flow(i, (i + 2) % 5, "10MB") for i in range(5)])
     )
@@ -86,7 +87,6 @@ def all_reduce_8() -> Scenario:
         | switch(buffer="32MB")
         | pfc(enabled=True)
         | ecn(kmin="400KB", kmax="1600KB", pmax=0.2)
-        | nic(rto="67ms")
         | cc("none")
         | all_reduce(size="10MB", algorithm="direct")
     )
@@ -556,7 +556,7 @@ PFC_POOLS = """
 [simulation]
 seed = 7
 stop_time = "1ms"
-stall_timeout = "2s"
+stall_timeout = "5s"
 [topology]
 kind = "star"
 hosts = 4
@@ -576,7 +576,7 @@ size = "50KB"
 
 def pfc_pools() -> Scenario:
     return (
-        simulation(seed=7, stop_time="1ms", stall_timeout="2s")
+        simulation(seed=7, stop_time="1ms", stall_timeout="5s")
         | star(hosts=4, **LINK)
         | pfc(dynamic_alpha=0.25, headroom="64KB", reserve="4KB")
         | all_to_all(hosts="all", algorithm="pairwise", start="1us", size="50KB")

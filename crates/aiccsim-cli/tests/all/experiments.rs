@@ -25,8 +25,34 @@ fn reproduce_expecting(id: &str, experiments: &Path, out: &Path, code: i32) -> S
     for f in ["table.csv", "checks.csv"] {
         assert!(out.join(f).is_file(), "{id}: {f} missing");
     }
+    assert_no_spurious_timeouts(out);
     // The verdicts are on stdout; a failed claim's count ends the run on stderr.
     stdout + &stderr
+}
+
+/// No run of an experiment's output `out` had a retransmission timeout on a lossless fabric
+/// (PFC on and nothing dropped): there every timeout is spurious, resending what was on its
+/// way, and it would hurt whichever scheme lets its queues grow.
+fn assert_no_spurious_timeouts(out: &Path) {
+    let mut runs = 0;
+    for entry in std::fs::read_dir(out).unwrap() {
+        let run = entry.unwrap().path();
+        let (Ok(summary), Ok(scenario)) =
+            (std::fs::read_to_string(run.join("summary.json")), std::fs::read_to_string(run.join("scenario.toml")))
+        else {
+            continue;
+        };
+        runs += 1;
+        let summary: serde_json::Value = serde_json::from_str(&summary).unwrap();
+        let pfc = ::aiccsim::Scenario::from_toml(&scenario, "scenario.toml").unwrap().switch.pfc.enabled;
+        let (timeouts, dropped) = (summary["timeouts"].as_u64().unwrap(), summary["packets_dropped"].as_u64().unwrap());
+        assert!(
+            !(pfc && dropped == 0 && timeouts > 0),
+            "{}: {timeouts} retransmission timeouts on a lossless fabric (PFC on, nothing dropped)",
+            run.display()
+        );
+    }
+    assert!(runs > 0, "{}: no run folder with a summary.json and a scenario.toml", out.display());
 }
 
 #[test]
@@ -39,8 +65,8 @@ fn rocecc_incast_meets_its_must_show() {
         assert!(table.lines().any(|l| l.starts_with(&format!("{scheme},"))), "no row for {scheme}");
     }
     // The terminal gets the columns the claims use, within 100 characters a line (it was 330
-    // wide with 26 columns, five of them empty); table.csv keeps all 31.
-    assert_eq!(table.lines().next().unwrap().split(',').count(), 31);
+    // wide with 26 columns, five of them empty); table.csv keeps all 33.
+    assert_eq!(table.lines().next().unwrap().split(',').count(), 33);
     let printed: Vec<&str> = stdout.lines().skip_while(|l| !l.trim_start().starts_with("scheme")).collect();
     let header: Vec<&str> = printed[0].split_whitespace().collect();
     assert_eq!(header, ["scheme", "pause_frames", "max_queue_kb", "mean_queue_kb", "completion_us", "drops"]);
@@ -241,6 +267,7 @@ fn reproduce_small(
         out.to_str().unwrap(),
     ]);
     assert!(matches!(o.status.code(), Some(0 | 3)), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_no_spurious_timeouts(&out);
     let mut table = csv::Reader::from_path(out.join("table.csv")).unwrap();
     let header = table.headers().unwrap().clone();
     let rows = table.records().map(Result::unwrap).collect();

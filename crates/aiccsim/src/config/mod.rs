@@ -17,7 +17,7 @@ mod validate;
 
 pub use clocks::{ClocksConfig, NoiseDistribution};
 pub use events::{LinkAction, LinkEvent};
-pub use nic::{Connections, NicConfig, Recovery, MAX_RTO_BACKOFF, MAX_SACK_BITMAP};
+pub use nic::{Connections, NicConfig, Recovery, DEFAULT_RTO, MAX_RTO_BACKOFF, MAX_SACK_BITMAP};
 pub use output::{OutputConfig, TraceConfig};
 pub use switch::{
     ControlPriority, EcnConfig, FlowletConfig, FlowletPick, MarkPoint, PfcConfig, Routing, RoutingConfig, RoutingTiers,

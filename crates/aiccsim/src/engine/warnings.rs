@@ -81,6 +81,22 @@ impl Simulation {
             }
         }
 
+        // A timeout shorter than a full buffer takes to drain: on a lossless fabric PFC holds
+        // packets rather than drop them, so a flow behind a full queue makes no progress for
+        // that long, and the timeout resends what was never lost.
+        if s.switch.pfc.enabled {
+            let slowest = fabric_ports().min_by_key(|p| p.bandwidth.bps());
+            if let Some(p) = slowest {
+                let drain = p.bandwidth.tx_time(s.switch.buffer.0);
+                if s.nic.rto < drain {
+                    warn(
+                        "nic.rto",
+                        format!("{} is less than the {drain} a full {} buffer takes to drain through a {} switch port: with PFC on, a flow can wait that long behind a full queue with nothing lost, and the timeout then resends what was on its way; leave nic.rto at its default (67.1 ms, a NIC's 4.096 us x 2^14) or set one above {drain}", s.nic.rto, s.switch.buffer, p.bandwidth),
+                    );
+                }
+            }
+        }
+
         // A selective receiver's bitmap shorter than a round trip of packets: the sender may not
         // have more outstanding, so the bitmap is a window below the line rate's.
         if s.nic.recovery == Recovery::Selective {

@@ -545,7 +545,7 @@ const fn measure(name: &'static str, figure: Figure, what: &'static str, unit: &
 use Figure::{Count, Number};
 
 /// The experiment table's columns, in order (the names `[[check]]` claims and bar plots use).
-pub const EXPERIMENT: [Measure; 31] = [
+pub const EXPERIMENT: [Measure; 33] = [
     measure("scheme", Figure::Name, "run", "text"),
     measure("flows", Count, "flows", "count"),
     measure("finished", Count, "flows finished", "count"),
@@ -558,6 +558,8 @@ pub const EXPERIMENT: [Measure; 31] = [
     measure("p99_slowdown", Number(3), "p99 slowdown", "FCT / ideal FCT"),
     measure("pause_frames", Count, "PAUSE frames", "count"),
     measure("drops", Count, "packets dropped", "count"),
+    measure("timeouts", Count, "retransmission timeouts", "count"),
+    measure("resent_mb", Number(3), "bytes resent", "MB"),
     measure("ecn_marks", Count, "ECN marks", "count"),
     measure("cnps", Count, "CNPs", "count"),
     measure("max_queue_kb", Number(1), "max switch queue", "KB"),

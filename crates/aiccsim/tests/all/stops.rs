@@ -80,6 +80,8 @@ fn idle_time_before_a_late_flow_is_no_stall() {
     let text = r#"
 [simulation]
 stall_timeout = "100ms"
+[nic]
+rto = "1ms"
 [topology]
 kind = "star"
 hosts = 3

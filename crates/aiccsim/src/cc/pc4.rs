@@ -51,10 +51,10 @@ pub enum FlowCount {
 pub enum WindowRtt {
     /// The idle path's round trip, as HPCC's W = R x T: a flow keeps at most its rate's worth of
     /// one base RTT in flight, so a queue cannot widen the window that built it.
-    #[default]
     Base,
     /// The latest RTT sample, as the paper writes line 12: the window grows with the queue, so
     /// a flow's throughput follows tx_rate whatever the queue, and only the delay rule drains it.
+    #[default]
     Latest,
 }
 
@@ -63,11 +63,11 @@ pub enum WindowRtt {
 #[serde(rename_all = "snake_case")]
 pub enum NegativeDelay {
     /// Counts as zero: no queue on the path, hyper additive increase (line 22).
-    #[default]
     AsZero,
     /// As Algorithm 2 is written: neither "= 0" (line 21) nor "0 < d < target" (line 23) holds,
     /// so line 26's factor 1 - beta (d - target) / (d + baseline) applies, which is then above 1
     /// (x2.4 at d = -1 us with a 1 us target and a 2.2 us baseline).
+    #[default]
     AsWritten,
 }
 
@@ -128,29 +128,65 @@ pub struct Pc4Config {
     pub ack_header_bytes: u64,
 }
 
+/// The default is Algorithm 2 as the paper writes it, with what the text leaves open filled in
+/// from the text (docs/cc/pc4.md maps each line to the code and lists every departure).
 impl Default for Pc4Config {
     fn default() -> Self {
         Pc4Config {
             base_rate: true,
             adjust_rate: true,
             flow_count: FlowCount::Controller,
-            start_at_share: true,
+            // Line 1: base_recorded = 0 and no initial rate: the flow starts as an RDMA NIC
+            // does, at line rate, and takes its share from the first ACK (lines 4-7).
+            start_at_share: false,
             target_qtime: SimTime::from_us(1),
+            // §III-C: "PC4 utilizes the known baseline delay as a reference point for setting
+            // the target qtime threshold" ...
             scale_target_by_baseline: true,
             reference_baseline: SimTime::from_us(2),
-            scale_target_by_flows: false,
-            scale_target_by_window: true,
+            // ... "we decrease the target qtime with an O(1/N) reduction".
+            scale_target_by_flows: true,
+            scale_target_by_window: false,
             additive_increase: 0.01,
             hyper_increase: 0.05,
             beta: 0.8,
             max_mdf: 0.5,
             adjust_interval: None,
+            // §III-C: the interval "is set to exceed one RTT, ensuring sufficient time for the
+            // data packets with the updated cwnd to propagate": a window sent at the new rate
+            // takes one RTT to leave and its last ACK one more to come back.
             adjust_rtts: 2.0,
             min_cwnd: 0.0001,
-            window_rtt: WindowRtt::Base,
-            negative_delay: NegativeDelay::AsZero,
+            // Line 12: cwnd = tx_rate x rtt, the latest RTT; lines 21-27 as written.
+            window_rtt: WindowRtt::Latest,
+            negative_delay: NegativeDelay::AsWritten,
             data_header_bytes: 12,
             ack_header_bytes: 8,
+        }
+    }
+}
+
+/// The named parameter sets of `preset = "..."`.
+const PRESETS: &[&str] = &["paper", "ours"];
+
+impl Pc4Config {
+    /// Preset `name`: `paper` is the default above, Algorithm 2 as written; `ours` is aiccsim's
+    /// reading of it, which departs from the text in five places, each made after an
+    /// experiment (docs/cc/pc4.md, "Two readings"): the window over the base RTT, a negative
+    /// delay counted as zero, the start at the controller's share, and the target divided by the
+    /// share's window below one packet instead of by the number of flows.
+    pub fn preset(name: &str) -> Option<Pc4Config> {
+        match name {
+            "paper" => Some(Pc4Config::default()),
+            "ours" => Some(Pc4Config {
+                window_rtt: WindowRtt::Base,
+                negative_delay: NegativeDelay::AsZero,
+                start_at_share: true,
+                scale_target_by_flows: false,
+                scale_target_by_window: true,
+                ..Pc4Config::default()
+            }),
+            _ => None,
         }
     }
 }
@@ -166,6 +202,15 @@ impl Algorithm for Pc4Config {
 
     fn optional_parameters(&self) -> &'static [(&'static str, &'static str)] {
         &[("adjust_interval", "adjust_rtts x the latest RTT sample")]
+    }
+
+    fn presets(&self) -> &'static [&'static str] {
+        PRESETS
+    }
+
+    fn preset_table(&self, name: &str) -> Option<toml::Table> {
+        let cfg = Pc4Config::preset(name)?;
+        Some(toml::Table::try_from(cfg).expect("a config serialises to a table"))
     }
 
     fn validate(&self) -> Check {
@@ -479,6 +524,20 @@ mod tests {
     }
 
     #[test]
+    fn the_paper_is_the_default_and_ours_departs_in_five_keys() {
+        assert_eq!(Pc4Config::preset("paper"), Some(Pc4Config::default()));
+        let paper = toml::Table::try_from(Pc4Config::default()).unwrap();
+        let ours = toml::Table::try_from(Pc4Config::preset("ours").unwrap()).unwrap();
+        let mut differ: Vec<&str> = paper.keys().filter(|k| paper[*k] != ours[*k]).map(String::as_str).collect();
+        differ.sort_unstable();
+        assert_eq!(
+            differ,
+            ["negative_delay", "scale_target_by_flows", "scale_target_by_window", "start_at_share", "window_rtt"]
+        );
+        assert!(Pc4Config::preset("fastest").is_none());
+    }
+
+    #[test]
     fn a_window_of_a_hundredth_of_a_packet_sends_one_packet_every_hundred_rtts() {
         let f = facts();
         let mut pc4 = Pc4::new(&Pc4Config::default(), &f);
@@ -495,7 +554,9 @@ mod tests {
     #[test]
     fn algorithm_2_jumps_to_a_new_base_rate_and_adjusts_once_per_interval() {
         let f = facts();
-        let cfg = Pc4Config { adjust_interval: Some(SimTime::from_us(10)), ..Default::default() };
+        // (The target held at the path's, not divided among the flows: 1.09 us.)
+        let cfg =
+            Pc4Config { adjust_interval: Some(SimTime::from_us(10)), scale_target_by_flows: false, ..Default::default() };
         let mut pc4 = Pc4::new(&cfg, &f);
         let rtt = SimTime::from_us(8);
         let at = |us| CcContext::new(SimTime::from_us(us));
@@ -531,16 +592,19 @@ mod tests {
     }
 
     #[test]
-    fn a_negative_delay_is_zero_by_default_and_line_26_as_written() {
+    fn a_negative_delay_takes_line_26_by_default_and_counts_as_zero_in_ours() {
         let f = facts(); // baseline 2.18 us, target 1.09 us
         let rtt = SimTime::from_us(8);
         let at = |us| CcContext::new(SimTime::from_us(us));
+        assert_eq!(Pc4Config::default().negative_delay, NegativeDelay::AsWritten);
+        assert_eq!(Pc4Config::preset("ours").unwrap().negative_delay, NegativeDelay::AsZero);
         let cfg = |negative_delay| Pc4Config {
             adjust_interval: Some(SimTime::from_us(10)),
             negative_delay,
+            scale_target_by_flows: false,
             ..Default::default()
         };
-        // -500 ns: by default no queue, so a hyper increase of 5% of the share.
+        // -500 ns, counted as zero: no queue, so a hyper increase of 5% of the share.
         let mut pc4 = Pc4::new(&cfg(NegativeDelay::AsZero), &f);
         pc4.on_ack(&ack(25_000_000, 0, rtt), &mut at(1));
         pc4.on_ack(&ack(25_000_000, -500, rtt), &mut at(11));
@@ -606,16 +670,16 @@ mod tests {
             pc4.on_ack(&ack(kbps, 0, f.base_rtt), &mut CcContext::new(SimTime::from_us(1)));
             pc4.target_qtime()
         };
-        let on = Pc4Config::default();
+        let on = Pc4Config::preset("ours").unwrap();
         // A window of 3 packets (16 flows on this path): the target as configured.
         assert!((target_at(&on, 3.0) - path_target).abs() < 1e-12);
         // A hundredth of a packet (thousands of flows): one sample per 100 base RTTs, 100x.
         let t = target_at(&on, 0.01);
         assert!((t / (path_target * 100.0) - 1.0).abs() < 1e-3, "{t}");
-        let off = Pc4Config { scale_target_by_window: false, ..Default::default() };
+        let off = Pc4Config { scale_target_by_window: false, ..on.clone() };
         assert!((target_at(&off, 0.01) - path_target).abs() < 1e-12);
         // Before any base rate (none recorded) there is no share to scale by.
-        let no_base = Pc4Config { base_rate: false, ..Default::default() };
+        let no_base = Pc4Config { base_rate: false, ..on };
         assert!((Pc4::new(&no_base, &f).target_qtime() - path_target).abs() < 1e-12);
     }
 

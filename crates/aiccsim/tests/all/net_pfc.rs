@@ -250,3 +250,34 @@ fn stopped_part_way_a_pfc_incast_shows_who_pauses_whom() {
     common::assert_conserved(&r);
     assert_eq!(r.summary.packets_dropped, 0);
 }
+
+/// A 256-to-1 incast that fills the buffer: 257 ports of 100 Gbps / 1 us set apart 28 208 B of
+/// headroom each (7.25 MB) from an 8 MB buffer, leaving a shared pool of 750 544 B, and the
+/// senders offer 16.8 MB. The dynamic XOFF lets each ingress take a packet past it before its
+/// PAUSE, so 256 of them overshoot the pool: a packet that finds it full goes to its ingress's
+/// headroom and pauses it (before, it was dropped with no PAUSE sent, and so was every packet
+/// after it: 22 193 drops and 333 timeouts here without congestion control, 9 942 drops in
+/// barre-incast's DCQCN run). Lossless with PFC alone, with DCQCN, and with DCQCN's ACKs and
+/// CNPs queued at the data priority.
+#[test]
+fn a_pfc_fabric_never_drops_under_a_256_to_1_incast_with_a_full_buffer() {
+    let (buffer, headroom) = (8_000_000u64, 257 * (2 * 12_500 + 3 * 1048 + 64));
+    for (cc, extra) in [("none", ""), ("dcqcn", ""), ("dcqcn", "control_priority = \"data\"\n")] {
+        let toml = incast(256, "64KB", cc, &format!("[switch]\nbuffer = \"8MB\"\n{extra}"));
+        let r = run(&toml);
+        let s = &r.summary;
+        let msg = format!(
+            "{cc} {extra}: {} drops, {} timeouts, {} PAUSEs, most in use {} B, most in one headroom {} B",
+            s.packets_dropped, s.timeouts, s.pause_frames, s.max_switch_buffer_bytes, s.max_headroom_bytes
+        );
+        assert_eq!((s.packets_dropped, s.timeouts), (0, 0), "{msg}");
+        assert!(s.pause_frames >= 256, "every ingress paused: {msg}");
+        // The shared pool filled and the headrooms held what came after the PAUSEs.
+        assert!(s.max_switch_buffer_bytes > buffer - headroom, "{msg}");
+        assert!(s.max_headroom_bytes > 0 && s.max_headroom_bytes <= headroom / 257, "{msg}");
+    }
+    // Without congestion control the receiver's link never idles: 256 x 64 packets of 1048 B.
+    let r = run(&incast(256, "64KB", "none", "[switch]\nbuffer = \"8MB\"\n"));
+    let line_rate_us = 256.0 * 64.0 * 1048.0 * 8.0 / 100e3;
+    assert!(completion_us(&r) < line_rate_us + 5.0, "{:.1} us, line rate {line_rate_us:.1} us", completion_us(&r));
+}

@@ -2,8 +2,9 @@
 //!
 //! Each switch counts, per ingress port and priority, the bytes that came in through it and are
 //! still in its buffer, by pool (`buffer.rs`: reserve, shared, headroom). When the ingress's
-//! shared bytes rise above XOFF the switch sends PAUSE for that priority upstream; once its
-//! headroom has drained and its shared bytes fall to XOFF - `xon_delta` (or to zero), RESUME.
+//! shared bytes rise above XOFF, or one of its packets finds the shared pool full and goes to
+//! its headroom, the switch sends PAUSE for that priority upstream; once its headroom has
+//! drained and its shared bytes fall to XOFF - `xon_delta` (or to zero), RESUME.
 //! XOFF is static (`switch.pfc.xoff`) or dynamic: alpha x the free shared pool, the
 //! Broadcom-style shared-buffer rule. PAUSE and RESUME are 64-byte frames queued ahead of
 //! everything on the port facing the upstream; a PAUSE holds until its RESUME (no pause quanta).
@@ -97,12 +98,12 @@ impl Simulation {
     }
 
     /// Bytes from `in_port` at priority `prio` were admitted: pause the upstream if its shared
-    /// bytes are now above XOFF.
+    /// bytes are now above XOFF, or the shared pool had no room for them (`buffer.rs`).
     #[inline]
-    pub(super) fn pause_if_above_xoff(&mut self, in_port: u32, prio: u8, sw: usize) {
+    pub(super) fn pause_if_due(&mut self, in_port: u32, prio: u8, sw: usize) {
         let port = &self.net.ports[in_port as usize];
         let ingress = port.prio[prio as usize].ingress;
-        if port.pausing_peer & (1 << prio) == 0 && ingress.above_xoff(self.net.switches[sw].reserve, self.xoff(sw)) {
+        if port.pausing_peer & (1 << prio) == 0 && ingress.pause_due(self.net.switches[sw].reserve, self.xoff(sw)) {
             self.net.ports[in_port as usize].pausing_peer |= 1 << prio;
             self.send_pfc(in_port, prio, true);
         }

@@ -112,7 +112,7 @@ impl Simulation {
         }
 
         if pfc && prio != CONTROL_PRIORITY {
-            self.pause_if_above_xoff(in_port, prio, sw);
+            self.pause_if_due(in_port, prio, sw);
         }
         let port = &mut self.net.ports[out as usize];
         let paused = port.paused & !(1 << CONTROL_PRIORITY) & (1 << prio) != 0;
@@ -167,9 +167,7 @@ impl Simulation {
             let paused = port.pausing_peer & (1 << prio) != 0;
             let (headroom, ingress) = (port.headroom, &mut port.prio[prio as usize].ingress);
             let ok = ingress.admit(size, s.reserve, headroom, paused, &mut s.pools);
-            if paused {
-                s.max_headroom = s.max_headroom.max(ingress.headroom);
-            }
+            s.max_headroom = s.max_headroom.max(ingress.headroom);
             ok
         };
         s.max_used = s.max_used.max(s.pools.used);

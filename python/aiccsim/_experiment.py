@@ -83,17 +83,20 @@ def about(folder: Path) -> dict[str, Any]:
 def compared(names: list[str], about: dict[str, Any], limit: int) -> tuple[list[str], str]:
     """The runs a plot comparing runs draws, at most ``limit`` of them, and a note saying which
     when not all: with a bar plot's ``series``, every series in the first, middle and last
-    group ("n=2", "n=9", "n=16"); else the runs the claims name; else the first ``limit``."""
+    group ("n=2", "n=9", "n=16"), or in the first and last where three groups are too many;
+    else the runs the claims name; else the first ``limit``."""
     if len(names) <= limit:
         return names, ""
     series = list(about.get("plot", {}).get("series", []))
     if series:
         placed = {n: series_of(n, series) for n in names}
         groups = list(dict.fromkeys(g for _, g in placed.values()))
-        picked = list(dict.fromkeys([groups[0], groups[len(groups) // 2], groups[-1]]))
-        chosen = [n for n in names if placed[n][1] in picked]
-        if len(chosen) <= limit:
-            return chosen, f"{len(chosen)} of {len(names)} runs: each series at {', '.join(picked)}"
+        # Three groups if the limit allows, else the first and the last, else the last.
+        for ends in ([groups[0], groups[len(groups) // 2], groups[-1]], [groups[0], groups[-1]], [groups[-1]]):
+            picked = list(dict.fromkeys(ends))
+            chosen = [n for n in names if placed[n][1] in picked]
+            if len(chosen) <= limit:
+                return chosen, f"{len(chosen)} of {len(names)} runs: each series at {', '.join(picked)}"
     claimed = set(about.get("claimed_runs", []))
     chosen = [n for n in names if n in claimed]
     if 0 < len(chosen) <= limit:

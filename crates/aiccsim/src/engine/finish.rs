@@ -157,7 +157,7 @@ impl Simulation {
             self.events,
             self.net.ports,
         );
-        let state = (state, self.net.packets, self.nic.hosts, self.nic.incoming_flows, self.nic.start_group);
+        let state = (state, self.net.packets, self.nic.sched, self.nic.incoming_flows, self.nic.start_group);
         std::thread::spawn(move || drop(state));
         let records = RunRecords {
             flows,

@@ -118,8 +118,9 @@ impl Simulation {
         let flow = &mut self.nic.flows[next as usize];
         if flow.has_data_to_send() && flow.sender_done.is_none() && !flow.scheduled {
             flow.scheduled = true;
-            let host = flow.src;
-            self.nic.hosts[host as usize].active.push(next);
+            let (host, now) = (flow.src, self.now);
+            let (sched, pairs) = self.nic.scheduler(&self.params);
+            sched.push(host, next, now, &pairs);
         }
     }
 

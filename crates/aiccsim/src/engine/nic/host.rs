@@ -3,13 +3,17 @@
 //! Transmit order: PFC frames, then control packets (ACK, NACK, CNP), then data from the queue
 //! pairs, round-robin among those allowed to send: data left, window open, and the pacer's
 //! time reached (`pacing.rs`). When none is allowed yet the port wakes at the earliest pacer
-//! time. What the receive path does with a data packet, and what it acknowledges, is the loss
+//! time. The choice is `scheduler.rs`'s, in O(log n) of the host's queue pairs. What the receive path does with a data packet, and what it acknowledges, is the loss
 //! recovery's (`go_back_n.rs`, `selective.rs`).
 
-use crate::cc::{CongestionControl, DataArrival, ReceiverCc, Telemetry};
+use super::connection::Connection;
+use super::qp::Flow;
+use super::scheduler::{QueuePairs, Scheduler};
+use super::Nics;
+use crate::cc::{Cc, CongestionControl, DataArrival, ReceiverCc, Telemetry};
 use crate::config::Recovery;
 use crate::engine::net::pool::PacketId;
-use crate::engine::Simulation;
+use crate::engine::{Params, Simulation};
 use crate::time::SimTime;
 use crate::wire::packet::{Packet, PacketKind, CONTROL_PRIORITY};
 
@@ -25,37 +29,59 @@ pub(super) struct Reply {
     pub block: Block,
 }
 
-#[derive(Default)]
-pub struct HostState {
-    /// Queue pairs with data to send, in round-robin order.
-    pub active: Vec<u32>,
-    /// Index into `active` where the next round-robin search starts.
-    pub rr: usize,
+/// The queue pairs as the scheduler reads them: pacer times, windows, connections.
+pub(super) struct Pairs<'a> {
+    params: &'a Params,
+    flows: &'a [Flow],
+    ccs: &'a [Cc],
+    conns: &'a [Connection],
 }
 
-/// The NIC scheduler's pick among a host's queue pairs with data (`active`, in round-robin
-/// order, the turn at `rr`): the first from the turn on that may send at `now`, by its place in
-/// `active`; or, if none may, the earliest time one may (`SimTime::MAX`: none can until an ACK
-/// opens a window). `pacer(f)` is flow f's pacer time, `None` while its window is closed.
-#[inline(always)]
-pub(crate) fn pick(
-    active: &[u32],
-    rr: usize,
-    now: SimTime,
-    pacer: impl Fn(u32) -> Option<SimTime>,
-) -> Result<usize, SimTime> {
-    let n = active.len();
-    let mut earliest = SimTime::MAX;
-    for i in 0..n {
-        let idx = (rr + i) % n;
-        let Some(next) = pacer(active[idx]) else { continue };
-        if next > now {
-            earliest = earliest.min(next);
-            continue;
-        }
-        return Ok(idx);
+impl QueuePairs for Pairs<'_> {
+    #[inline(always)]
+    fn next_send(&self, f: u32) -> SimTime {
+        self.flows[f as usize].next_send
     }
-    Err(earliest)
+
+    /// The window bounds the bytes in flight: a packet may leave while fewer than the window
+    /// are outstanding (the HPCC ns-3 model's rule), so a window below one packet still lets
+    /// one packet out when nothing is in flight. The bytes in flight are the connection's
+    /// (`connection.rs`).
+    /// (`always`: the compiler stopped inlining it once connections added their bytes in
+    /// flight, when it ran once per queue pair looked at per packet: S1 702.7 M instructions
+    /// without, see BENCHMARKS.md.)
+    /// Selective recovery sends nothing new past what the receiver's bitmap can hold
+    /// (`Params::track_bytes`), but may resend.
+    #[inline(always)]
+    fn window_open(&self, f: u32) -> bool {
+        let flow = &self.flows[f as usize];
+        if self.params.recovery == Recovery::Selective
+            && flow.rtx_pending == 0
+            && flow.snd_nxt - flow.snd_una >= self.params.track_bytes
+        {
+            return false;
+        }
+        match self.ccs[flow.conn as usize].window() {
+            Some(w) => {
+                let in_flight = if flow.shared { self.conns[flow.conn as usize].in_flight } else { flow.in_flight() };
+                in_flight < w
+            }
+            None => true,
+        }
+    }
+
+    #[inline(always)]
+    fn conn(&self, f: u32) -> u32 {
+        self.flows[f as usize].conn
+    }
+}
+
+impl Nics {
+    /// The scheduler, and the queue pairs as it reads them.
+    #[inline(always)]
+    pub(super) fn scheduler<'a>(&'a mut self, params: &'a Params) -> (&'a mut Scheduler, Pairs<'a>) {
+        (&mut self.sched, Pairs { params, flows: &self.flows, ccs: &self.ccs, conns: &self.conns })
+    }
 }
 
 impl Simulation {
@@ -75,14 +101,13 @@ impl Simulation {
         self.next_data_packet(host)
     }
 
-    /// Round-robin over the host's queue pairs; builds the data packet of the first that may send.
+    /// Round-robin over the host's queue pairs (`scheduler.rs`); builds the data packet of the
+    /// first that may send.
     fn next_data_packet(&mut self, host: u32) -> Option<PacketId> {
         let now = self.now;
-        let h = &self.nic.hosts[host as usize];
-        // (A closed window is passed over: an ACK will reopen it.)
-        let pacer = |f: u32| self.window_open(f).then(|| self.nic.flows[f as usize].next_send);
-        let idx = match pick(&h.active, h.rr, now, pacer) {
-            Ok(idx) => idx,
+        let (sched, pairs) = self.nic.scheduler(&self.params);
+        let f = match sched.pick(host, now, &pairs) {
+            Ok(f) => f,
             Err(earliest) => {
                 if earliest < SimTime::MAX {
                     let port = self.topo.host_port(host);
@@ -91,9 +116,6 @@ impl Simulation {
                 return None;
             }
         };
-        let h = &mut self.nic.hosts[host as usize];
-        let f = h.active[idx];
-        h.rr = idx + 1;
         // Selective recovery resends what was declared lost before it sends anything new.
         let resend = self.nic.flows[f as usize].rtx_pending > 0;
         let seq = if resend { self.take_lost(f) } else { self.nic.flows[f as usize].snd_nxt };
@@ -145,47 +167,22 @@ impl Simulation {
         self.observe.counters.data_payload_sent += payload;
         if finished_sending {
             self.nic.flows[f as usize].scheduled = false;
-            let h = &mut self.nic.hosts[host as usize];
-            h.active.remove(idx);
-            if h.rr > idx {
-                h.rr -= 1;
-            }
+            let (sched, pairs) = self.nic.scheduler(&self.params);
+            sched.remove(host, f, &pairs);
         }
         if handed_last && self.nic.flows[f as usize].shared {
             self.pass_queue(f);
         }
-        let h = &mut self.nic.hosts[host as usize];
-        if h.rr >= h.active.len() {
-            h.rr = 0;
-        }
+        // The turn goes back to the first queue pair only now, after the next message of the
+        // connection was listed: that one, listed last, comes next if the flow that sent was
+        // the last in the order.
+        self.nic.sched.settle(host);
+        // (`apply_cc` tells the scheduler of the flow's new pacer time.)
         let mut cx = crate::cc::CcContext::new(now);
         self.nic.ccs[self.nic.flows[f as usize].conn as usize].on_send(size, &mut cx);
         self.apply_cc(f, &cx);
         self.arm_rto(f);
         Some(self.net.packets.alloc(pkt))
-    }
-
-    /// The window bounds the bytes in flight: a packet may leave while fewer than the window are
-    /// outstanding (the HPCC ns-3 model's rule), so a window below one packet still lets one
-    /// packet out when nothing is in flight.
-    /// (Once per queue pair looked at per packet: `always`, because the compiler stopped inlining
-    /// it once connections added their bytes in flight: S1 702.7 M instructions without, see
-    /// BENCHMARKS.md.)
-    /// Selective recovery sends nothing new past what the receiver's bitmap can hold
-    /// (`Params::track_bytes`), but may resend.
-    #[inline(always)]
-    pub(super) fn window_open(&self, f: u32) -> bool {
-        let flow = &self.nic.flows[f as usize];
-        if self.params.recovery == Recovery::Selective
-            && flow.rtx_pending == 0
-            && flow.snd_nxt - flow.snd_una >= self.params.track_bytes
-        {
-            return false;
-        }
-        match self.nic.ccs[flow.conn as usize].window() {
-            Some(w) => self.window_in_flight(f) < w,
-            None => true,
-        }
     }
 
     /// Packet `id` arrived at host port `p`, which consumes it. (Its slot is freed first: an ACK
@@ -306,51 +303,5 @@ impl Simulation {
             port.enqueue(id, &c);
             self.kick(p);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Pacer times by flow id; `None`: window closed.
-    fn pacers(t: &[Option<u64>]) -> impl Fn(u32) -> Option<SimTime> + '_ {
-        |f| t[f as usize].map(SimTime::from_ns)
-    }
-
-    #[test]
-    fn the_first_ready_queue_pair_from_the_turn_on_sends() {
-        let t = [Some(0), Some(5), Some(0), Some(0)];
-        let active = [0, 1, 2, 3];
-        let now = SimTime::from_ns(1);
-        assert_eq!(pick(&active, 0, now, pacers(&t)), Ok(0));
-        assert_eq!(pick(&active, 1, now, pacers(&t)), Ok(2), "1 waits on its pacer");
-        assert_eq!(pick(&active, 3, now, pacers(&t)), Ok(3));
-        assert_eq!(pick(&[3, 1], 1, now, pacers(&t)), Ok(0), "the turn wraps around: flow 3");
-    }
-
-    #[test]
-    fn a_closed_window_is_passed_over_and_no_one_ready_gives_the_earliest_pacer() {
-        let t = [None, Some(50), Some(20), None];
-        let active = [0, 1, 2, 3];
-        assert_eq!(pick(&active, 0, SimTime::from_ns(10), pacers(&t)), Err(SimTime::from_ns(20)));
-        assert_eq!(pick(&active, 2, SimTime::from_ns(20), pacers(&t)), Ok(2), "due exactly now");
-        assert_eq!(pick(&[0, 3], 0, SimTime::ZERO, pacers(&t)), Err(SimTime::MAX), "all windows closed");
-        assert_eq!(pick(&[], 0, SimTime::ZERO, pacers(&t)), Err(SimTime::MAX));
-    }
-
-    #[test]
-    fn every_ready_queue_pair_gets_its_turn_in_order() {
-        // Turns advance past the one that sent, as the scheduler advances `rr`.
-        let t = [Some(0); 5];
-        let active = [4, 0, 3, 1, 2];
-        let mut rr = 0;
-        let mut order = Vec::new();
-        for _ in 0..10 {
-            let idx = pick(&active, rr, SimTime::ZERO, pacers(&t)).unwrap();
-            order.push(active[idx]);
-            rr = (idx + 1) % active.len();
-        }
-        assert_eq!(order, [4, 0, 3, 1, 2, 4, 0, 3, 1, 2]);
     }
 }

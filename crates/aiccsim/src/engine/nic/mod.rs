@@ -1,8 +1,9 @@
-//! The RDMA NIC, one file per mechanism: the transmit scheduler and receive path (`host.rs`),
-//! queue pairs (`qp.rs`), connections shared by consecutive transfers (`connection.rs`), loss
-//! recovery (`recovery.rs`: NACKs and the retransmission timeout, with `go_back_n.rs` and
-//! `selective.rs` beside it), losses on purpose (`losses.rs`), the rate limiter (`pacing.rs`),
-//! RTT probes (`probe.rs`), and the hosts' clocks (`clock.rs`).
+//! The RDMA NIC, one file per mechanism: what goes on the wire next and the receive path
+//! (`host.rs`), the choice among a host's queue pairs (`scheduler.rs`), queue pairs (`qp.rs`),
+//! connections shared by consecutive transfers (`connection.rs`), loss recovery (`recovery.rs`:
+//! NACKs and the retransmission timeout, with `go_back_n.rs` and `selective.rs` beside it),
+//! losses on purpose (`losses.rs`), the rate limiter (`pacing.rs`), RTT probes (`probe.rs`), and
+//! the hosts' clocks (`clock.rs`).
 
 pub mod clock;
 pub mod connection;
@@ -13,6 +14,7 @@ mod pacing;
 pub mod probe;
 pub mod qp;
 mod recovery;
+mod scheduler;
 pub mod selective;
 
 use crate::cc::{Cc, Check, FlowFacts, Receiver};
@@ -24,15 +26,16 @@ use crate::topology::Topology;
 use crate::watch::{Phase, Stop, Watch};
 use crate::workload::FlowDef;
 use clock::HostClocks;
-use host::HostState;
 use qp::Flow;
+use scheduler::Scheduler;
 
 /// The NICs' state: the hosts' schedulers, every flow's queue pair, the connections they ride,
 /// both halves of each connection's algorithm, and what the NIC's mechanisms keep (loss
 /// recovery's bitmaps, losses on purpose, RTT probes, clocks, the controller's view of each
 /// receiver's incoming flows).
 pub(crate) struct Nics {
-    pub(crate) hosts: Vec<HostState>,
+    /// Each host's queue pairs with data to send, in round-robin order (`scheduler.rs`).
+    pub(crate) sched: Scheduler,
     pub(crate) flows: Vec<Flow>,
     /// Per connection (by id, the id of its first flow; `connection.rs`).
     pub(crate) conns: Vec<connection::Connection>,
@@ -96,7 +99,7 @@ impl Nics {
         }
         let hosts = topo.num_hosts as usize;
         let nics = Nics {
-            hosts: (0..hosts).map(|_| HostState::default()).collect(),
+            sched: Scheduler::new(hosts, defs.len()),
             flows: pairs.flows,
             conns,
             ccs: pairs.ccs,

@@ -37,34 +37,25 @@ impl Simulation {
     }
 
     /// The earliest time, but no earlier than `not_before`, a queue pair of `host` with an open
-    /// window may send, if any has data. The search starts where the round-robin will and stops
-    /// at the first queue pair ready by `not_before`: with many queue pairs at line rate (an
-    /// all-to-all posts one per peer) that is usually the first one looked at, not a scan of
-    /// them all after every packet.
-    pub(crate) fn host_next_send_time(&self, host: u32, not_before: SimTime) -> Option<SimTime> {
+    /// window may send, if any has data (`scheduler.rs`).
+    pub(crate) fn host_next_send_time(&mut self, host: u32, not_before: SimTime) -> Option<SimTime> {
         let port = &self.net.ports[self.topo.host_port(host) as usize];
         if port.paused & (1 << self.params.data_priority) != 0 {
             return None;
         }
-        let h = &self.nic.hosts[host as usize];
-        let (first, rest) = h.active.split_at(h.rr.min(h.active.len()));
-        let mut earliest = None;
-        for &f in rest.iter().chain(first) {
-            if !self.window_open(f) {
-                continue;
-            }
-            let next = self.nic.flows[f as usize].next_send.max(not_before);
-            if next == not_before {
-                return Some(next);
-            }
-            earliest = Some(earliest.map_or(next, |e: SimTime| e.min(next)));
-        }
-        earliest
+        let now = self.now;
+        let (sched, pairs) = self.nic.scheduler(&self.params);
+        sched.next_time(host, now, not_before, &pairs)
     }
 
     /// Applies what a CC hook did: its timer requests, and a rate change, which (as on a real
     /// NIC rate limiter, and in the HPCC ns-3 model's `ChangeRate`) stretches or shortens the
     /// gap already running after the last packet.
+    ///
+    /// Every change of a flow's pacer time, of its connection's window and of the bytes in
+    /// flight that bound it is followed by a call here (the hooks, the ACK, NACK and timeout
+    /// paths, a send, a message taking its connection's queue): the scheduler hears of them
+    /// here, and lists again the connection's queue pairs it had parked on a closed window.
     pub(crate) fn apply_cc(&mut self, f: u32, cx: &CcContext) {
         for (slot, req) in cx.timer_requests() {
             self.set_cc_timer(f, slot, req);
@@ -72,21 +63,22 @@ impl Simulation {
         let rate = self.nic.ccs[self.nic.flows[f as usize].conn as usize].rate();
         let flow = &mut self.nic.flows[f as usize];
         if rate != flow.paced_rate {
+            let mut sooner = false;
             if flow.last_packet_size > 0 && flow.next_send > self.now {
-                let sooner;
                 (flow.next_send, sooner) =
                     restretched(flow.next_send, self.now, flow.last_packet_size, flow.paced_rate, rate);
-                if sooner && flow.scheduled {
-                    // A wake-up, not a direct kick: this may run while the NIC is choosing its
-                    // next packet (a byte counter reacting in `on_send`).
-                    let (port, at) = (self.topo.host_port(flow.src), flow.next_send);
-                    self.nic.flows[f as usize].paced_rate = rate;
-                    self.wake_port(port, at);
-                    return;
-                }
             }
             flow.paced_rate = rate;
+            if sooner && flow.scheduled {
+                // A wake-up, not a direct kick: this may run while the NIC is choosing its
+                // next packet (a byte counter reacting in `on_send`).
+                let (port, at) = (self.topo.host_port(flow.src), flow.next_send);
+                self.wake_port(port, at);
+            }
         }
+        let (now, host) = (self.now, self.nic.flows[f as usize].src);
+        let (sched, pairs) = self.nic.scheduler(&self.params);
+        sched.touched(host, f, now, &pairs);
     }
 }
 

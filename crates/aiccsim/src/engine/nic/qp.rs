@@ -271,7 +271,9 @@ impl Simulation {
         let host = flow.src;
         if !flow.scheduled {
             flow.scheduled = true;
-            self.nic.hosts[host as usize].active.push(f);
+            let now = self.now;
+            let (sched, pairs) = self.nic.scheduler(&self.params);
+            sched.push(host, f, now, &pairs);
         }
         let port = self.topo.host_port(host);
         self.kick(port);
@@ -312,16 +314,10 @@ impl Simulation {
     pub(crate) fn unlist(&mut self, f: u32) {
         let flow = &mut self.nic.flows[f as usize];
         flow.scheduled = false;
-        let h = &mut self.nic.hosts[flow.src as usize];
-        if let Some(i) = h.active.iter().position(|&x| x == f) {
-            h.active.remove(i);
-            if h.rr > i {
-                h.rr -= 1;
-            }
-            if h.rr >= h.active.len() {
-                h.rr = 0;
-            }
-        }
+        let host = flow.src;
+        let (sched, pairs) = self.nic.scheduler(&self.params);
+        sched.remove(host, f, &pairs);
+        sched.settle(host);
     }
 
     /// Every byte of flow `f` has reached its receiver: start what waited for it.

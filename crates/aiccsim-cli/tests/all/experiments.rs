@@ -30,6 +30,12 @@ fn reproduce_expecting(id: &str, experiments: &Path, out: &Path, code: i32) -> S
     stdout + &stderr
 }
 
+/// The claims of `checks.csv` in an experiment's output `out` that failed, in order.
+fn failed_claims(out: &Path) -> Vec<String> {
+    let mut checks = csv::Reader::from_path(out.join("checks.csv")).unwrap();
+    checks.records().map(Result::unwrap).filter(|r| &r[1] == "false").map(|r| r[0].to_string()).collect()
+}
+
 /// No run of an experiment's output `out` had a retransmission timeout on a lossless fabric
 /// (PFC on and nothing dropped): there every timeout is spurious, resending what was on its
 /// way, and it would hurt whichever scheme lets its queues grow.
@@ -110,9 +116,7 @@ fn pc4_longshort_reports_its_claims_as_its_readme_says() {
     let out = tempfile::tempdir().unwrap();
     let stdout = reproduce_expecting("pc4-longshort", &experiments(), out.path(), 3);
     assert!(stdout.contains("5 of 12 checks failed"), "{stdout}");
-    let mut checks = csv::Reader::from_path(out.path().join("checks.csv")).unwrap();
-    let failed: Vec<String> =
-        checks.records().map(Result::unwrap).filter(|r| &r[1] == "false").map(|r| r[0].to_string()).collect();
+    let failed = failed_claims(out.path());
     assert_eq!(failed.len(), 5, "{failed:?}");
     assert!(failed[0].starts_with("DCQCN with the vendor's parameters has not recovered"), "{failed:?}");
     let utilisation = |c: &String| c.trim_start_matches("ours: ").starts_with("PC4 uses the bottleneck 78% better");
@@ -240,9 +244,7 @@ fn pc4_target_qtime_reports_its_claims_as_its_readme_says() {
     let out = tempfile::tempdir().unwrap();
     let stdout = reproduce_expecting("pc4-target-qtime", &experiments(), out.path(), 3);
     assert!(stdout.contains("20 of 52 checks failed"), "{stdout}");
-    let mut checks = csv::Reader::from_path(out.path().join("checks.csv")).unwrap();
-    let failed: Vec<String> =
-        checks.records().map(Result::unwrap).filter(|r| &r[1] == "false").map(|r| r[0].to_string()).collect();
+    let failed = failed_claims(out.path());
     let (ours, paper): (Vec<&String>, Vec<&String>) = failed.iter().partition(|c| c.starts_with("ours: "));
     assert!(ours.iter().all(|c| c.starts_with("ours: one 100 KB flow each: ")), "{ours:?}");
     assert_eq!(ours.len(), 7, "{ours:?}");

@@ -36,3 +36,25 @@ fn the_fuzz_dictionary_knows_every_key_of_the_default_sections() {
         assert!(dict.contains(&format!("\"{value}\"")), "the fuzz dictionary has no line \"{value}\"");
     }
 }
+
+/// The dictionary the tests compose is the one `make fuzz-smoke` gives the fuzzer (the
+/// Makefile's rule for `fuzz/target/scenario.dict`), line for line as a set.
+#[test]
+fn the_tests_compose_the_dictionary_as_the_makefile_does() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let made = std::process::Command::new("make")
+        .args(["--no-print-directory", "-s", "fuzz/target/scenario.dict"])
+        .current_dir(&root)
+        .status()
+        .expect("make runs");
+    assert!(made.success(), "make fuzz/target/scenario.dict failed");
+    let written = crate::common::read("fuzz/target/scenario.dict");
+    let mut by_make: Vec<&str> = written.lines().collect();
+    by_make.sort_unstable();
+    by_make.dedup();
+    let ours = crate::common::fuzz_dictionary();
+    let mut by_tests: Vec<&str> = ours.iter().map(String::as_str).collect();
+    by_tests.sort_unstable();
+    by_tests.dedup();
+    assert_eq!(by_make, by_tests);
+}

@@ -183,11 +183,23 @@ pub trait CongestionControl {
     /// `report(name, value)` per value, the same names every time; the default reports none.
     /// Read at timeline samples only (`cc_state.csv`), never on the per-packet path.
     fn metrics(&self, _report: &mut dyn FnMut(&str, f64)) {}
+    /// The variable whose drift fast-forward watches to judge the flow steady
+    /// (`engine/fast_forward/`): the rate (bit/s) of a rate-based algorithm, the window (bytes)
+    /// of a window-based one. `None` (the default): never steady, never skipped.
+    fn steady_signal(&self) -> Option<f64> {
+        None
+    }
+    /// Moves every absolute time the state holds on by `by` (durations stay): fast-forward
+    /// resumes a skipped flow exactly as if it had been translated in time. Only called on an
+    /// algorithm whose `steady_signal` is `Some`, so one that opts in implements both.
+    fn shift_clock(&mut self, _by: SimTime) {}
 }
 
 /// The receiver half.
 pub trait ReceiverCc {
     fn on_data(&mut self, pkt: &DataArrival) -> ReceiverAction;
+    /// As [`CongestionControl::shift_clock`], for the receiver's state.
+    fn shift_clock(&mut self, _by: SimTime) {}
 }
 
 /// One congestion-control algorithm, as its `[cc]` settings describe it: everything the rest of

@@ -42,4 +42,7 @@ impl CongestionControl for PfcOnly {
     fn rate(&self) -> f64 {
         self.line_rate
     }
+    fn steady_signal(&self) -> Option<f64> {
+        Some(self.line_rate)
+    }
 }

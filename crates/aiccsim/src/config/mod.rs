@@ -8,6 +8,7 @@
 
 mod clocks;
 mod events;
+mod fast_forward;
 mod nic;
 pub mod ns3;
 mod output;
@@ -17,6 +18,7 @@ mod validate;
 
 pub use clocks::{ClocksConfig, NoiseDistribution};
 pub use events::{LinkAction, LinkEvent};
+pub use fast_forward::FastForward;
 pub use nic::{Connections, NicConfig, Recovery, DEFAULT_RTO, MAX_RTO_BACKOFF, MAX_SACK_BITMAP};
 pub use output::{OutputConfig, TraceConfig};
 pub use switch::{
@@ -90,6 +92,11 @@ pub struct SimulationConfig {
     /// Filled in when the scenario is loaded ([`SimulationConfig::default_stall_timeout`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall_timeout: Option<SimTime>,
+    /// Skip the stretches where every flow of a group of flows is steady, crediting what they
+    /// would have sent (`engine/fast_forward/`): off (the default), on (`true`, 1% tolerance),
+    /// or on with a tolerance (`0.02`).
+    #[serde(default, skip_serializing_if = "FastForward::is_off")]
+    pub fast_forward: FastForward,
 }
 
 fn default_seed() -> u64 {
@@ -108,7 +115,7 @@ impl SimulationConfig {
 
 impl Default for SimulationConfig {
     fn default() -> Self {
-        SimulationConfig { seed: default_seed(), stop_time: None, stall_timeout: None }
+        SimulationConfig { seed: default_seed(), stop_time: None, stall_timeout: None, fast_forward: FastForward::Off }
     }
 }
 

@@ -25,6 +25,10 @@ pub fn validate(s: &Scenario) -> Check {
 
     nic(s)?;
 
+    if let Some(problem) = s.simulation.fast_forward.problem() {
+        return fail("simulation.fast_forward", problem);
+    }
+
     for (key, v) in [("clocks.offset", s.clocks.offset), ("clocks.noise", s.clocks.noise)] {
         if v > SimTime::from_ms(1000) {
             return fail(key, format!("{v} is more than a second; clock errors are nanoseconds to microseconds"));

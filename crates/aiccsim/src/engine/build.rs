@@ -163,8 +163,14 @@ impl Simulation {
             control: RunControl::default(),
             cadence: crate::watch::Cadence::new(),
             event_limit: u64::MAX,
+            ff: None,
+            ff_off: None,
             scenario: scenario.clone(),
         };
+        match crate::engine::fast_forward::FastForward::for_run(scenario, &sim) {
+            Ok(ff) => sim.ff = ff,
+            Err(off) => sim.ff_off = Some(off),
+        }
         sim.queue_first_events(&work.flows, &link_events, watch, total - flows)?;
         sim.observe.warnings = sim.find_warnings();
         watch.at(Phase::Setup, total, total)?;
@@ -197,6 +203,9 @@ impl Simulation {
         }
         if self.params.sample_interval.is_some() {
             self.events.push(SimTime::ZERO, Event::Sample);
+        }
+        if let Some(ff) = &self.ff {
+            self.events.push(ff.every(), Event::FastForward);
         }
         Ok(())
     }

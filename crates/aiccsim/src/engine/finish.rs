@@ -19,8 +19,11 @@ impl Simulation {
     pub(crate) fn sample_timelines(&mut self) {
         let Some(iv) = self.observe.recorder.interval() else { return };
         let now = self.now;
+        let frozen_port = |p: usize| self.ff.as_ref().is_some_and(|ff| ff.port_is_frozen(p as u32));
         for (i, port) in self.net.ports.iter().enumerate() {
-            if port.is_host {
+            // (A frozen group's ports and flows have no samples while it is frozen: nothing was
+            // simulated to sample, and summary.json lists the skipped spans.)
+            if port.is_host || frozen_port(i) {
                 continue;
             }
             let switch = port.node - self.topo.num_hosts;
@@ -30,7 +33,8 @@ impl Simulation {
             }
         }
         for flow in self.nic.flows.iter_mut() {
-            if !self.observe.recorder.samples_flow(flow.id) || !flow.started || flow.sender_done.is_some() {
+            let frozen = self.ff.as_ref().is_some_and(|ff| ff.flow_is_frozen(flow.id));
+            if !self.observe.recorder.samples_flow(flow.id) || !flow.started || flow.sender_done.is_some() || frozen {
                 continue;
             }
             let cc = &self.nic.ccs[flow.conn as usize];
@@ -51,8 +55,9 @@ impl Simulation {
     }
 
     /// The run is over: its records and totals, into metrics.
-    pub(crate) fn finish(self, stop_reason: StopReason, stall: Option<StallReport>, wall_seconds: f64) -> Results {
+    pub(crate) fn finish(mut self, stop_reason: StopReason, stall: Option<StallReport>, wall_seconds: f64) -> Results {
         let now = self.now;
+        let fast_forward = self.fast_forward_report();
         // One shared name per collective: a run of millions of flows would otherwise spend
         // a tenth of a second formatting the same few names.
         let mut names: BTreeMap<(u8, u32), Arc<str>> = BTreeMap::new();
@@ -68,7 +73,7 @@ impl Simulation {
                 src: self.topo.gpu_of(f.src),
                 dst: self.topo.gpu_of(f.dst),
                 nvlink: f.nvlink,
-                size_bytes: f.size,
+                size_bytes: f.full_size(),
                 start: f.start,
                 finish: f.finish,
                 ideal_fct: f.ideal_fct,
@@ -143,6 +148,7 @@ impl Simulation {
                 rows: self.observe.recorder.pauses.len() as u64,
                 rows_dropped: self.observe.recorder.pauses_dropped,
             }),
+            fast_forward,
             wall_seconds,
         };
         // Freeing the state of a large run takes as long as writing its flows.csv (a fifth of

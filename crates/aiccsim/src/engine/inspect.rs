@@ -83,12 +83,13 @@ impl Simulation {
         let flow = &self.nic.flows[f as usize];
         let cc = &self.nic.ccs[flow.conn as usize];
         FlowView {
-            size: flow.size,
+            size: flow.full_size(),
             priority: flow.priority,
             started: flow.started,
-            sent_bytes: flow.high_sent,
-            acked_bytes: flow.snd_una,
-            delivered_bytes: flow.rcv_nxt,
+            // (Bytes fast-forward credited were sent, acknowledged and delivered.)
+            sent_bytes: flow.high_sent + flow.skipped,
+            acked_bytes: flow.snd_una + flow.skipped,
+            delivered_bytes: flow.rcv_nxt + flow.skipped,
             rate_bps: cc.rate(),
             window_bytes: cc.window(),
             delivered: flow.finish.is_some(),

@@ -11,6 +11,7 @@
 
 pub mod build;
 mod dependencies;
+mod fast_forward;
 mod finish;
 mod inspect;
 pub mod net;
@@ -64,6 +65,10 @@ pub enum Event {
     Lost(u32, u32),
     /// A flow's RTT probe is due (`nic/probe.rs`).
     Probe(u32),
+    /// Fast-forward checks whether groups of flows are steady (`fast_forward/`).
+    FastForward,
+    /// A frozen group thaws (group, freeze number).
+    Thaw(u32, u32),
 }
 
 /// Progress of a run, reported to an observer every so often.
@@ -100,6 +105,10 @@ pub struct Simulation {
     cadence: crate::watch::Cadence,
     /// The run stops after this many events (see [`Simulation::set_event_limit`]).
     event_limit: u64,
+    /// Fast-forward, when the scenario has it on and the fabric allows it; when it allows it
+    /// not, why (for `summary.json`).
+    pub(crate) ff: Option<fast_forward::FastForward>,
+    ff_off: Option<crate::metrics::fast_forward::FastForwardReport>,
     scenario: Scenario,
 }
 
@@ -175,6 +184,9 @@ impl Simulation {
         };
         // Handlers were skipped after the stop: the run is partial even if it went on to its end.
         let reason = watched.and_then(|w| w.halted()).map_or(reason, stop::reason);
+        // Frozen groups catch up to the end: their counters then stand where a run simulated
+        // packet by packet would have left them.
+        self.thaw_all();
         observe(self.progress(true));
         let wall_seconds = wall.elapsed().as_secs_f64();
         let stall = (reason == StopReason::Stalled)
@@ -275,7 +287,7 @@ impl Simulation {
             self.now = self.params.stop_time;
             return Some(StopReason::StopTime);
         }
-        if t - self.work.progress_at > limits.stall_timeout && !matches!(ev, Event::FlowStart(_)) {
+        if t - self.work.progress_at > limits.stall_timeout && !matches!(ev, Event::FlowStart(_) | Event::Thaw(..)) {
             if self.work.flows_started > self.work.flows_done {
                 self.now = self.work.progress_at + limits.stall_timeout;
                 return Some(StopReason::Stalled);
@@ -395,6 +407,8 @@ impl Simulation {
             }
             Event::Lost(p, id) => self.lost_on_link(p, PacketId(id)),
             Event::Probe(f) => self.probe_due(f),
+            Event::FastForward => self.fast_forward_check(),
+            Event::Thaw(key, n) => self.thaw_due(key, n),
             Event::Sample => {
                 self.sample_timelines();
                 if self.work.flows_done < self.nic.flows.len() {

@@ -94,7 +94,7 @@ impl Simulation {
                 src: self.topo.node_name(flow.src),
                 dst: self.topo.node_name(flow.dst),
                 delivered_bytes: flow.rcv_nxt,
-                size_bytes: flow.size,
+                size_bytes: flow.full_size(),
                 held_by: self.what_holds(flow.id),
             })
             .collect()

@@ -18,6 +18,14 @@ pub struct TimerSlot {
     gen: u32,
 }
 
+impl TimerSlot {
+    /// Fast-forward: the deadline and the queued entry's time move on by `by`.
+    pub(crate) fn shift_clock(&mut self, by: SimTime) {
+        self.due = self.due.map(|t| t + by);
+        self.queued = self.queued.map(|t| t + by);
+    }
+}
+
 impl Simulation {
     /// Sets timer `slot` of the algorithm of flow `f`'s connection (timers belong to the
     /// algorithm, which the connection's messages share).

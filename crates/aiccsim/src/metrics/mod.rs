@@ -6,6 +6,7 @@
 
 pub mod derived;
 pub mod experiment;
+pub mod fast_forward;
 mod histogram;
 mod ideal;
 pub mod iterations;

@@ -109,6 +109,14 @@ impl Recorder {
         self.last_link[port] = bytes;
     }
 
+    /// Port `port`'s bytes jumped to `tx_bytes` without being sent (fast-forward's credit): the
+    /// next sample counts from there.
+    pub fn rebase_link(&mut self, port: usize, tx_bytes: u64) {
+        if let Some(last) = self.last_tx.get_mut(port) {
+            *last = tx_bytes;
+        }
+    }
+
     /// A sampled flow's rate, window and throughput.
     pub fn rate(&mut self, sample: RateSample) {
         self.rates.push(sample);

@@ -120,6 +120,9 @@ pub struct Summary {
     /// Rows of `pauses.csv` kept and dropped past `MAX_PAUSE_ROWS` (with timelines only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pause_log: Option<TraceSummary>,
+    /// What fast-forward skipped (`simulation.fast_forward` on only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fast_forward: Option<super::fast_forward::FastForwardReport>,
     /// Wall-clock figures: the only fields that differ between two runs of the same scenario.
     pub performance: Performance,
 }
@@ -227,6 +230,7 @@ pub struct RunTotals {
     /// Rows of `trace.csv` and of `pauses.csv` kept and dropped (when recorded).
     pub trace: Option<TraceSummary>,
     pub pause_log: Option<TraceSummary>,
+    pub fast_forward: Option<super::fast_forward::FastForwardReport>,
     pub wall_seconds: f64,
 }
 
@@ -255,6 +259,7 @@ impl Summary {
             probes,
             trace,
             pause_log,
+            fast_forward,
             wall_seconds,
         } = totals;
         let fcts: Vec<SimTime> = records.iter().filter_map(|r| r.fct()).collect();
@@ -326,6 +331,7 @@ impl Summary {
             rtt_probes: probes,
             trace,
             pause_log,
+            fast_forward,
             performance: Performance {
                 wall_seconds,
                 events_per_second: counters.events as f64 / secs,

@@ -63,6 +63,15 @@ impl IntPool {
         &s.hops[..s.len as usize]
     }
 
+    /// The hop records of `slot`, to change in place (fast-forward moves their times on).
+    pub fn hops_mut(&mut self, slot: u32) -> &mut [IntHop] {
+        if slot == NO_INT {
+            return &mut [];
+        }
+        let s = &mut self.stacks[slot as usize];
+        &mut s.hops[..s.len as usize]
+    }
+
     /// The packet carrying `slot` is gone (consumed, dropped or replaced by its ACK's copy).
     pub fn release(&mut self, slot: u32) {
         if slot != NO_INT {
@@ -82,6 +91,13 @@ pub struct PintPort {
     pub utilisation: f64,
     last_ts: SimTime,
     last_size: u64,
+}
+
+impl PintPort {
+    /// Fast-forward: the time of the last update moves on by `by`.
+    pub(crate) fn shift_clock(&mut self, by: SimTime) {
+        self.last_ts += by;
+    }
 }
 
 /// What switches need to stamp PINT feedback.

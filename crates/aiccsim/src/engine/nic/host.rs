@@ -193,13 +193,17 @@ impl Simulation {
             PacketKind::Data => self.receive_data(p, &pkt),
             PacketKind::Ack => {
                 self.observe.counters.acks += 1;
+                let flow = &mut self.nic.flows[pkt.flow as usize];
+                flow.acks = flow.acks.wrapping_add(1);
                 if pkt.int != crate::wire::telemetry::NO_INT || pkt.pint != 0 || pkt.feedback != [0; 2] {
                     self.observe.counters.feedback_acks += 1;
+                    flow.feedback_acks = flow.feedback_acks.wrapping_add(1);
                 }
                 self.on_ack(&pkt)
             }
             PacketKind::Nack => {
                 self.observe.counters.nacks += 1;
+                self.nic.flows[pkt.flow as usize].nacks += 1;
                 self.on_nack(&pkt)
             }
             PacketKind::Cnp => self.on_cnp(pkt.flow),

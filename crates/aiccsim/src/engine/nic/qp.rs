@@ -87,6 +87,16 @@ pub struct Flow {
     pub one_way_baseline: SimTime,
     /// Receiver bytes at the previous timeline sample (throughput).
     pub sampled_bytes: u64,
+    /// Bytes fast-forward credited to it (`engine/fast_forward/`): delivered without being
+    /// simulated, so taken off the end of `size`, which the transport counts to. Its size as
+    /// the workload gave it is `size + skipped`.
+    pub skipped: u64,
+    /// ACKs (and of them those with feedback), NACKs and CNPs its sender received: fast-forward
+    /// measures their rates.
+    pub acks: u32,
+    pub feedback_acks: u32,
+    pub nacks: u32,
+    pub cnps: u32,
 }
 
 impl Flow {
@@ -132,11 +142,21 @@ impl Flow {
             ack_feedback: [0; 2],
             one_way_baseline: SimTime::ZERO,
             sampled_bytes: 0,
+            skipped: 0,
+            acks: 0,
+            feedback_acks: 0,
+            nacks: 0,
+            cnps: 0,
         }
     }
 
     pub fn has_data_to_send(&self) -> bool {
         self.snd_nxt < self.size || self.rtx_pending > 0
+    }
+
+    /// Its size as the workload gave it (fast-forward shrinks `size`).
+    pub fn full_size(&self) -> u64 {
+        self.size + self.skipped
     }
 
     pub fn in_flight(&self) -> u64 {
@@ -238,6 +258,9 @@ impl QueuePairs {
 
 impl Simulation {
     pub(crate) fn flow_start(&mut self, f: u32) {
+        if self.ff.as_ref().is_some_and(|ff| ff.any_frozen()) {
+            self.thaw_for_start(f);
+        }
         let flow = &mut self.nic.flows[f as usize];
         flow.started = true;
         flow.start = self.now; // later than configured when it waited for other flows
@@ -282,6 +305,9 @@ impl Simulation {
     /// Flow `f`'s sender stops taking new data: the flow ends with what it has handed to the NIC
     /// (still delivered in full, with go-back-N if needed), and its ideal FCT is that size's.
     pub(crate) fn flow_stop(&mut self, f: u32) {
+        if self.ff.as_ref().is_some_and(|ff| ff.flow_is_frozen(f)) {
+            self.thaw_flow(f);
+        }
         let now = self.now;
         let flow = &mut self.nic.flows[f as usize];
         if flow.high_sent >= flow.size || !flow.started {
@@ -293,8 +319,13 @@ impl Simulation {
         }
         let flow = &mut self.nic.flows[f as usize];
         let path = self.topo.path(flow.src, flow.dst, flow.ecmp_key);
-        flow.ideal_fct =
-            crate::metrics::ideal_fct(&self.topo, &path, flow.size.max(1), self.params.mtu, self.params.base_header);
+        flow.ideal_fct = crate::metrics::ideal_fct(
+            &self.topo,
+            &path,
+            flow.full_size().max(1),
+            self.params.mtu,
+            self.params.base_header,
+        );
         // What was sent may all have arrived, and been acknowledged, already.
         let flow = &mut self.nic.flows[f as usize];
         if flow.rcv_nxt >= flow.size && flow.finish.is_none() {
@@ -382,7 +413,10 @@ impl Simulation {
         cc.on_ack(&ack, &mut cx);
         if done {
             // The message's end is heard in the same instant: one context, applied once.
-            cc.on_event(CcEvent::MessageDone(MessageDone { bytes: flow.size, first_sent: flow.first_sent }), &mut cx);
+            cc.on_event(
+                CcEvent::MessageDone(MessageDone { bytes: flow.full_size(), first_sent: flow.first_sent }),
+                &mut cx,
+            );
         }
         self.net.int_pool.release(pkt.int);
         self.apply_cc(f, &cx);
@@ -402,6 +436,7 @@ impl Simulation {
     }
 
     pub(crate) fn on_cnp(&mut self, f: u32) {
+        self.nic.flows[f as usize].cnps += 1;
         if self.nic.flows[f as usize].sender_done.is_some() {
             return;
         }

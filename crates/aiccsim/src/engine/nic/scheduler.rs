@@ -426,6 +426,16 @@ impl Scheduler {
         }
         self.slots[g as usize].next_blocked = next;
     }
+
+    /// Fast-forward: host `host`'s pacer times move on by `by` (a uniform shift keeps the
+    /// heap's order).
+    pub(crate) fn shift_clock(&mut self, host: u32, by: SimTime) {
+        for (t, _) in self.hosts[host as usize].waiting.iter_mut() {
+            if *t != SimTime::MAX {
+                *t += by;
+            }
+        }
+    }
 }
 
 /// Parks queue pair `f` on connection `conn`'s blocked list.

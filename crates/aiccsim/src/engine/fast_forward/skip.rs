@@ -1,0 +1,210 @@
+//! Freezing a steady group and thawing it later, translated in time, with what it would have
+//! done in between credited at its steady rates (see `mod.rs`).
+
+use super::groups::{Group, NONE};
+use super::steady::Steady;
+use super::FastForward;
+use crate::cc::{CongestionControl, ReceiverCc};
+use crate::engine::net::pool::PacketId;
+use crate::engine::{Event, Simulation};
+use crate::metrics::fast_forward::Skip;
+use crate::time::SimTime;
+
+/// A frozen group: since when, its rates, and its events set aside.
+pub(crate) struct Frozen {
+    pub number: u32,
+    pub since: SimTime,
+    pub group: Group,
+    pub steady: Steady,
+    /// The connections of its flows, and the hosts of its ports.
+    conns: Vec<u32>,
+    hosts: Vec<u32>,
+    /// Its pending events, in the order they were due, with their times.
+    stash: Vec<(SimTime, Event)>,
+}
+
+/// `t` moved on by `by` ("never" stays never).
+fn later(t: SimTime, by: SimTime) -> SimTime {
+    if t == SimTime::MAX {
+        t
+    } else {
+        t + by
+    }
+}
+
+impl Simulation {
+    /// When a steady group should thaw: before any of its flows comes within two judging spans
+    /// of its last byte at its steady rate (so that every flow's end is simulated), and before
+    /// the stop time; `None` if that leaves less than one span to skip (not worth a freeze).
+    pub(super) fn skip_until(&self, ff: &FastForward, s: &Steady) -> Option<SimTime> {
+        let span = SimTime(ff.every.0 * s.checks);
+        let mut skip = u128::MAX;
+        for fs in &s.flows {
+            let flow = &self.nic.flows[fs.flow as usize];
+            let left = u128::from(flow.size - flow.high_sent);
+            // The time to send what is left at the steady rate, less two spans.
+            let time_left = left * u128::from(fs.time) / u128::from(fs.acked);
+            skip = skip.min(time_left.saturating_sub(2 * u128::from(span.0)));
+        }
+        let stop = self.params.stop_time;
+        if stop < SimTime::MAX {
+            skip = skip.min(u128::from(stop.0.saturating_sub(self.now.0)).saturating_sub(u128::from(span.0)));
+        }
+        (skip >= u128::from(span.0)).then(|| SimTime(self.now.0.saturating_add(skip.min(u128::from(u64::MAX)) as u64)))
+    }
+
+    /// Freezes group `g`, steady as `s` says, until `until` at the latest.
+    pub(super) fn freeze(&mut self, ff: &mut FastForward, g: Group, s: Steady, until: SimTime) {
+        ff.freezes = ff.freezes.wrapping_add(1);
+        let key = g.key;
+        let mut conns: Vec<u32> = g.flows.iter().map(|&f| self.nic.flows[f as usize].conn).collect();
+        conns.sort_unstable();
+        conns.dedup();
+        let hosts: Vec<u32> = (g.ports.iter())
+            .filter(|&&p| self.net.ports[p as usize].is_host)
+            .map(|&p| self.net.ports[p as usize].node)
+            .collect();
+        for &p in &g.ports {
+            ff.port_frozen[p as usize] = key;
+        }
+        for &f in &g.flows {
+            ff.flow_frozen[f as usize] = key;
+        }
+        for &c in &conns {
+            ff.conn_frozen[c as usize] = key;
+        }
+        let (ports, flows, cf) = (&ff.port_frozen, &ff.flow_frozen, &ff.conn_frozen);
+        let stash = self.events.extract(|ev| match *ev {
+            Event::PortWake(p, _) | Event::Arrive(p, _) | Event::Lost(p, _) => ports[p as usize] == key,
+            Event::CcTimer(c, _, _) => cf[c as usize] == key,
+            Event::Rto(f, _) | Event::Probe(f) => flows[f as usize] == key,
+            _ => false,
+        });
+        self.events.push(until, Event::Thaw(key, ff.freezes));
+        let frozen = Frozen { number: ff.freezes, since: self.now, group: g, steady: s, conns, hosts, stash };
+        ff.frozen.insert(key, frozen);
+    }
+
+    /// Thaws group `key` now: translated by the time it was frozen, with that time's progress
+    /// credited.
+    pub(super) fn thaw(&mut self, ff: &mut FastForward, key: u32) {
+        let fz = ff.frozen.remove(&key).expect("thawing a frozen group");
+        let by = self.now - fz.since;
+        for &p in &fz.group.ports {
+            ff.port_frozen[p as usize] = NONE;
+        }
+        for &f in &fz.group.flows {
+            ff.flow_frozen[f as usize] = NONE;
+        }
+        for &c in &fz.conns {
+            ff.conn_frozen[c as usize] = NONE;
+        }
+        if by > SimTime::ZERO {
+            self.translate(&fz, by);
+            let credited = self.credit(ff, &fz, by);
+            ff.report.bytes_credited += credited;
+            ff.report.skipped += by;
+            ff.report.skips.push(Skip { group: key, flows: fz.group.flows.len() as u32, from: fz.since, to: self.now });
+        }
+        for (t, ev) in fz.stash {
+            self.events.push(later(t, by), ev);
+        }
+        Simulation::regrouped_now(ff, key);
+        self.work.progress_at = self.now;
+    }
+
+    /// Moves every absolute time group `fz` holds on by `by`: what a group translated in time
+    /// would hold. (Records of the past, a flow's start or first byte, stay.)
+    fn translate(&mut self, fz: &Frozen, by: SimTime) {
+        for &p in &fz.group.ports {
+            let port = &mut self.net.ports[p as usize];
+            port.busy_until += by;
+            port.wake_at = later(port.wake_at, by);
+            let queued: Vec<PacketId> = port.prio.iter().flat_map(|q| q.packets.iter().copied()).collect();
+            for id in queued {
+                self.translate_packet(id, by);
+            }
+            if let Some(pint) = self.net.pint.as_mut() {
+                pint.ports[p as usize].shift_clock(by);
+            }
+        }
+        for &(_, ev) in &fz.stash {
+            if let Event::Arrive(_, id) | Event::Lost(_, id) = ev {
+                self.translate_packet(PacketId(id), by);
+            }
+        }
+        for &f in &fz.group.flows {
+            let flow = &mut self.nic.flows[f as usize];
+            flow.next_send = later(flow.next_send, by);
+            flow.rto_queued = flow.rto_queued.map(|t| later(t, by));
+            flow.last_progress += by;
+            if let Some((seq, t)) = flow.last_nack {
+                flow.last_nack = Some((seq, t + by));
+            }
+        }
+        for &h in &fz.hosts {
+            self.nic.sched.shift_clock(h, by);
+        }
+        for &c in &fz.conns {
+            for t in self.nic.conns[c as usize].timers.iter_mut() {
+                t.shift_clock(by);
+            }
+            self.nic.ccs[c as usize].shift_clock(by);
+            self.nic.receivers[c as usize].shift_clock(by);
+        }
+    }
+
+    fn translate_packet(&mut self, id: PacketId, by: SimTime) {
+        let pkt = &mut self.net.packets[id];
+        pkt.sent_at += by;
+        let int = pkt.int;
+        for hop in self.net.int_pool.hops_mut(int) {
+            hop.ts += by;
+        }
+    }
+
+    /// What group `fz` would have done in `by` at its steady rates, credited: each flow's bytes
+    /// (whole packets, its remaining size shrinking by them), each port's bytes, packets and ECN
+    /// marks, and the run's counters. Returns the bytes credited to flows.
+    fn credit(&mut self, ff: &FastForward, fz: &Frozen, by: SimTime) -> u64 {
+        let span = u128::from(ff.every.0 * fz.steady.checks);
+        let scale = |x: u64| (u128::from(x) * u128::from(by.0) / span) as u64;
+        let (mtu, header) = (self.params.mtu, self.params.header);
+        let mut credited = 0;
+        let c = &mut self.observe.counters;
+        for fs in &fz.steady.flows {
+            let flow = &mut self.nic.flows[fs.flow as usize];
+            // Whole packets, and never the last one: the flow's end is simulated.
+            let room = (flow.size - flow.high_sent).saturating_sub(mtu) / mtu;
+            let at_rate = u128::from(fs.acked) * u128::from(by.0) / u128::from(fs.time);
+            // Never faster than the NIC: packets of `mtu + header` bytes back to back.
+            let line = self.nic.facts[fs.flow as usize].line_rate;
+            let at_line = u128::from(by.0) / u128::from(line.tx_time(mtu + header).0.max(1)) * u128::from(mtu);
+            let packets = ((at_rate.min(at_line) as u64) / mtu).min(room);
+            let bytes = packets * mtu;
+            flow.size -= bytes;
+            flow.skipped += bytes;
+            flow.sampled_bytes = flow.rcv_nxt;
+            credited += bytes;
+            self.work.bytes_delivered += bytes;
+            c.data_packets_sent += packets;
+            c.data_payload_sent += bytes;
+            c.data_bytes_sent += packets * (mtu + header);
+            c.data_bytes_received += packets * (mtu + header);
+            c.acks += scale(fs.acks);
+            c.cnps += scale(fs.cnps);
+            c.feedback_acks += scale(fs.feedback_acks);
+        }
+        for ps in &fz.steady.ports {
+            let port = &mut self.net.ports[ps.port as usize];
+            let (packets, marks) = (scale(ps.tx_packets), scale(ps.ecn_marks));
+            port.tx_bytes += scale(ps.tx_bytes);
+            port.tx_packets += packets;
+            port.stats.ecn_marks += marks;
+            c.packet_hops += packets;
+            c.ecn_marks += marks;
+            self.observe.recorder.rebase_link(ps.port as usize, port.tx_bytes);
+        }
+        credited
+    }
+}

@@ -5,6 +5,7 @@
 
 pub mod admit;
 mod bench;
+mod check_ff;
 mod checks;
 mod interrupt;
 mod overrides;
@@ -15,6 +16,7 @@ mod sweep;
 mod table_print;
 
 use aiccsim::cc::CcConfig;
+use aiccsim::config::FastForward;
 use aiccsim::watch::{BuildError, Halt, Stop, Watch};
 use aiccsim::{Results, RunControl, Scenario, Simulation, StopReason};
 use clap::{Parser, Subcommand};
@@ -54,6 +56,28 @@ enum Command {
         /// results so far (marked partial).
         #[arg(long, value_parser = parse_wall)]
         max_wall: Option<Duration>,
+        /// Skip the steady stretches of groups of flows (simulation.fast_forward), with this
+        /// tolerance (default 0.01: rates steady within 1%).
+        #[arg(long, value_name = "TOLERANCE", num_args = 0..=1, default_missing_value = "0.01")]
+        fast_forward: Option<f64>,
+    },
+    /// Run a scenario, or every run of an experiment, packet by packet and with fast-forward,
+    /// and print the error fast-forward makes (OUT/errors.csv, and both runs' folders).
+    CheckFastForward {
+        /// A scenario file, or an experiment's id (a folder under experiments/).
+        target: PathBuf,
+        /// Fast-forward's tolerance (default 0.01).
+        #[arg(long)]
+        tolerance: Option<f64>,
+        /// Output folder; default out/check-ff-NAME.
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+        /// Where the experiment folders are; default ./experiments, else the source tree's.
+        #[arg(long)]
+        experiments: Option<PathBuf>,
+        /// Stop each run after this much wall-clock time.
+        #[arg(long, value_parser = parse_wall)]
+        max_wall: Option<Duration>,
     },
     /// Check a scenario and print it with every default filled in (or the error).
     Validate { scenario: PathBuf },
@@ -74,6 +98,10 @@ enum Command {
         /// experiment's index page and a page per run, with the Python package's plots.
         #[arg(long)]
         report: bool,
+        /// Run every scenario with fast-forward (simulation.fast_forward), with this tolerance
+        /// (default 0.01).
+        #[arg(long, value_name = "TOLERANCE", num_args = 0..=1, default_missing_value = "0.01")]
+        fast_forward: Option<f64>,
     },
     /// Run a base scenario over a grid of settings and seeds, in parallel, into one table
     /// (OUT/sweep.csv); points already finished are skipped.
@@ -187,7 +215,12 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
         }
     }
     let result = match cli.command {
-        Command::Run { scenario, out, seed, quiet, max_wall } => cmd_run(&scenario, &out, seed, quiet, max_wall),
+        Command::Run { scenario, out, seed, quiet, max_wall, fast_forward } => {
+            fast_forward_setting(fast_forward).and_then(|ff| cmd_run(&scenario, &out, seed, quiet, max_wall, ff))
+        }
+        Command::CheckFastForward { target, tolerance, out, experiments, max_wall } => {
+            check_ff::run(&target, tolerance, out, experiments, max_wall)
+        }
         Command::Validate { scenario: path } => Scenario::load(&path).map_err(CliError::from).and_then(|s| {
             // Built as a run would be (a million hosts take seconds): with its progress, and
             // stopped by Ctrl-C at the next check.
@@ -212,9 +245,10 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
             println!("# estimated result files: {}", aiccsim::estimate::Estimate::describe(&e.output));
             Ok(())
         }),
-        Command::Reproduce { id, out, experiments, max_wall, report } => {
+        Command::Reproduce { id, out, experiments, max_wall, report, fast_forward } => {
             let out = out.unwrap_or_else(|| PathBuf::from("out").join(&id));
-            let result = reproduce::run(&id, Some(out.clone()), experiments, max_wall, report);
+            let result = fast_forward_setting(fast_forward)
+                .and_then(|ff| reproduce::run(&id, Some(out.clone()), experiments, max_wall, report, ff));
             // Failed claims (exit code 3) still leave every result to look at; a run that
             // could not be made leaves nothing to report.
             if report && result.as_ref().map_or_else(|e| e.code == 3, |()| true) {
@@ -512,12 +546,31 @@ pub fn run_control(max_wall: Option<Duration>, since: Instant) -> RunControl {
     RunControl { interrupt: Some(interrupt::flag()), wall_limit: max_wall, since: Some(since) }
 }
 
+/// `--fast-forward [TOLERANCE]`, checked.
+fn fast_forward_setting(tolerance: Option<f64>) -> Result<Option<FastForward>, CliError> {
+    let Some(tolerance) = tolerance else { return Ok(None) };
+    let ff = FastForward::On { tolerance };
+    match ff.problem() {
+        Some(problem) => Err(CliError::input(format!("--fast-forward: {problem}"))),
+        None => Ok(Some(ff)),
+    }
+}
+
+/// The line a run's `scenario.toml` starts with when `--fast-forward` set it.
+pub(crate) fn fast_forward_note(ff: FastForward) -> String {
+    format!(
+        "# run with --fast-forward (tolerance {}), which replaces simulation.fast_forward below\n",
+        ff.tolerance().unwrap_or_default()
+    )
+}
+
 fn cmd_run(
     path: &Path,
     out: &Path,
     seed: Option<u64>,
     quiet: bool,
     max_wall: Option<Duration>,
+    fast_forward: Option<FastForward>,
 ) -> Result<(), CliError> {
     // The wall-clock budget counts from here; it never steers what the run computes.
     #[allow(clippy::disallowed_methods)]
@@ -530,6 +583,9 @@ fn cmd_run(
     let mut scenario = Scenario::load(path)?;
     if let Some(s) = seed {
         scenario.simulation.seed = s;
+    }
+    if let Some(ff) = fast_forward {
+        scenario.simulation.fast_forward = ff;
     }
     let label = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
     interrupt::enter(Stage::Checking, "");
@@ -587,6 +643,9 @@ fn cmd_run(
     let mut text = std::fs::read_to_string(path).map_err(|e| CliError::io(&path.display().to_string(), e))?;
     if let Some(seed) = seed {
         text.insert_str(0, &format!("# run with --seed {seed}, which replaces simulation.seed below\n"));
+    }
+    if let Some(ff) = fast_forward {
+        text.insert_str(0, &fast_forward_note(ff));
     }
     write_scenario_text(out, &text)?;
     remove_marker()?;

@@ -219,14 +219,24 @@ fn header() -> Vec<&'static str> {
     EXPERIMENT.iter().map(|m| m.name).collect()
 }
 
+/// The names of experiment `id`'s runs, in order.
+pub fn run_names(id: &str, experiments: Option<PathBuf>) -> Result<Vec<String>, CliError> {
+    let root = experiments_dir(experiments);
+    let spec_path = root.join(id).join("experiment.toml");
+    let (spec, _) = read_experiment(&root, id, &spec_path)?;
+    Ok(spec.run.iter().map(|r| r.name.clone()).collect())
+}
+
 /// Runs experiment `id`; with `report`, the Python package must be there for the report that
-/// follows, which is checked before the runs.
+/// follows, which is checked before the runs. With `fast_forward`, every run's
+/// `simulation.fast_forward` is set to it (its `scenario.toml` says so).
 pub fn run(
     id: &str,
     out: Option<PathBuf>,
     experiments: Option<PathBuf>,
     max_wall: Option<std::time::Duration>,
     report: bool,
+    fast_forward: Option<aiccsim::config::FastForward>,
 ) -> Result<(), CliError> {
     let root = experiments_dir(experiments);
     let dir = root.join(id);
@@ -236,8 +246,14 @@ pub fn run(
     std::fs::create_dir_all(&out).map_err(|e| CliError::io(&out.display().to_string(), e))?;
     spec.validate(&spec_path)?;
     // Load every scenario before running any, so a typo in the last one fails at once.
-    let scenarios: Vec<(aiccsim::Scenario, String)> =
+    let mut scenarios: Vec<(aiccsim::Scenario, String)> =
         spec.run.iter().map(|r| scenario_of(&dir, &spec, r)).collect::<Result<_, CliError>>()?;
+    if let Some(ff) = fast_forward {
+        for (scenario, text) in scenarios.iter_mut() {
+            scenario.simulation.fast_forward = ff;
+            text.insert_str(0, &crate::fast_forward_note(ff));
+        }
+    }
 
     // Whether the plot can be drawn is known before the runs, not after an hour of them.
     let python = match python::find(&python::PLOT_MODULES) {

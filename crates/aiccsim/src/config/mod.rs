@@ -8,7 +8,7 @@
 
 mod clocks;
 mod events;
-mod fast_forward;
+pub mod fast_forward;
 mod nic;
 pub mod ns3;
 mod output;

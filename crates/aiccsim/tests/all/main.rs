@@ -27,6 +27,7 @@ mod cc_state;
 mod cc_suite;
 mod determinism;
 mod extremes;
+mod fast_forward;
 mod fuzz_dictionary;
 mod incast;
 mod layers;

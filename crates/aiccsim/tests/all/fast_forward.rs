@@ -1,0 +1,136 @@
+//! Fast-forward (`simulation.fast_forward`) against the same scenarios run packet by packet: it
+//! never changes the bytes delivered, never lets a flow finish before its line-rate bound, gives
+//! the same bytes for the same seed, skips nothing where nothing is steady, and errs little
+//! where it skips.
+
+use crate::common;
+use aiccsim::Results;
+use proptest::prelude::*;
+
+/// `toml` with `[simulation] fast_forward = setting` added (the scenario has no `[simulation]`).
+fn with_ff(toml: &str, setting: &str) -> String {
+    format!("[simulation]\nfast_forward = {setting}\n{toml}")
+}
+
+fn skipped_ns(r: &Results) -> f64 {
+    r.summary.fast_forward.as_ref().map_or(0.0, |f| f.skipped.as_ns_f64())
+}
+
+/// Flows on a star of 100 Gbps / 1 us links under `cc`: `(src, dst, size, start)` each.
+fn flows(cc: &str, hosts: u32, flows: &[(u32, u32, &str, &str)]) -> String {
+    let list: Vec<String> = (flows.iter())
+        .map(|(s, d, size, start)| format!("{{ src = {s}, dst = {d}, size = \"{size}\", start = \"{start}\" }}"))
+        .collect();
+    format!(
+        r#"
+[topology]
+kind = "star"
+hosts = {hosts}
+link = {{ bandwidth = "100Gbps", delay = "1us" }}
+[cc]
+algorithm = "{cc}"
+[workload]
+kind = "flows"
+flows = [{}]
+"#,
+        list.join(", ")
+    )
+}
+
+/// Every flow of `fast` as in `full`: the same size, finished, and no earlier than the line rate
+/// allows; and its FCT within `within` (a fraction) of `full`'s.
+fn assert_close(full: &Results, fast: &Results, within: f64) {
+    common::assert_conserved(fast);
+    assert_eq!(full.summary.bytes, fast.summary.bytes);
+    for (a, b) in full.flows.iter().zip(&fast.flows) {
+        assert_eq!(a.size_bytes, b.size_bytes);
+        let (fa, fb) = (a.fct().unwrap().as_ns_f64(), b.fct().unwrap().as_ns_f64());
+        assert!(fb >= b.ideal_fct.as_ns_f64() * (1.0 - 1e-9), "flow {} beat its line rate: {fb} ns", b.flow_id);
+        assert!((fb - fa).abs() <= within * fa, "flow {}: {fb} ns against {fa} ns", b.flow_id);
+    }
+}
+
+#[test]
+fn a_lone_flow_is_skipped_and_finishes_as_the_line_rate_says() {
+    let toml = flows("pfc_only", 2, &[(1, 0, "50MB", "0us")]);
+    let full = common::run(&toml);
+    let fast = common::run(&with_ff(&toml, "true"));
+    assert!(skipped_ns(&fast) > 0.9 * full.summary.completion_time_ns.unwrap().as_ns_f64(), "{}", skipped_ns(&fast));
+    assert!(fast.summary.events * 10 < full.summary.events, "{} events against {}", fast.summary.events, full.summary.events);
+    assert_close(&full, &fast, 1e-4);
+}
+
+#[test]
+fn where_nothing_is_steady_nothing_is_skipped_and_the_run_is_the_same() {
+    // An incast whose senders join every 4 us, each for less time than the others need to
+    // settle: the group changes before it could be judged.
+    let list: Vec<(u32, u32, String, String)> =
+        (1..=24).map(|i| (i, 0, "60KB".to_string(), format!("{}us", 4 * (i - 1)))).collect();
+    let borrowed: Vec<(u32, u32, &str, &str)> = list.iter().map(|(s, d, z, t)| (*s, *d, z.as_str(), t.as_str())).collect();
+    let toml = flows("dcqcn", 25, &borrowed);
+    let full = common::run(&toml);
+    let fast = common::run(&with_ff(&toml, "true"));
+    assert_eq!(skipped_ns(&fast), 0.0);
+    let dir = |r: &Results| {
+        let d = tempfile::tempdir().unwrap();
+        r.write_dir(d.path()).unwrap();
+        d
+    };
+    let (a, b) = (dir(&full), dir(&fast));
+    let read = |d: &tempfile::TempDir| std::fs::read(d.path().join("flows.csv")).unwrap();
+    assert_eq!(read(&a), read(&b), "flows.csv differs with nothing skipped");
+}
+
+#[test]
+fn the_same_seed_gives_the_same_bytes_with_fast_forward() {
+    let toml = with_ff(&flows("pfc_only", 4, &[(1, 0, "20MB", "0us"), (2, 3, "9MB", "30us")]), "0.02");
+    let (a, b) = (common::run(&toml), common::run(&toml));
+    assert!(skipped_ns(&a) > 0.0);
+    assert_eq!(a.deterministic_summary(), b.deterministic_summary());
+    let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    a.write_dir(da.path()).unwrap();
+    b.write_dir(db.path()).unwrap();
+    for file in ["flows.csv", "ports.csv"] {
+        assert_eq!(std::fs::read(da.path().join(file)).unwrap(), std::fs::read(db.path().join(file)).unwrap(), "{file}");
+    }
+}
+
+#[test]
+fn a_tolerance_out_of_range_is_refused_with_its_key() {
+    let toml = with_ff(&flows("pfc_only", 2, &[(1, 0, "1MB", "0us")]), "0.7");
+    let err = aiccsim::Scenario::from_toml(&toml, "t.toml").err().expect("refused").to_string();
+    assert!(err.contains("simulation.fast_forward") && err.contains("0.2"), "{err}");
+}
+
+#[test]
+fn spraying_switches_are_not_fast_forwarded_and_the_summary_says_why() {
+    let toml = format!("{}\n[switch]\nrouting = \"spray\"\n", flows("pfc_only", 2, &[(1, 0, "2MB", "0us")]));
+    let r = common::run(&with_ff(&toml, "true"));
+    let ff = r.summary.fast_forward.as_ref().expect("reported");
+    assert!(ff.off_because.as_deref().is_some_and(|w| w.contains("ECMP")), "{ff:?}");
+    assert_eq!(skipped_ns(&r), 0.0);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// Random flows (shared senders and receivers, staggered starts) under random algorithms:
+    /// every byte arrives, no flow beats its line rate, and the FCTs stay near the full run's.
+    #[test]
+    fn fast_forward_delivers_every_byte_and_no_flow_beats_its_line_rate(
+        specs in prop::collection::vec((1u32..6, 0u32..6, 1u64..12, 0u64..150), 1..5),
+        cc in prop::sample::select(vec!["pfc_only", "dcqcn", "dctcp", "hpcc", "timely", "swift"]),
+    ) {
+        let list: Vec<(u32, u32, String, String)> = specs
+            .iter()
+            .map(|&(s, d, mb, at)| (s, if d == s { 0 } else { d }, format!("{mb}MB"), format!("{at}us")))
+            .filter(|(s, d, _, _)| s != d)
+            .collect();
+        prop_assume!(!list.is_empty());
+        let borrowed: Vec<(u32, u32, &str, &str)> = list.iter().map(|(s, d, z, t)| (*s, *d, z.as_str(), t.as_str())).collect();
+        let toml = flows(cc, 6, &borrowed);
+        let full = common::run(&toml);
+        let fast = common::run(&with_ff(&toml, "true"));
+        assert_close(&full, &fast, 0.05);
+    }
+}

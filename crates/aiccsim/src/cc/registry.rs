@@ -121,6 +121,12 @@ macro_rules! registry {
             fn metrics(&self, report: &mut dyn FnMut(&str, f64)) {
                 dispatch!(self, c => c.metrics(report))
             }
+            fn steady_signal(&self) -> Option<f64> {
+                dispatch!(self, c => c.steady_signal())
+            }
+            fn shift_clock(&mut self, by: SimTime) {
+                dispatch!(self, c => c.shift_clock(by))
+            }
         }
 
         /// A receiver half: an echo, a built-in's own (statically dispatched), or a user's own.
@@ -139,6 +145,13 @@ macro_rules! registry {
                     Receiver::Echo => ReceiverAction::default(),
                     $( $( Receiver::$variant(r) => <$receiver as ReceiverCc>::on_data(r, pkt), )? )+
                     Receiver::Custom(r) => r.on_data(pkt),
+                }
+            }
+            fn shift_clock(&mut self, by: SimTime) {
+                match self {
+                    Receiver::Echo => {}
+                    $( $( Receiver::$variant(r) => <$receiver as ReceiverCc>::shift_clock(r, by), )? )+
+                    Receiver::Custom(r) => r.shift_clock(by),
                 }
             }
         }

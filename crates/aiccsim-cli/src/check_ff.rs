@@ -45,7 +45,8 @@ impl Compared {
             serde_json::from_str(&text).map_err(|e| CliError::io(&path.display().to_string(), e))
         };
         let (a, b) = (read(full)?, read(fast)?);
-        let figures = |s: &serde_json::Value| FIGURES.iter().map(|(_, path, unit)| at(s, path).map(|v| v / unit)).collect();
+        let figures =
+            |s: &serde_json::Value| FIGURES.iter().map(|(_, path, unit)| at(s, path).map(|v| v / unit)).collect();
         let wall = |s: &serde_json::Value| at(s, &["performance", "wall_seconds"]).unwrap_or(0.0);
         Ok(Compared {
             run,
@@ -61,7 +62,15 @@ impl Compared {
 /// where both are 0).
 fn error_pct(full: Option<f64>, fast: Option<f64>) -> Option<f64> {
     let (a, b) = (full?, fast?);
-    Some(if a == 0.0 { if b == 0.0 { 0.0 } else { 100.0 } } else { (b - a) / a * 100.0 })
+    Some(if a == 0.0 {
+        if b == 0.0 {
+            0.0
+        } else {
+            100.0
+        }
+    } else {
+        (b - a) / a * 100.0
+    })
 }
 
 /// Runs the check on `target`: a scenario file, or an experiment's id.

@@ -13,8 +13,11 @@
 //! - A retransmission timeout sets the window to one packet (RFC 5681 §3.1).
 //!
 //! The NIC paces at line rate; the window alone limits the flow.
+//!
+//! Steady signal (fast-forward): the window, in bytes, since it alone limits sending.
 
 use super::{AckInfo, Algorithm, Cc, CcContext, CcEvent, Check, CongestionControl, FlowFacts};
+use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
 /// AIMD parameters. Defaults: Reno's (RFC 5681: one packet per round trip, halve on congestion).
@@ -119,6 +122,14 @@ impl CongestionControl for Aimd {
     fn window(&self) -> Option<u64> {
         Some(self.window as u64)
     }
+
+    /// The window: the NIC paces at line rate, so it alone limits sending.
+    fn steady_signal(&self) -> Option<f64> {
+        Some(self.window)
+    }
+
+    /// AIMD holds no time (`recover` is a sequence number): nothing to move.
+    fn shift_clock(&mut self, _by: SimTime) {}
 }
 
 #[cfg(test)]

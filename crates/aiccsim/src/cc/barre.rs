@@ -28,6 +28,9 @@
 //! The receiver is DCQCN's notification point: a CNP for an ECN-marked packet, at most one per
 //! flow per `cnp_interval` (the slides: "each time receives a CNP (~1 us)").
 //! docs/cc/barre.md states every choice the slides leave open.
+//!
+//! Steady signal (fast-forward): the rate the NIC paces at, in bits/s (R, or R/4 while the
+//! inflight monitor restricts the flow): Barre has no window.
 
 use super::{Algorithm, Cc, Check, DcqcnConfig, DcqcnReceiver, FlowFacts, Receiver};
 use super::{FlowContext, NicEvent, NicProgram, Programmed};
@@ -321,6 +324,22 @@ impl NicProgram for BarreRules {
         report("nominal_gbps", self.rate / 1e9);
         report("restricted", f64::from(u8::from(self.restricted)));
         report("rtt_ns", self.rtt.as_ns_f64());
+    }
+
+    /// The rate the NIC paces at (what the rules last set: R, or R/4 while restricted).
+    fn steady_signal(&self, rate: f64, _window: Option<u64>) -> Option<f64> {
+        Some(rate)
+    }
+
+    /// The CNP-free period's start, the last increase and decrease, and the inflight
+    /// monitor's window start. (`rtt` and `window_rtt` are durations.)
+    fn shift_clock(&mut self, by: SimTime) {
+        self.quiet_since += by;
+        self.last_increase += by;
+        if let Some(t) = &mut self.last_decrease {
+            *t += by;
+        }
+        self.window_start += by;
     }
 }
 

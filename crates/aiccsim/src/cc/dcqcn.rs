@@ -21,6 +21,8 @@
 //! is brought up to date, tick by tick, whenever it is read or a CNP arrives, and a decrease
 //! timer is armed only for the first tick after a CNP. The results are the same as ticking, with
 //! millions fewer events.
+//!
+//! Steady signal (fast-forward): the current rate R_C, in bits/s (DCQCN has no window).
 
 use super::{Algorithm, Cc, CcContext, CcEvent, Check, CongestionControl, DataArrival, FlowFacts, Receiver, ReceiverAction, ReceiverCc};
 use crate::time::ByteSize;
@@ -453,6 +455,19 @@ impl CongestionControl for Dcqcn {
         report("alpha", self.alpha);
         report("target_gbps", self.target / 1e9);
     }
+
+    /// The current rate R_C, which the NIC paces at.
+    fn steady_signal(&self) -> Option<f64> {
+        Some(self.rate)
+    }
+
+    /// The first CNP's time: the origin of the alpha and decrease tick grids (`alpha_ticks`
+    /// counts ticks from it, so it stays).
+    fn shift_clock(&mut self, by: SimTime) {
+        if let Some(t) = &mut self.first_cnp {
+            *t += by;
+        }
+    }
 }
 
 /// DCQCN notification point: CNPs for CE-marked packets, at most one per `cnp_interval`.
@@ -477,6 +492,13 @@ impl ReceiverCc for DcqcnReceiver {
             self.last_cnp = Some(pkt.now);
         }
         ReceiverAction { send_cnp: due, ..Default::default() }
+    }
+
+    /// The last CNP's time, which spaces the next one.
+    fn shift_clock(&mut self, by: SimTime) {
+        if let Some(t) = &mut self.last_cnp {
+            *t += by;
+        }
     }
 }
 

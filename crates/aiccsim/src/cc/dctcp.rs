@@ -14,9 +14,12 @@
 //! As in the HPCC study, the flow starts at line rate, the state is a rate that paces packets,
 //! and the window follows the rate (W = R·T, T the flow's base RTT), so "window cut by alpha/2"
 //! and "rate cut by alpha/2" are the same act.
+//!
+//! Steady signal (fast-forward): the rate, in bits/s: the state itself; the window is the rate
+//! times a fixed RTT, so it drifts exactly as the rate does.
 
 use super::{AckInfo, Algorithm, Cc, CcContext, Check, CongestionControl, FlowFacts};
-use crate::time::Bandwidth;
+use crate::time::{Bandwidth, SimTime};
 use serde::{Deserialize, Serialize};
 
 /// DCTCP parameters. Defaults: the HPCC study's (`run.py`), which follow the DCTCP paper.
@@ -164,6 +167,14 @@ impl CongestionControl for Dctcp {
     fn window(&self) -> Option<u64> {
         Some(window_for_rate(self.rate, self.base_rtt_s))
     }
+
+    /// The rate (the window is the rate over the base RTT: the same drift).
+    fn steady_signal(&self) -> Option<f64> {
+        Some(self.rate)
+    }
+
+    /// DCTCP holds no time (`window_end` and `cwr_end` are sequence numbers): nothing to move.
+    fn shift_clock(&mut self, _by: SimTime) {}
 }
 
 /// The window that sustains `rate` over a round trip of `rtt_s` seconds (bytes, at least 1).

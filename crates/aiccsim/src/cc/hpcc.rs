@@ -16,9 +16,12 @@
 //!   the last commit); the ACKs in between adjust from the same W_c ("fast reaction", §3.3).
 //!
 //! The state is kept as a rate (R = W/T, as in the ns-3 model); the window is R·T.
+//!
+//! Steady signal (fast-forward): the rate, in bits/s: the state itself; the window is R·T with
+//! T fixed, so it drifts exactly as the rate does.
 
 use super::{dctcp::window_for_rate, AckInfo, Algorithm, Cc, CcContext, Check, CongestionControl, FlowFacts, Telemetry};
-use crate::time::Bandwidth;
+use crate::time::{Bandwidth, SimTime};
 use crate::wire::telemetry::{IntHop, MAX_INT_HOPS};
 use serde::{Deserialize, Serialize};
 
@@ -288,5 +291,18 @@ impl CongestionControl for Hpcc {
 
     fn window(&self) -> Option<u64> {
         Some(self.rate.window(self.base_rtt_s))
+    }
+
+    /// The rate (the window is R·T: the same drift).
+    fn steady_signal(&self) -> Option<f64> {
+        Some(self.rate.rate)
+    }
+
+    /// The INT records kept per hop carry the time their packet left the port; the next ACK's
+    /// records are compared with them. (`CommittedRate` holds a sequence number, no time.)
+    fn shift_clock(&mut self, by: SimTime) {
+        for hop in &mut self.last[..self.last_hops] {
+            hop.ts += by;
+        }
     }
 }

@@ -10,6 +10,8 @@
 //! path's bottleneck utilisation (`net/telemetry.rs`). The receiver echoes the byte; an ACK
 //! with feedback drives HPCC's window rule (`WindowRule` in `hpcc.rs`) with U = the decoded
 //! value, the reference committed once per round trip. ACKs without feedback change nothing.
+//!
+//! Steady signal (fast-forward): the rate, in bits/s, as HPCC's (the window is R·T).
 
 use super::hpcc::{validate_eta, CommittedRate, WindowRule};
 use super::{AckInfo, Algorithm, Cc, CcContext, Check, CongestionControl, FlowFacts, Telemetry};
@@ -165,4 +167,13 @@ impl CongestionControl for HpccPint {
     fn window(&self) -> Option<u64> {
         Some(self.rate.window(self.base_rtt_s))
     }
+
+    /// The rate (the window is R·T: the same drift).
+    fn steady_signal(&self) -> Option<f64> {
+        Some(self.rate.rate)
+    }
+
+    /// HPCC-PINT holds no time (the committed rate's round trip is a sequence number; the
+    /// feedback is a utilisation): nothing to move.
+    fn shift_clock(&mut self, _by: SimTime) {}
 }

@@ -30,6 +30,8 @@
 //! one packet and one BDP plus `headroom` chunks, and the NIC paces at line rate. A NACK or a
 //! timeout (a loss: rare on a lossless fabric) cuts by `max_decrease`.
 //! docs/cc/mcc.md lists every choice the slides leave open.
+//!
+//! Steady signal (fast-forward): the window, in bytes, since it alone limits sending.
 
 use super::{
     Algorithm, Cc, Check, FlowContext, FlowFacts, MessageDone, NicEvent, NicProgram, Programmed,
@@ -270,6 +272,19 @@ impl NicProgram for MccRules {
                 flow.set_window(Some(self.window as u64));
             }
             NicEvent::Tx { .. } | NicEvent::Cnp | NicEvent::RttProbe(_) | NicEvent::Timer { .. } => {}
+        }
+    }
+
+    /// The window: the NIC paces at line rate, so it alone limits sending.
+    fn steady_signal(&self, _rate: f64, _window: Option<u64>) -> Option<f64> {
+        Some(self.window)
+    }
+
+    /// The last cut's time. (`target` and `least_queuing` are durations, the latter's
+    /// `SimTime::MAX` standing for "no sample".)
+    fn shift_clock(&mut self, by: SimTime) {
+        if let Some(t) = &mut self.last_cut {
+            *t += by;
         }
     }
 }

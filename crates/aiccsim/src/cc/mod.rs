@@ -16,6 +16,12 @@
 //! The sender half may report its internal state by name ([`CongestionControl::metrics`], as
 //! quinn's controllers do): DCQCN's alpha, Barre's restriction. A run with `output.cc_state` writes it to `cc_state.csv`
 //! at each timeline sample; nothing reads it on the per-packet path.
+//!
+//! For fast-forward (which skips a flow's steady stretches), the sender half names the variable
+//! that controls its sending ([`CongestionControl::steady_signal`]) and, when a frozen flow
+//! resumes, moves the times it holds on by the time skipped ([`CongestionControl::shift_clock`],
+//! and [`ReceiverCc::shift_clock`] for the receiver half). An algorithm that does not opt in is
+//! never fast-forwarded.
 
 #[macro_use]
 mod registry;
@@ -183,22 +189,38 @@ pub trait CongestionControl {
     /// `report(name, value)` per value, the same names every time; the default reports none.
     /// Read at timeline samples only (`cc_state.csv`), never on the per-packet path.
     fn metrics(&self, _report: &mut dyn FnMut(&str, f64)) {}
-    /// The variable whose drift fast-forward watches to judge the flow steady
-    /// (`engine/fast_forward/`): the rate (bit/s) of a rate-based algorithm, the window (bytes)
-    /// of a window-based one. `None` (the default): never steady, never skipped.
+    /// The variable that controls sending, whose drift fast-forward watches to judge whether
+    /// the flow is steady: the rate in bits per second for a rate-based algorithm, the window in
+    /// bytes for a window-based one (with both, the one that limits sending; each algorithm's
+    /// file says which it reports, and why). Read between events, never on the per-packet path.
+    ///
+    /// `None` (the default) declares the algorithm never steady: fast-forward never skips a
+    /// flow whose algorithm returns it, so an algorithm that has not opted in (a user's own, a
+    /// Python one) is always simulated packet by packet. An algorithm that returns `Some` must
+    /// also implement [`CongestionControl::shift_clock`].
     fn steady_signal(&self) -> Option<f64> {
         None
     }
-    /// Moves every absolute time the state holds on by `by` (durations stay): fast-forward
-    /// resumes a skipped flow exactly as if it had been translated in time. Only called on an
-    /// algorithm whose `steady_signal` is `Some`, so one that opts in implements both.
+    /// Moves every point in time the state holds on by `by` (a last-update time, a window's
+    /// start, the time of the first CNP, `Option<SimTime>`s and times inside nested structs
+    /// included); durations, intervals and RTT samples stay as they are. Fast-forward calls it
+    /// when it resumes a steady flow it froze `by` earlier (the engine moves the flow's pending
+    /// timers itself): from then on, each hook called at `t + by` with event times moved by `by`
+    /// must do exactly what it would have done at `t`.
+    ///
+    /// Only called on an algorithm whose [`CongestionControl::steady_signal`] is `Some`, so the
+    /// default does nothing; an algorithm that opts in must implement both.
     fn shift_clock(&mut self, _by: SimTime) {}
 }
 
 /// The receiver half.
 pub trait ReceiverCc {
     fn on_data(&mut self, pkt: &DataArrival) -> ReceiverAction;
-    /// As [`CongestionControl::shift_clock`], for the receiver's state.
+    /// Moves every point in time the receiver holds on by `by` (DCQCN's time of its last CNP),
+    /// as [`CongestionControl::shift_clock`] does for the sender half, whose steadiness covers
+    /// both halves: called only on the receiver of a flow whose sender half reports a
+    /// [`CongestionControl::steady_signal`]. The default (a receiver that holds no time) does
+    /// nothing.
     fn shift_clock(&mut self, _by: SimTime) {}
 }
 

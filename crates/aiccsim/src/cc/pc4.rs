@@ -24,6 +24,10 @@
 //! Where our default reads Algorithm 2 differently from its letter (the window over the base
 //! RTT, a negative delay counted as zero), the letter is a setting: [`WindowRtt`],
 //! [`NegativeDelay`].
+//!
+//! Steady signal (fast-forward): what limits sending: the window, in bytes, at a packet or
+//! more (the NIC then paces at line rate); below one packet, the pacing rate, in bits/s
+//! (tx_rate then).
 
 use super::{AckInfo, Algorithm, Cc, CcContext, CcEvent, Check, CongestionControl, DataArrival, FlowFacts, Receiver, ReceiverAction, ReceiverCc};
 use crate::tags::CollectiveKind;
@@ -302,6 +306,9 @@ impl ReceiverCc for Pc4Receiver {
         let one_way_delay = pkt.measured_delay - self.baseline_ps;
         ReceiverAction { send_cnp: false, feedback: encode(base_rate, one_way_delay) }
     }
+
+    /// The receiver holds no time (the one-way delay arrives measured): nothing to move.
+    fn shift_clock(&mut self, _by: SimTime) {}
 }
 
 /// Algorithm 2: the sender half.
@@ -493,6 +500,19 @@ impl CongestionControl for Pc4 {
 
     fn window(&self) -> Option<u64> {
         Some(((self.cwnd * self.mtu) as u64).max(1))
+    }
+
+    /// The window (bytes) while it is a packet or more; below, the pacing rate (bits/s).
+    /// Crossing one packet changes the unit: a jump no tolerance calls steady, as the crossing
+    /// is not.
+    fn steady_signal(&self) -> Option<f64> {
+        Some(if self.cwnd >= 1.0 { self.cwnd * self.mtu } else { self.rate() })
+    }
+
+    /// The last adjustment's time (at the flow's start, 0: the origin moves with the rest).
+    /// `rtt` and `base_rtt` are durations.
+    fn shift_clock(&mut self, by: SimTime) {
+        self.last_adjust += by;
     }
 
     /// The share the receiver last gave (0 before one came, or after a timeout forgot it) and

@@ -1,7 +1,10 @@
 //! No end-to-end congestion control: the sender always paces at line rate and only PFC
 //! back-pressure (and, with PFC off, drops) holds it back. The baseline every paper compares with.
+//!
+//! Steady signal (fast-forward): the rate, which is the line rate and never drifts.
 
 use super::{Algorithm, Cc, CongestionControl, FlowFacts};
+use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
 /// PFC-only has no parameters.
@@ -42,7 +45,11 @@ impl CongestionControl for PfcOnly {
     fn rate(&self) -> f64 {
         self.line_rate
     }
+
     fn steady_signal(&self) -> Option<f64> {
         Some(self.line_rate)
     }
+
+    /// No state but the line rate: nothing to move.
+    fn shift_clock(&mut self, _by: SimTime) {}
 }

@@ -79,6 +79,14 @@ pub trait NicProgram {
     fn on_event(&mut self, event: &NicEvent<'_>, flow: &mut FlowContext<'_>);
     /// The program's internal state, as [`CongestionControl::metrics`] reports it.
     fn metrics(&self, _report: &mut dyn FnMut(&str, f64)) {}
+    /// As [`CongestionControl::steady_signal`], given the rate and window the program last set
+    /// in the flow's context. `None` (the default, and every Python program's): never steady.
+    fn steady_signal(&self, _rate: f64, _window: Option<u64>) -> Option<f64> {
+        None
+    }
+    /// As [`CongestionControl::shift_clock`]: every point in time the program holds moves on by
+    /// `by`. Only called on a program whose `steady_signal` is `Some`.
+    fn shift_clock(&mut self, _by: SimTime) {}
 }
 
 /// A [`NicProgram`] as a sender half: it keeps the rate and window the program sets.
@@ -129,6 +137,13 @@ impl<P: NicProgram> CongestionControl for Programmed<P> {
     }
     fn metrics(&self, report: &mut dyn FnMut(&str, f64)) {
         self.program.metrics(report);
+    }
+    fn steady_signal(&self) -> Option<f64> {
+        self.program.steady_signal(self.rate, self.window)
+    }
+    /// The wrapper holds no time of its own (its facts are durations): the program's move.
+    fn shift_clock(&mut self, by: SimTime) {
+        self.program.shift_clock(by);
     }
 }
 

@@ -11,6 +11,9 @@
 //! (`nic.recovery = "selective"`), whose events mean other things: ACKs that acknowledge bytes
 //! out of order without moving the cumulative acknowledgement, NACKs for a packet past the first
 //! unacknowledged one that send nothing back, timeouts that resend without going back.
+//!
+//! Fast-forward moves a steady flow's state on in time (`shift_clock`); the last properties
+//! check that every algorithm moved so behaves exactly as it would have without the move.
 
 use super::*;
 use crate::tags::CollectiveKind;
@@ -55,6 +58,11 @@ enum Event {
         nth: u64,
     },
     Timeout,
+    /// A message of `bytes` payload bytes, first sent `age_ps` ago, is acknowledged whole.
+    MessageDone {
+        bytes: u64,
+        age_ps: u64,
+    },
     /// One full data packet handed to the wire.
     Send,
     /// Fire every timer that is due by now.
@@ -89,9 +97,12 @@ fn hop() -> impl Strategy<Value = HopStep> {
 fn feedback() -> impl Strategy<Value = [u32; 2]> {
     prop_oneof![
         // What PC4's receiver encodes: a share in kb/s up to the line, a one-way delay in ns
-        // (negative with clock errors).
-        (0u32..=100_000_000, -20_000i32..200_000).prop_map(|(kbps, ns)| [kbps, ns as u32]),
-        any::<[u32; 2]>(),
+        // (negative with clock errors). Mostly one of a few shares, as a receiver with a steady
+        // count of flows sends: only ACKs that repeat the share reach PC4's delay rule.
+        2 => (prop_oneof![Just(25_000_000u32), Just(4_000_000)], -20_000i32..200_000)
+            .prop_map(|(kbps, ns)| [kbps, ns as u32]),
+        1 => (0u32..=100_000_000, -20_000i32..200_000).prop_map(|(kbps, ns)| [kbps, ns as u32]),
+        1 => any::<[u32; 2]>(),
     ]
 }
 
@@ -126,6 +137,8 @@ fn single_event() -> impl Strategy<Value = Event> {
             .prop_map(|(rtt_ps, remote_arrival, hold_ps)| Event::Probe { rtt_ps, remote_arrival, hold_ps }),
         1 => (0u64..64).prop_map(|nth| Event::Nack { nth }),
         1 => Just(Event::Timeout),
+        1 => (1u64..=1_000_000, prop_oneof![0u64..100_000_000, 0u64..10_000_000_000])
+            .prop_map(|(bytes, age_ps)| Event::MessageDone { bytes, age_ps }),
         3 => Just(Event::Send),
         1 => Just(Event::FireDue),
         1 => Just(Event::NextTimer),
@@ -192,6 +205,34 @@ fn flow_facts() -> impl Strategy<Value = FlowFacts> {
         })
 }
 
+/// What one hook left: its timer requests (in the harness's frame), and what the sender half
+/// reports afterwards.
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    hook: &'static str,
+    timers: Vec<(usize, Option<SimTime>)>,
+    rate: Exactly,
+    window: Option<u64>,
+    steady: Option<Exactly>,
+    metrics: Vec<(String, Exactly)>,
+}
+
+/// A float equal only to the same bits (a NaN to itself): identical, not close.
+#[derive(Clone, Copy)]
+struct Exactly(f64);
+
+impl PartialEq for Exactly {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+
+impl std::fmt::Debug for Exactly {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+
 /// The engine's side of one flow: time, sequence numbers, INT history and pending timers.
 struct Harness {
     cfg: CcConfig,
@@ -211,6 +252,12 @@ struct Harness {
     acks_with_pint: u64,
     /// The longest RTT an ACK has reported (the base RTT before any).
     max_rtt: SimTime,
+    /// Added to every point in time handed to the sender half (the hooks' `now`, the times
+    /// events carry) and taken off its timer requests: the flow as fast-forward resumes it,
+    /// moved on in time. Everything above is kept in the harness's own frame.
+    offset: SimTime,
+    /// Each hook's outcome, when recorded.
+    outcomes: Option<Vec<Outcome>>,
 }
 
 impl Harness {
@@ -229,6 +276,8 @@ impl Harness {
             timers: [None; MAX_TIMERS],
             acks_with_pint: 0,
             max_rtt: facts.base_rtt,
+            offset: SimTime::ZERO,
+            outcomes: None,
         };
         let mut cx = CcContext::at_start(h.now, incoming);
         h.cc.on_start(&mut cx);
@@ -238,14 +287,34 @@ impl Harness {
 
     /// Applies the hook's timer requests, as the engine does once the hook returns, and checks
     /// every invariant.
-    fn after_hook(&mut self, cx: &CcContext, hook: &str) -> Result<(), TestCaseError> {
-        for (slot, request) in cx.timer_requests() {
+    fn after_hook(&mut self, cx: &CcContext, hook: &'static str) -> Result<(), TestCaseError> {
+        let offset = self.offset;
+        let requests: Vec<_> =
+            cx.timer_requests().map(|(slot, at)| (slot, at.map(|t| t.saturating_sub(offset)))).collect();
+        for &(slot, request) in &requests {
             if let Some(at) = request {
                 prop_assert!(at >= self.now, "{hook}: timer {slot} set for {at}, before now ({})", self.now);
             }
             self.timers[slot] = request;
         }
+        if let Some(outcomes) = &mut self.outcomes {
+            let mut metrics = Vec::new();
+            self.cc.metrics(&mut |name, value| metrics.push((name.to_string(), Exactly(value))));
+            outcomes.push(Outcome {
+                hook,
+                timers: requests,
+                rate: Exactly(self.cc.rate()),
+                window: self.cc.window(),
+                steady: self.cc.steady_signal().map(Exactly),
+                metrics,
+            });
+        }
         self.check(hook)
+    }
+
+    /// The hook's context: now, in the sender half's frame.
+    fn context(&self) -> CcContext {
+        CcContext::new(self.now + self.offset)
     }
 
     fn check(&self, hook: &str) -> Result<(), TestCaseError> {
@@ -267,6 +336,9 @@ impl Harness {
                 CcConfig::Pc4(c) if c.window_rtt == pc4::WindowRtt::Latest => {
                     (line * self.max_rtt.as_secs_f64() / 8.0).max(1.0)
                 }
+                // MCC lets a message start while the last ones are acknowledged: `headroom`
+                // chunks above the product, and never below a packet.
+                CcConfig::Mcc(c) => (bdp + c.headroom * c.chunk.0 as f64).max(self.facts.packet_bytes as f64),
                 _ => bdp,
             };
             prop_assert!(w as f64 <= cap + 1.0, "after {hook}: window {w} B above {cap} B");
@@ -349,7 +421,7 @@ impl Harness {
 
     fn fire(&mut self, slot: usize) -> Result<(), TestCaseError> {
         self.timers[slot] = None;
-        let mut cx = CcContext::new(self.now);
+        let mut cx = self.context();
         self.cc.on_timer(slot, &mut cx);
         self.after_hook(&cx, "on_timer")
     }
@@ -369,7 +441,7 @@ impl Harness {
     }
 
     fn event(&mut self, event: &Event) -> Result<(), TestCaseError> {
-        let mut cx = CcContext::new(self.now);
+        let mut cx = self.context();
         let hook = match event {
             Event::Ack { newly_acked, ecn_echo, rtt_ps, path, hops, pint, feedback, sack } => {
                 let newly = if self.selective && *sack {
@@ -389,7 +461,10 @@ impl Harness {
                     self.lost = self.lost.min(self.out);
                     covered - cleared
                 };
-                let int = self.int_stack(*path, hops);
+                let mut int = self.int_stack(*path, hops);
+                for hop in &mut int {
+                    hop.ts += self.offset;
+                }
                 if *pint != 0 {
                     self.acks_with_pint += 1;
                 }
@@ -413,9 +488,11 @@ impl Harness {
                 "CNP"
             }
             Event::Probe { rtt_ps, remote_arrival, hold_ps } => {
+                // The receiver's clock runs on with the sender's: moved on by the same offset.
+                let remote_arrival = remote_arrival.saturating_add(self.offset.0 as i64);
                 let reply = ProbeReply {
-                    sent_at: self.now.saturating_sub(SimTime(*rtt_ps)),
-                    remote_arrival: *remote_arrival,
+                    sent_at: self.now.saturating_sub(SimTime(*rtt_ps)) + self.offset,
+                    remote_arrival,
                     remote_reply: remote_arrival.saturating_add(*hold_ps),
                     rtt: SimTime(*rtt_ps),
                 };
@@ -446,6 +523,11 @@ impl Harness {
                     self.nxt = self.una;
                 }
                 "timeout"
+            }
+            Event::MessageDone { bytes, age_ps } => {
+                let first_sent = self.now.saturating_sub(SimTime(*age_ps)) + self.offset;
+                self.cc.on_event(CcEvent::MessageDone(MessageDone { bytes: *bytes, first_sent }), &mut cx);
+                "message done"
             }
             Event::Send => {
                 if self.lost > 0 {
@@ -607,6 +689,39 @@ fn aimd() -> impl Strategy<Value = CcConfig> {
     prop_oneof![Just(AimdConfig::default()), varied].prop_map(CcConfig::Aimd)
 }
 
+fn mcc() -> impl Strategy<Value = CcConfig> {
+    let varied = (
+        1u64..=1_000_000,
+        prop::option::of(1_000u64..100_000_000),
+        1u32..=64,
+        (0.0f64..=100.0, 0.0f64..=100.0),
+        (0.01f64..0.99, 0.01f64..0.99),
+        0.01f64..=1.0,
+    )
+        .prop_map(
+            |(
+                chunk_kb,
+                target_ps,
+                sample_every,
+                (additive_increase, headroom),
+                (beta, max_decrease),
+                initial_window,
+            )| {
+                MccConfig {
+                    chunk: ByteSize(chunk_kb * 1024),
+                    target: target_ps.map(SimTime),
+                    sample_every,
+                    additive_increase,
+                    beta,
+                    max_decrease,
+                    initial_window,
+                    headroom,
+                }
+            },
+        );
+    prop_oneof![Just(MccConfig::default()), varied].prop_map(CcConfig::Mcc)
+}
+
 fn barre() -> impl Strategy<Value = CcConfig> {
     let flags = (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
     let knobs = (0.5f64..0.999, 1u64..=10_000, 1u64..=100_000, 0u32..=20, 1u32..=16, 10_000u64..=100_000_000);
@@ -641,14 +756,148 @@ property!(hpcc_keeps_its_invariants, hpcc());
 property!(hpcc_pint_keeps_its_invariants, hpcc_pint());
 property!(swift_keeps_its_invariants, swift());
 property!(pc4_keeps_its_invariants, pc4());
+property!(mcc_keeps_its_invariants, mcc());
 property!(aimd_keeps_its_invariants, aimd());
 property!(barre_keeps_its_invariants, barre());
 // Every algorithm of the registry with its defaults, so that a new one is covered from the
 // moment it is registered (the properties above also vary each one's parameters).
 property!(every_algorithm_keeps_its_invariants_with_its_defaults, prop::sample::select(CcConfig::all_defaults()));
 
+/// Fast-forward's promise, for one sender half: two flows built alike and driven through the
+/// same steps, one of them moved on in time (`shift_clock`) before some of the steps and from
+/// then on driven that much later (hook times, INT and probe timestamps, a message's first send;
+/// RTT samples and other durations unchanged), do the same thing after every hook: the same
+/// rate, window, steady signal and metrics, and the same timer requests, the moved one's later
+/// by the moves so far. A flow may be frozen and resumed many times, and each move is a chance
+/// to catch a time left behind in a state the steps before it built.
+fn run_shifted(
+    cfg: CcConfig,
+    facts: FlowFacts,
+    incoming: u32,
+    selective: bool,
+    steps: &[(Option<SimTime>, Step)],
+) -> Result<(), TestCaseError> {
+    let mut a = Harness::new(cfg.clone(), facts, incoming, selective)?;
+    let mut b = Harness::new(cfg, facts, incoming, selective)?;
+    a.outcomes = Some(Vec::new());
+    b.outcomes = Some(Vec::new());
+    for (i, (shift, s)) in steps.iter().enumerate() {
+        if let Some(by) = *shift {
+            prop_assert_eq!(a.cc.steady_signal().map(Exactly), b.cc.steady_signal().map(Exactly));
+            b.cc.shift_clock(by);
+            b.offset += by;
+        }
+        a.step(s)?;
+        b.step(s)?;
+        let (done, moved) = (a.outcomes.as_mut().unwrap(), b.outcomes.as_mut().unwrap());
+        prop_assert_eq!(&*done, &*moved, "step {} ({:?}), moved on by {} in all", i, s, b.offset);
+        done.clear();
+        moved.clear();
+    }
+    Ok(())
+}
+
+/// How far fast-forward moves a flow: from a picosecond (grids that would slip by one tick) to
+/// seconds.
+fn shift() -> impl Strategy<Value = SimTime> {
+    prop_oneof![1u64..1_000_000, 1u64..5_000_000_000_000].prop_map(SimTime)
+}
+
+/// Steps, about one in ten preceded by a move in time.
+fn shifted_steps() -> impl Strategy<Value = Vec<(Option<SimTime>, Step)>> {
+    prop::collection::vec((prop_oneof![9 => Just(None), 1 => shift().prop_map(Some)], step()), 1..400)
+}
+
+macro_rules! shift_property {
+    ($name:ident, $cfg:expr) => {
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 96, max_shrink_iters: 8192, ..ProptestConfig::default() })]
+            #[test]
+            fn $name(
+                cfg in $cfg,
+                facts in flow_facts(),
+                incoming in 0u32..=64,
+                selective in any::<bool>(),
+                steps in shifted_steps(),
+            ) {
+                run_shifted(cfg, facts, incoming, selective, &steps)?;
+            }
+        }
+    };
+}
+
+shift_property!(pfc_only_moved_on_in_time_acts_alike, Just(CcConfig::None(PfcOnlyConfig {})));
+shift_property!(dcqcn_moved_on_in_time_acts_alike, dcqcn());
+shift_property!(dctcp_moved_on_in_time_acts_alike, dctcp());
+shift_property!(timely_moved_on_in_time_acts_alike, timely());
+shift_property!(hpcc_moved_on_in_time_acts_alike, hpcc());
+shift_property!(hpcc_pint_moved_on_in_time_acts_alike, hpcc_pint());
+shift_property!(swift_moved_on_in_time_acts_alike, swift());
+shift_property!(pc4_moved_on_in_time_acts_alike, pc4());
+shift_property!(mcc_moved_on_in_time_acts_alike, mcc());
+shift_property!(aimd_moved_on_in_time_acts_alike, aimd());
+shift_property!(barre_moved_on_in_time_acts_alike, barre());
+shift_property!(every_algorithm_moved_on_in_time_acts_alike, prop::sample::select(CcConfig::all_defaults()));
+
+#[test]
+fn every_built_in_algorithm_opts_in_to_fast_forward() {
+    for cfg in CcConfig::all_defaults() {
+        let cc = cfg.as_algorithm().sender(&tests::facts());
+        assert!(cc.steady_signal().is_some(), "{} reports no steady signal", cfg.name());
+    }
+}
+
+/// One data packet at a receiver half: a move in time before it (as in `shifted_steps`), the
+/// gap since the previous packet, its one-way time, CE, the measured delay and the flow counts.
+type Arrival = (Option<SimTime>, u64, u64, bool, i64, u32, u32);
+
+fn arrivals() -> impl Strategy<Value = Vec<Arrival>> {
+    let arrival = (
+        prop_oneof![9 => Just(None), 1 => shift().prop_map(Some)],
+        prop_oneof![0u64..3_000_000, 0u64..50_000_000_000],
+        0u64..50_000_000,
+        any::<bool>(),
+        -20_000_000i64..200_000_000,
+        0u32..=5000,
+        0u32..=5000,
+    );
+    prop::collection::vec(arrival, 1..300)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Fast-forward's promise for receiver halves (`run_shifted`'s for senders): a receiver
+    /// moved on in time answers the arrivals that follow, as much later (its `now` and the
+    /// packet's send time; the measured delay unchanged), with the same actions as one not moved.
+    #[test]
+    fn receivers_moved_on_in_time_act_alike(
+        cfg in prop_oneof![prop::sample::select(CcConfig::all_defaults()), dcqcn(), pc4(), barre()],
+        facts in flow_facts(),
+        arrivals in arrivals(),
+    ) {
+        let mut a = cfg.as_algorithm().receiver(&facts);
+        let mut b = cfg.as_algorithm().receiver(&facts);
+        let (mut now, mut offset) = (SimTime::ZERO, SimTime::ZERO);
+        for (i, &(shift, gap, one_way, ecn_ce, measured_delay, incoming_flows, incoming_seen)) in arrivals.iter().enumerate() {
+            if let Some(by) = shift {
+                b.shift_clock(by);
+                offset += by;
+            }
+            now += SimTime(gap);
+            let at = |now: SimTime| DataArrival {
+                now,
+                ecn_ce,
+                bytes: facts.packet_bytes,
+                sent_at: now.saturating_sub(SimTime(one_way)),
+                measured_delay,
+                incoming_flows,
+                incoming_seen,
+            };
+            let moved = DataArrival { now: now + offset, sent_at: at(now).sent_at + offset, ..at(now) };
+            prop_assert_eq!(a.on_data(&at(now)), b.on_data(&moved), "arrival {}, moved on by {} in all", i, offset);
+        }
+    }
 
     /// DCQCN's notification point sends at most one CNP per `cnp_interval`, and answers the
     /// first marked packet at once.

@@ -20,6 +20,9 @@
 //! The paper gives no numeric defaults for its general case; ours are those of the open htsim
 //! implementation (`sim/swift.cpp`), the paper's window floor, and the flow's line-rate window
 //! as the start (every algorithm here starts at line rate).
+//!
+//! Steady signal (fast-forward): what limits sending: the window, in bytes, at a packet or
+//! more (the NIC then paces at line rate); below one packet, the pacing rate, in bits/s.
 
 use super::{AckInfo, Algorithm, Cc, CcContext, CcEvent, Check, CongestionControl, FlowFacts};
 use crate::time::SimTime;
@@ -222,5 +225,19 @@ impl CongestionControl for Swift {
 
     fn window(&self) -> Option<u64> {
         Some(((self.cwnd * self.mtu) as u64).max(1))
+    }
+
+    /// The window (bytes) while it is a packet or more; below, the pacing rate (bits/s), which
+    /// also moves with the smoothed RTT. Crossing one packet changes the unit: a jump no
+    /// tolerance calls steady, as the crossing is not.
+    fn steady_signal(&self) -> Option<f64> {
+        Some(if self.cwnd >= 1.0 { self.cwnd * self.mtu } else { self.rate() })
+    }
+
+    /// The last decrease's time (at most one per smoothed RTT); `srtt` is a duration.
+    fn shift_clock(&mut self, by: SimTime) {
+        if let Some(t) = &mut self.last_decrease {
+            *t += by;
+        }
     }
 }

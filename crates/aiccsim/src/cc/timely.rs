@@ -15,6 +15,8 @@
 //! - gradient > 0: rate *= 1 - beta·gradient.
 //!
 //! As in the ns-3 model, HAI also counts the increases below T_low, and every decrease resets it.
+//!
+//! Steady signal (fast-forward): the rate, in bits/s (TIMELY has no window).
 
 use super::{AckInfo, Algorithm, Cc, CcContext, Check, CongestionControl, FlowFacts};
 use crate::time::ByteSize;
@@ -225,6 +227,14 @@ impl CongestionControl for Timely {
     fn rate(&self) -> f64 {
         self.rate
     }
+
+    fn steady_signal(&self) -> Option<f64> {
+        Some(self.rate)
+    }
+
+    /// TIMELY holds no time (`next_update` is a sequence number, `prev_rtt` a duration):
+    /// nothing to move.
+    fn shift_clock(&mut self, _by: SimTime) {}
 }
 
 #[cfg(test)]

@@ -57,6 +57,10 @@ impl Simulation {
     /// The run is over: its records and totals, into metrics.
     pub(crate) fn finish(mut self, stop_reason: StopReason, stall: Option<StallReport>, wall_seconds: f64) -> Results {
         let now = self.now;
+        let credits: Vec<(u64, u64)> = match &self.ff {
+            Some(ff) => (0..self.net.ports.len()).map(|p| ff.port_credit(p)).collect(),
+            None => Vec::new(),
+        };
         let fast_forward = self.fast_forward_report();
         // One shared name per collective: a run of millions of flows would otherwise spend
         // a tenth of a second formatting the same few names.
@@ -90,6 +94,10 @@ impl Simulation {
             .enumerate()
             .map(|(i, p)| {
                 let mut stats = p.final_stats();
+                if let Some(&(bytes, packets)) = credits.get(i) {
+                    stats.tx_bytes += bytes;
+                    stats.tx_packets += packets;
+                }
                 if let Some(since) = stats.paused_since.take() {
                     stats.paused_time += now - since;
                 }

@@ -65,6 +65,12 @@ impl Simulation {
     /// Port `p` as it stands.
     pub fn port(&self, p: u32) -> PortView {
         let port = &self.net.ports[p as usize];
+        let mut stats = port.final_stats();
+        if let Some(ff) = &self.ff {
+            let (bytes, packets) = ff.port_credit(p as usize);
+            stats.tx_bytes += bytes;
+            stats.tx_packets += packets;
+        }
         PortView {
             node: port.node,
             local: port.local,
@@ -74,7 +80,7 @@ impl Simulation {
             pausing_peer: port.pausing_peer,
             kmin: port.kmin.into(),
             kmax: port.kmax.into(),
-            stats: port.final_stats(),
+            stats,
         }
     }
 

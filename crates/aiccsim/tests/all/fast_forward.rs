@@ -56,7 +56,12 @@ fn a_lone_flow_is_skipped_and_finishes_as_the_line_rate_says() {
     let full = common::run(&toml);
     let fast = common::run(&with_ff(&toml, "true"));
     assert!(skipped_ns(&fast) > 0.9 * full.summary.completion_time_ns.unwrap().as_ns_f64(), "{}", skipped_ns(&fast));
-    assert!(fast.summary.events * 10 < full.summary.events, "{} events against {}", fast.summary.events, full.summary.events);
+    assert!(
+        fast.summary.events * 10 < full.summary.events,
+        "{} events against {}",
+        fast.summary.events,
+        full.summary.events
+    );
     assert_close(&full, &fast, 1e-4);
 }
 
@@ -66,7 +71,8 @@ fn where_nothing_is_steady_nothing_is_skipped_and_the_run_is_the_same() {
     // settle: the group changes before it could be judged.
     let list: Vec<(u32, u32, String, String)> =
         (1..=24).map(|i| (i, 0, "60KB".to_string(), format!("{}us", 4 * (i - 1)))).collect();
-    let borrowed: Vec<(u32, u32, &str, &str)> = list.iter().map(|(s, d, z, t)| (*s, *d, z.as_str(), t.as_str())).collect();
+    let borrowed: Vec<(u32, u32, &str, &str)> =
+        list.iter().map(|(s, d, z, t)| (*s, *d, z.as_str(), t.as_str())).collect();
     let toml = flows("dcqcn", 25, &borrowed);
     let full = common::run(&toml);
     let fast = common::run(&with_ff(&toml, "true"));
@@ -91,7 +97,11 @@ fn the_same_seed_gives_the_same_bytes_with_fast_forward() {
     a.write_dir(da.path()).unwrap();
     b.write_dir(db.path()).unwrap();
     for file in ["flows.csv", "ports.csv"] {
-        assert_eq!(std::fs::read(da.path().join(file)).unwrap(), std::fs::read(db.path().join(file)).unwrap(), "{file}");
+        assert_eq!(
+            std::fs::read(da.path().join(file)).unwrap(),
+            std::fs::read(db.path().join(file)).unwrap(),
+            "{file}"
+        );
     }
 }
 

@@ -55,6 +55,9 @@ pub(crate) struct FastForward {
     port_frozen: Vec<u32>,
     flow_frozen: Vec<u32>,
     conn_frozen: Vec<u32>,
+    /// Per port: bytes and packets credited by skips (`skip.rs`), added to its counters where
+    /// they are reported.
+    port_credit: Vec<(u64, u64)>,
     /// Numbers each freeze, so that the thaw of an earlier one is recognised.
     freezes: u32,
     /// Checks are made (always, except in tests that freeze by hand).
@@ -91,6 +94,7 @@ impl FastForward {
             port_frozen: vec![NONE; ports],
             flow_frozen: vec![NONE; flows],
             conn_frozen: vec![NONE; flows],
+            port_credit: vec![(0, 0); ports],
             freezes: 0,
             checking: true,
             report: FastForwardReport { tolerance, ..Default::default() },
@@ -117,6 +121,11 @@ impl FastForward {
     #[cfg(test)]
     pub(crate) fn disable_checks(&mut self) {
         self.checking = false;
+    }
+
+    /// Bytes and packets credited to port `p` by skips.
+    pub(crate) fn port_credit(&self, p: usize) -> (u64, u64) {
+        self.port_credit[p]
     }
 
     pub(crate) fn into_report(self) -> FastForwardReport {
@@ -310,4 +319,3 @@ impl Simulation {
         self.ff = Some(ff);
     }
 }
-

@@ -166,7 +166,7 @@ impl Simulation {
     /// What group `fz` would have done in `by` at its steady rates, credited: each flow's bytes
     /// (whole packets, its remaining size shrinking by them), each port's bytes, packets and ECN
     /// marks, and the run's counters. Returns the bytes credited to flows.
-    fn credit(&mut self, ff: &FastForward, fz: &Frozen, by: SimTime) -> u64 {
+    fn credit(&mut self, ff: &mut FastForward, fz: &Frozen, by: SimTime) -> u64 {
         let span = u128::from(ff.every.0 * fz.steady.checks);
         let scale = |x: u64| (u128::from(x) * u128::from(by.0) / span) as u64;
         let (mtu, header) = (self.params.mtu, self.params.header);
@@ -196,10 +196,14 @@ impl Simulation {
             c.feedback_acks += scale(fs.feedback_acks);
         }
         for ps in &fz.steady.ports {
-            let port = &mut self.net.ports[ps.port as usize];
+            // The port's own byte counters stay those of the packets it sent: INT stamps them,
+            // and HPCC divides their growth by the time between two stamps, which the skip did
+            // not pass. The credit is added where the counters are reported.
             let (packets, marks) = (scale(ps.tx_packets), scale(ps.ecn_marks));
-            port.tx_bytes += scale(ps.tx_bytes);
-            port.tx_packets += packets;
+            let credit = &mut ff.port_credit[ps.port as usize];
+            credit.0 += scale(ps.tx_bytes);
+            credit.1 += packets;
+            let port = &mut self.net.ports[ps.port as usize];
             port.stats.ecn_marks += marks;
             c.packet_hops += packets;
             c.ecn_marks += marks;

@@ -164,6 +164,7 @@ def run(
     seed: int | None = None,
     wall_limit: float | None = None,
     folder: str | None = None,
+    fast_forward: float | None = None,
 ) -> NativeResult: ...
 def cli_main(args: list[str], relaunch: list[str]) -> int: ...
 

@@ -19,6 +19,7 @@ def run(
     *,
     seed: int | None = None,
     wall_limit: float | datetime.timedelta | None = None,
+    fast_forward: bool | float | None = None,
 ) -> Result:
     """Runs one scenario and returns its results.
 
@@ -27,6 +28,10 @@ def run(
     TOML file. All three go through the same parser, defaults and checks as ``aiccsim run``.
 
     ``seed`` replaces the scenario's ``simulation.seed``, as ``aiccsim run --seed`` does.
+    ``fast_forward`` replaces ``simulation.fast_forward``, as ``--fast-forward`` does: ``True``
+    skips the steady stretches of groups of flows with the default tolerance (1%), a number
+    is the tolerance (``0.02``), ``False`` turns it off; ``summary["fast_forward"]`` says
+    what was skipped.
     ``wall_limit`` (seconds, or a ``timedelta``) stops the run after that much wall-clock time,
     as ``--max-wall`` does: the results so far come back with ``summary["stop_reason"] ==
     "wall_limit"``. The budget counts the building of the fabric too; spent before the
@@ -53,7 +58,13 @@ def run(
     text = source if isinstance(source, str) else None
     if text is not None and seed is not None:
         text = f"# run with seed={seed}, which replaces simulation.seed below\n{text}"
-    result = from_native(_native.run(source, origin, seed, wall_limit, folder), text)
+    tolerance = None
+    if fast_forward is not None:
+        # 0 is off for the native side; True is the default tolerance.
+        tolerance = 0.01 if fast_forward is True else 0.0 if fast_forward is False else float(fast_forward)
+        if text is not None:
+            text = f"# run with fast_forward={fast_forward}, which replaces simulation.fast_forward below\n{text}"
+    result = from_native(_native.run(source, origin, seed, wall_limit, folder, tolerance), text)
     for w in result.summary["warnings"]:
         warnings.warn(f"{origin}: {w['key']}: {w['message']}", ScenarioWarning, stacklevel=2)
     return result

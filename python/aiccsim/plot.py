@@ -160,7 +160,9 @@ def queue_timeline(
             t = np.concatenate([[0.0], rows["time_ns"].to_numpy() / 1e3])
             size = np.concatenate([[0.0], rows["bytes"].to_numpy() / scale])
             name = _prefixed(label, _port_name(r, f"s{switch}", port))
+            t, size = _broken_at_skips(t, size, r)
             ax.step(t, size, where="post", label=name, **_style(len(runs), i, j))
+    _shade_skips(ax, runs)
     ax.set(xlabel="time (µs)", ylabel=f"egress queue ({unit})", title="Switch queues")
     ax.set_ylim(bottom=0)
     _legend(ax)
@@ -251,7 +253,9 @@ def throughput_timeline(
             if rows.empty:
                 continue
             y = rows["throughput_gbps"].rolling(samples, min_periods=1).mean().to_numpy(dtype=float)
-            ax.plot(rows["time_ns"].to_numpy() / 1e3, y, label=_prefixed(label, name), **line_style)
+            x, y = _broken_at_skips(rows["time_ns"].to_numpy() / 1e3, y, _run_of(runs, i))
+            ax.plot(x, y, label=_prefixed(label, name), **line_style)
+    _shade_skips(ax, runs)
     ax.set_title(title)
     _legend(ax)
     ax.set(xlabel="time (µs)", ylabel="throughput (Gbit/s)")
@@ -478,11 +482,53 @@ def _flow_lines(
             if rows.empty:
                 continue
             x, y = rows["time_ns"].to_numpy() / 1e3, rows[column].to_numpy(dtype=float) / scale
+            x, y = _broken_at_skips(x, y, _run_of(runs, i))
             style = _style(len(runs), i, j, len(flows))
             ax.plot(x, y, drawstyle=drawstyle, label=_prefixed(label, f"flow {flow}"), **style)
+    _shade_skips(ax, runs)
     ax.set_title(title)
     _legend(ax)
     return ax
+
+
+def _skipped_spans(r: Result) -> list[tuple[float, float]]:
+    """The spans fast-forward skipped in run ``r`` (µs), overlapping ones merged: when some
+    group of flows was frozen (summary.json's ``fast_forward.skips``)."""
+    skips = (r.summary.get("fast_forward") or {}).get("skips", [])
+    spans = sorted((s["from_ns"] / 1e3, s["to_ns"] / 1e3) for s in skips)
+    merged: list[tuple[float, float]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def _shade_skips(ax: Axes, runs: list[tuple[int, str | None, Result]]) -> None:
+    """Shades the spans fast-forward skipped (in any of the runs): no packet was simulated
+    there for the frozen groups, whose lines break across them instead of being drawn through."""
+    labelled = False
+    for _, _, r in runs:
+        for a, b in _skipped_spans(r):
+            label = None if labelled else "skipped (fast-forward)"
+            ax.axvspan(a, b, color="0.88", zorder=0, linewidth=0, label=label)
+            labelled = True
+
+
+def _run_of(runs: list[tuple[int, str | None, Result]], i: int) -> Result:
+    return next(r for j, _, r in runs if j == i)
+
+
+def _broken_at_skips(x: np.ndarray, y: np.ndarray, r: Result) -> tuple[np.ndarray, np.ndarray]:
+    """The line (x in µs, y) with a gap (NaN) across every span fast-forward skipped that it has
+    no sample in (a frozen group's port or flow), so that no line is drawn through time that was
+    not simulated; a line with samples inside a span (another group's) stays whole."""
+    for a, b in _skipped_spans(r):
+        at = int(np.searchsorted(x, b))
+        if 0 < at < len(x) and x[at - 1] <= a:
+            x, y = np.insert(x, at, (a + b) / 2), np.insert(y, at, np.nan)
+    return x, y
 
 
 def _pause_spans(r: Result) -> list[tuple[tuple[str, int, str, int], list[tuple[float, float]]]]:

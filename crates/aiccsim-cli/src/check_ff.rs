@@ -21,6 +21,9 @@ const FIGURES: [(&str, &[&str], f64); 8] = [
     ("ecn_marks", &["ecn_marks"], 1.0),
 ];
 
+/// Of an experiment's claims: how many give the same verdict both ways, of how many.
+type Agreement = Option<(usize, usize)>;
+
 /// One run compared: its name, each figure both ways, the wall time both ways and the simulated
 /// time skipped.
 struct Compared {
@@ -127,7 +130,7 @@ fn experiment(
     out: &Path,
     experiments: Option<PathBuf>,
     max_wall: Option<Duration>,
-) -> Result<(Vec<Compared>, Option<(usize, usize)>), CliError> {
+) -> Result<(Vec<Compared>, Agreement), CliError> {
     let mut dirs = Vec::new();
     for (mode, setting) in [("full", None), ("fast-forward", Some(ff))] {
         let dir = out.join(mode);

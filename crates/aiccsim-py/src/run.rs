@@ -9,6 +9,7 @@ use crate::scenario;
 use crate::watchdog;
 use aiccsim::cc::external::{self, AlgorithmFailure};
 use aiccsim::cc::CcConfig;
+use aiccsim::config::FastForward;
 use aiccsim::watch::{BuildError, Stop, Watch};
 use aiccsim::{ConfigError, Results, RunControl, Scenario, Simulation};
 use pyo3::exceptions::{PyRuntimeWarning, PyTimeoutError, PyValueError};
@@ -25,7 +26,7 @@ const SIGNAL_POLL: Duration = Duration::from_millis(50);
 /// taken against `folder`, else the working directory), with the scenario's seed replaced by
 /// `seed` if given, stopping after `wall_limit` seconds if given.
 #[pyfunction]
-#[pyo3(signature = (source, origin, seed=None, wall_limit=None, folder=None))]
+#[pyo3(signature = (source, origin, seed=None, wall_limit=None, folder=None, fast_forward=None))]
 pub fn run(
     py: Python<'_>,
     source: &Bound<'_, PyAny>,
@@ -33,6 +34,7 @@ pub fn run(
     seed: Option<u64>,
     wall_limit: Option<f64>,
     folder: Option<std::path::PathBuf>,
+    fast_forward: Option<f64>,
 ) -> PyResult<NativeResult> {
     let wall_limit = match wall_limit {
         None => None,
@@ -44,6 +46,14 @@ pub fn run(
     let mut scenario = scenario::parse(py, source, origin, folder.as_deref())?;
     if let Some(seed) = seed {
         scenario.simulation.seed = seed;
+    }
+    // (0: off; the Python side turns False, True and a tolerance into a number.)
+    if let Some(tolerance) = fast_forward {
+        let ff = if tolerance == 0.0 { FastForward::Off } else { FastForward::On { tolerance } };
+        if let Some(problem) = ff.problem() {
+            return Err(PyValueError::new_err(format!("fast_forward: {problem}")));
+        }
+        scenario.simulation.fast_forward = ff;
     }
     let interrupt = Arc::new(AtomicBool::new(false));
     let control = RunControl { interrupt: Some(interrupt.clone()), wall_limit, since: None };

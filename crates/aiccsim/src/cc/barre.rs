@@ -105,6 +105,11 @@ impl Algorithm for BarreConfig {
         "barre"
     }
 
+    /// Its increases follow the probed RTT, one probe every `probe_interval`.
+    fn settling_time(&self, facts: &FlowFacts) -> SimTime {
+        self.probe_interval.max(facts.base_rtt)
+    }
+
     fn describe(&self) -> &'static str {
         "Barre (paper 004): R += alpha per real-time RTT without a CNP (RTT probes), R x beta per CNP; fast increase, dual lock, inflight monitor, per-flow alpha"
     }

@@ -161,6 +161,11 @@ impl Algorithm for DcqcnConfig {
     fn reacts_to_ecn(&self) -> bool {
         true
     }
+    /// The rate rises by timer (every `rate_increase_interval`) as well as by bytes: a rate held
+    /// for less than that may be about to step.
+    fn settling_time(&self, facts: &FlowFacts) -> SimTime {
+        (self.rate_increase_interval.max(self.alpha_update_interval).max(self.rate_decrease_interval)).max(facts.base_rtt)
+    }
     fn name(&self) -> &'static str {
         "dcqcn"
     }

@@ -288,6 +288,13 @@ pub trait Algorithm {
     fn rtt_probe_interval(&self, _facts: &FlowFacts) -> Option<SimTime> {
         None
     }
+    /// The longest period of the algorithm's own dynamics on this flow (a timer that raises the
+    /// rate, a probe interval): fast-forward judges a flow steady only over windows at least
+    /// this long, so that a rate held between two timed steps is not mistaken for a converged
+    /// one (`engine/fast_forward/`). The default: the flow's base round trip.
+    fn settling_time(&self, facts: &FlowFacts) -> SimTime {
+        facts.base_rtt
+    }
 }
 
 /// A check's outcome: the dotted key at fault and what to write instead.

@@ -30,5 +30,11 @@ pub struct FastForwardReport {
     pub bytes_credited: u64,
     /// Checks of steadiness made.
     pub checks: u64,
+    /// Per check and group not frozen, why not: the first condition that failed at the longest
+    /// windows tried (`members_changed`, `too_few_packets`, `uneven_windows`,
+    /// `in_flight_grows`, `loss`, `signal_drifts`, `never_steady_algorithm`, `pfc_or_drops`,
+    /// `queue_drifts`), `not_converged` (below the line rate on a path with no busy port), or
+    /// `too_near_an_end` (steady, but a message ends within a window).
+    pub not_steady: std::collections::BTreeMap<String, u64>,
     pub skips: Vec<Skip>,
 }

@@ -14,13 +14,13 @@ use std::collections::BTreeMap;
 /// "None" in the per-port and per-flow indexes.
 pub(crate) const NONE: u32 = u32::MAX;
 
-/// One contention group: named by its lowest flow id, which stays its name while its members
-/// stay the same.
+/// One contention group: named by its lowest member id, which stays its name while its members
+/// stay the same. Its members are senders: connections (`mod.rs`), named by their ids.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Group {
     pub key: u32,
-    /// Its flows and ports, in increasing order.
-    pub flows: Vec<u32>,
+    /// Its members and ports, in increasing order.
+    pub conns: Vec<u32>,
     pub ports: Vec<u32>,
 }
 
@@ -34,8 +34,8 @@ pub(crate) fn ports_of(topo: &Topology, flow: &Flow) -> Vec<u32> {
     ports
 }
 
-/// The groups of the flows `active` (each with its ports, `ports_of`; in increasing order of
-/// flow id), in order of their keys.
+/// The groups of the senders `active` (each with its ports, `ports_of`; in increasing order of
+/// id), in order of their keys.
 pub(crate) fn group(active: &[(u32, &[u32])], num_ports: usize) -> Vec<Group> {
     // Union-find over ports, the lower root winning: the result does not depend on the order
     // of the unions.
@@ -65,9 +65,9 @@ pub(crate) fn group(active: &[(u32, &[u32])], num_ports: usize) -> Vec<Group> {
     let mut by_root: BTreeMap<u32, Group> = BTreeMap::new();
     for &(f, ports) in active {
         let r = root(&mut parent, ports[0]);
-        let g = by_root.entry(r).or_insert_with(|| Group { key: f, flows: Vec::new(), ports: Vec::new() });
+        let g = by_root.entry(r).or_insert_with(|| Group { key: f, conns: Vec::new(), ports: Vec::new() });
         g.key = g.key.min(f);
-        g.flows.push(f);
+        g.conns.push(f);
     }
     for p in 0..num_ports as u32 {
         if used[p as usize] {
@@ -92,8 +92,8 @@ mod tests {
         let d: &[u32] = &[5, 6];
         let groups = group(&[(7, a), (2, b), (5, c), (3, d)], 10);
         assert_eq!(groups.len(), 2, "{groups:?}");
-        assert_eq!(groups[0], Group { key: 2, flows: vec![7, 2, 5], ports: vec![1, 2, 3, 4, 9] });
-        assert_eq!(groups[1], Group { key: 3, flows: vec![3], ports: vec![5, 6] });
+        assert_eq!(groups[0], Group { key: 2, conns: vec![7, 2, 5], ports: vec![1, 2, 3, 4, 9] });
+        assert_eq!(groups[1], Group { key: 3, conns: vec![3], ports: vec![5, 6] });
     }
 
     #[test]
@@ -104,7 +104,7 @@ mod tests {
         rev.reverse();
         let (mut a, mut b) = (group(&fwd, 64), group(&rev, 64));
         for g in a.iter_mut().chain(b.iter_mut()) {
-            g.flows.sort_unstable();
+            g.conns.sort_unstable();
         }
         assert_eq!(a, b);
     }

@@ -1,13 +1,13 @@
-//! What fast-forward remembers of the recent past: at every check, a snapshot of each active
-//! flow's counters and of each port's, kept for the last [`DEPTH`] checks. A group is judged over
-//! four consecutive windows of 1, 2, 4 or 8 check intervals (`steady.rs`), the shortest that
-//! shows it steady: long enough to average an oscillating algorithm's sawtooth, short enough to
-//! catch a short steady stretch.
+//! What fast-forward remembers of the recent past: at every check, a snapshot of each running
+//! connection's counters and of each grouped port's, kept for the last [`DEPTH`] checks. A group
+//! is judged over four consecutive windows of 1 to 16 check intervals (`steady.rs`), the
+//! shortest that shows it steady: long enough to average an oscillating algorithm's sawtooth
+//! and to hold enough packets of every member, short enough to catch a short steady stretch.
 
 use super::groups::NONE;
 
 /// Window lengths, in check intervals, that steadiness is judged over.
-pub(crate) const SCALES: [u64; 4] = [1, 2, 4, 8];
+pub(crate) const SCALES: [u64; 5] = [1, 2, 4, 8, 16];
 /// Windows compared at one scale.
 pub(crate) const WINDOWS: u64 = 4;
 /// Snapshots kept: enough for four windows at the longest scale.

@@ -37,16 +37,74 @@ use groups::{Group, NONE};
 use history::{FlowSnap, History, PortSnap};
 use std::collections::BTreeMap;
 
+/// A port is busy when it sends at least this fraction of its capacity over the windows judged:
+/// below every algorithm's target utilisation (HPCC's 95% the lowest) by enough for its noise.
+const BUSY: f64 = 0.9;
+
+/// A connection with a running flow.
+struct Conn {
+    /// Its running flows (the one sending, and those that wait or finish behind it).
+    flows: Vec<u32>,
+    /// The ports it crosses (`groups::ports_of`), and the egress ports of its data path.
+    ports: Box<[u32]>,
+    path: Box<[u32]>,
+}
+
+/// Counters of a connection's messages that add up across them.
+#[derive(Clone, Copy, Debug, Default)]
+struct Totals {
+    acked: u64,
+    sent: u64,
+    acks: u32,
+    cnps: u32,
+    feedback_acks: u32,
+    trouble: u64,
+}
+
+impl Totals {
+    fn of(flow: &crate::engine::nic::qp::Flow) -> Totals {
+        Totals {
+            acked: flow.snd_una,
+            sent: flow.high_sent,
+            acks: flow.acks,
+            cnps: flow.cnps,
+            feedback_acks: flow.feedback_acks,
+            trouble: flow.retransmitted_bytes + u64::from(flow.timeouts) + u64::from(flow.nacks),
+        }
+    }
+
+    fn add(&mut self, o: Totals) {
+        self.acked += o.acked;
+        self.sent += o.sent;
+        self.acks = self.acks.wrapping_add(o.acks);
+        self.cnps = self.cnps.wrapping_add(o.cnps);
+        self.feedback_acks = self.feedback_acks.wrapping_add(o.feedback_acks);
+        self.trouble += o.trouble;
+    }
+}
+
 /// Fast-forward's state in a run that has it on.
 pub(crate) struct FastForward {
     tolerance: f64,
     /// Time between two checks.
     every: SimTime,
     history: History,
-    /// The running flows at the last grouping, with the ports each crosses.
-    active: BTreeMap<u32, Box<[u32]>>,
+    /// The running flows at the last grouping, each with its connection.
+    running: BTreeMap<u32, u32>,
+    /// Flows started since the last grouping (`qp.rs` notes each start).
+    pub(crate) started: Vec<u32>,
+    /// The connections with a running flow: what fast-forward judges and skips. A connection
+    /// that carries one message after another (chunks, persistent queue pairs) stays the same
+    /// sender through them, as its queue pair does.
+    conns: BTreeMap<u32, Conn>,
+    /// Per connection: the counters of its finished messages, which its running ones add to.
+    done: Vec<Totals>,
     /// The groups, each with the check its members were first seen together at.
     groups: Vec<(Group, u64)>,
+    /// Per group (by key): the time skipped since its members last changed. A group frozen
+    /// resumes as it was, so a slow drift its windows could not see is held up by every skip:
+    /// the drift's allowance (`skip.rs`) is for all the skips of one membership together.
+    skipped_since_formed: BTreeMap<u32, SimTime>,
     /// Flows started and finished when the groups were formed.
     formed_with: (usize, usize),
     /// The frozen groups, by key.
@@ -81,14 +139,22 @@ impl FastForward {
         }
         let flows = sim.nic.flows.len();
         let ports = sim.net.ports.len();
-        // Two round trips of the longest path: windows of 2 to 16 round trips (`history.rs`).
-        let every = SimTime(sim.nic_largest_base_rtt().0.saturating_mul(2).max(SimTime::from_ns(500).0));
+        // Two round trips of the longest path, or the algorithm's settling time if longer: the
+        // four windows judged are 1 to 8 of these each (`history.rs`).
+        let algorithm = scenario.cc.as_algorithm();
+        let settling = sim.nic.facts.iter().map(|f| algorithm.settling_time(f)).max().unwrap_or(SimTime::ZERO);
+        let rtts = SimTime(sim.nic_largest_base_rtt().0.saturating_mul(2));
+        let every = rtts.max(settling).max(SimTime::from_ns(500));
         Ok(Some(FastForward {
             tolerance,
             every,
             history: History::new(flows, ports),
-            active: BTreeMap::new(),
+            running: BTreeMap::new(),
+            started: Vec::new(),
+            conns: BTreeMap::new(),
+            done: vec![Totals::default(); flows],
             groups: Vec::new(),
+            skipped_since_formed: BTreeMap::new(),
             formed_with: (usize::MAX, usize::MAX),
             frozen: BTreeMap::new(),
             port_frozen: vec![NONE; ports],
@@ -155,13 +221,20 @@ impl Simulation {
             if ff.frozen.contains_key(&g.key) {
                 continue;
             }
-            if let Some(s) = steady::judge(&ff.history, g, checks - 1 - formed, ff.tolerance, packet) {
-                steady.push((g.clone(), s));
-            }
+            let why = match steady::judge(&ff.history, g, checks - 1 - formed, ff.tolerance, packet) {
+                Ok(s) if self.converged(&ff, &s) => {
+                    steady.push((g.clone(), s));
+                    continue;
+                }
+                Ok(_) => "not_converged",
+                Err(why) => why.name(),
+            };
+            *ff.report.not_steady.entry(why.to_string()).or_default() += 1;
         }
         for (g, s) in steady {
-            if let Some(until) = self.skip_until(&ff, &s) {
-                self.freeze(&mut ff, g, s, until);
+            match self.skip_until(&ff, &s, g.key) {
+                Some(until) => self.freeze(&mut ff, g, s, until),
+                None => *ff.report.not_steady.entry("too_near_an_end".to_string()).or_default() += 1,
             }
         }
         if self.work.flows_done < self.nic.flows.len() {
@@ -170,22 +243,66 @@ impl Simulation {
         self.ff = Some(ff);
     }
 
-    /// The running flows and their groups, anew; a group whose members did not change keeps the
-    /// check it was formed at.
+    /// Whether every flow of a steady group is held back by something: it sends at its NIC's
+    /// rate, or some port of its path is busy. A flow below its line rate on an idle path is
+    /// one whose algorithm is still climbing, however flat its rate looked over the windows
+    /// (DCQCN recovering after an incast's first cut holds each rate for a timer's period).
+    fn converged(&self, ff: &FastForward, s: &steady::Steady) -> bool {
+        let span = ff.every.as_secs_f64() * s.checks as f64;
+        let (mtu, header) = (self.params.mtu as f64, self.params.header as f64);
+        let busy: BTreeMap<u32, bool> = (s.ports.iter())
+            .map(|p| {
+                let capacity = self.net.ports[p.port as usize].bandwidth.as_f64() * span / 8.0;
+                (p.port, p.tx_bytes as f64 >= BUSY * capacity)
+            })
+            .collect();
+        s.flows.iter().all(|fs| {
+            let rate = fs.acked as f64 * 8.0 / (fs.time as f64 * 1e-12);
+            let line = self.nic.facts[fs.conn as usize].line_rate.as_f64() * mtu / (mtu + header);
+            rate >= (1.0 - 2.0 * ff.tolerance) * line
+                || ff.conns[&fs.conn].path.iter().any(|p| busy.get(p).copied().unwrap_or(false))
+        })
+    }
+
+    /// The running flows, their connections and the connections' groups, anew; a group whose
+    /// connections did not change keeps the check it was formed at.
     fn regroup(&mut self, ff: &mut FastForward) {
         ff.formed_with = (self.work.flows_started, self.work.flows_done);
         let running = |f: &crate::engine::nic::qp::Flow| f.started && f.sender_done.is_none();
-        let gone: Vec<u32> = ff.active.keys().copied().filter(|&f| !running(&self.nic.flows[f as usize])).collect();
+        let gone: Vec<u32> = ff.running.keys().copied().filter(|&f| !running(&self.nic.flows[f as usize])).collect();
+        let mut changed = false;
         for f in gone {
-            ff.active.remove(&f);
-            ff.history.forget(f);
-        }
-        for (f, flow) in self.nic.flows.iter().enumerate() {
-            if running(flow) && !ff.active.contains_key(&(f as u32)) {
-                ff.active.insert(f as u32, groups::ports_of(&self.topo, flow).into_boxed_slice());
+            let c = ff.running.remove(&f).expect("running");
+            ff.done[c as usize].add(Totals::of(&self.nic.flows[f as usize]));
+            let conn = ff.conns.get_mut(&c).expect("a running flow's connection");
+            conn.flows.retain(|&g| g != f);
+            if conn.flows.is_empty() {
+                ff.conns.remove(&c);
+                ff.done[c as usize] = Totals::default();
+                ff.history.forget(c);
+                changed = true;
             }
         }
-        let list: Vec<(u32, &[u32])> = ff.active.iter().map(|(&f, p)| (f, &p[..])).collect();
+        let mut started = std::mem::take(&mut ff.started);
+        started.sort_unstable();
+        for f in started {
+            let flow = &self.nic.flows[f as usize];
+            if running(flow) && !ff.running.contains_key(&f) {
+                changed |= !ff.conns.contains_key(&flow.conn);
+                ff.running.insert(f, flow.conn);
+                let conn = ff.conns.entry(flow.conn).or_insert_with(|| Conn {
+                    flows: Vec::new(),
+                    ports: groups::ports_of(&self.topo, flow).into_boxed_slice(),
+                    path: self.topo.path(flow.src, flow.dst, flow.ecmp_key).into_boxed_slice(),
+                });
+                conn.flows.push(f);
+            }
+        }
+        // Messages that follow each other on their connections change no group.
+        if !changed {
+            return;
+        }
+        let list: Vec<(u32, &[u32])> = ff.conns.iter().map(|(&c, conn)| (c, &conn.ports[..])).collect();
         let fresh = groups::group(&list, self.net.ports.len());
         let old: BTreeMap<u32, (&Group, u64)> = ff.groups.iter().map(|(g, at)| (g.key, (g, *at))).collect();
         let checks = ff.history.checks;
@@ -193,8 +310,11 @@ impl Simulation {
             .into_iter()
             .map(|g| {
                 let at = match old.get(&g.key) {
-                    Some((was, at)) if was.flows == g.flows => *at,
-                    _ => checks,
+                    Some((was, at)) if was.conns == g.conns => *at,
+                    _ => {
+                        ff.skipped_since_formed.remove(&g.key);
+                        checks
+                    }
                 };
                 (g, at)
             })
@@ -202,24 +322,31 @@ impl Simulation {
         ff.groups = kept;
     }
 
-    /// Every running flow's and every grouped port's counters, as check number
+    /// Every running connection's and every grouped port's counters, as check number
     /// `ff.history.checks`.
     fn snapshot(&mut self, ff: &mut FastForward) {
         let at = History::at(ff.history.checks);
-        for &f in ff.active.keys() {
-            let flow = &self.nic.flows[f as usize];
-            let cc = &self.nic.ccs[flow.conn as usize];
+        for (&c, conn) in &ff.conns {
+            let mut t = ff.done[c as usize];
+            let mut acked_at = SimTime::ZERO;
+            for &f in &conn.flows {
+                let flow = &self.nic.flows[f as usize];
+                t.add(Totals::of(flow));
+                acked_at = acked_at.max(flow.last_progress);
+            }
             let snap = FlowSnap {
-                acked: flow.snd_una,
-                sent: flow.high_sent,
-                acked_at: flow.last_progress,
-                signal: cc.steady_signal().unwrap_or(f64::NAN),
-                acks: flow.acks,
-                cnps: flow.cnps,
-                feedback_acks: flow.feedback_acks,
-                trouble: flow.retransmitted_bytes + u64::from(flow.timeouts) + u64::from(flow.nacks),
+                acked: t.acked,
+                sent: t.sent,
+                // (`last_progress` is also the start of sending: an instant of acknowledgement only
+                // once something was acknowledged.)
+                acked_at: if t.acked == 0 { SimTime::MAX } else { acked_at },
+                signal: self.nic.ccs[c as usize].steady_signal().unwrap_or(f64::NAN),
+                acks: t.acks,
+                cnps: t.cnps,
+                feedback_acks: t.feedback_acks,
+                trouble: t.trouble,
             };
-            ff.history.track(f)[at] = snap;
+            ff.history.track(c)[at] = snap;
         }
         for (g, _) in &ff.groups {
             for &p in &g.ports {

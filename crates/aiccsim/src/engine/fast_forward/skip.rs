@@ -16,8 +16,8 @@ pub(crate) struct Frozen {
     pub since: SimTime,
     pub group: Group,
     pub steady: Steady,
-    /// The connections of its flows, and the hosts of its ports.
-    conns: Vec<u32>,
+    /// The running flows of its connections, and the hosts of its ports.
+    flows: Vec<u32>,
     hosts: Vec<u32>,
     /// Its pending events, in the order they were due, with their times.
     stash: Vec<(SimTime, Event)>,
@@ -33,18 +33,25 @@ fn later(t: SimTime, by: SimTime) -> SimTime {
 }
 
 impl Simulation {
-    /// When a steady group should thaw: before any of its flows comes within two judging spans
-    /// of its last byte at its steady rate (so that every flow's end is simulated), and before
-    /// the stop time; `None` if that leaves less than one span to skip (not worth a freeze).
-    pub(super) fn skip_until(&self, ff: &FastForward, s: &Steady) -> Option<SimTime> {
+    /// When a steady group should thaw: before the message each of its connections is sending
+    /// comes within one judging window of its last byte at the connection's steady rate (so that
+    /// every message's end is simulated), and before the stop time; `None` if that leaves less
+    /// than one span of four windows to skip (not worth a freeze).
+    pub(super) fn skip_until(&self, ff: &FastForward, s: &Steady, key: u32) -> Option<SimTime> {
+        let skipped = ff.skipped_since_formed.get(&key).map_or(0.0, |t| t.0 as f64);
         let span = SimTime(ff.every.0 * s.checks);
         let mut skip = u128::MAX;
         for fs in &s.flows {
-            let flow = &self.nic.flows[fs.flow as usize];
+            let flow = &self.nic.flows[self.nic.conns[fs.conn as usize].holder as usize];
             let left = u128::from(flow.size - flow.high_sent);
-            // The time to send what is left at the steady rate, less two spans.
+            // The time to send what is left at the steady rate, less a window.
             let time_left = left * u128::from(fs.time) / u128::from(fs.acked);
-            skip = skip.min(time_left.saturating_sub(2 * u128::from(span.0)));
+            skip = skip.min(time_left.saturating_sub(u128::from(span.0) / 4));
+            // A rate that moved by `drift` over half a span, if it goes on moving so, makes the
+            // credit of a skip of `k` spans wrong by about `drift * k`: no more than the
+            // tolerance, over all the skips since the group's members last changed.
+            let drifting = span.0 as f64 * ff.tolerance / fs.drift.max(1e-9) - skipped;
+            skip = skip.min(drifting.clamp(0.0, u64::MAX as f64) as u128);
         }
         let stop = self.params.stop_time;
         if stop < SimTime::MAX {
@@ -57,9 +64,7 @@ impl Simulation {
     pub(super) fn freeze(&mut self, ff: &mut FastForward, g: Group, s: Steady, until: SimTime) {
         ff.freezes = ff.freezes.wrapping_add(1);
         let key = g.key;
-        let mut conns: Vec<u32> = g.flows.iter().map(|&f| self.nic.flows[f as usize].conn).collect();
-        conns.sort_unstable();
-        conns.dedup();
+        let flows: Vec<u32> = g.conns.iter().flat_map(|c| ff.conns[c].flows.iter().copied()).collect();
         let hosts: Vec<u32> = (g.ports.iter())
             .filter(|&&p| self.net.ports[p as usize].is_host)
             .map(|&p| self.net.ports[p as usize].node)
@@ -67,21 +72,21 @@ impl Simulation {
         for &p in &g.ports {
             ff.port_frozen[p as usize] = key;
         }
-        for &f in &g.flows {
+        for &f in &flows {
             ff.flow_frozen[f as usize] = key;
         }
-        for &c in &conns {
+        for &c in &g.conns {
             ff.conn_frozen[c as usize] = key;
         }
-        let (ports, flows, cf) = (&ff.port_frozen, &ff.flow_frozen, &ff.conn_frozen);
+        let (pf, ff_flows, cf) = (&ff.port_frozen, &ff.flow_frozen, &ff.conn_frozen);
         let stash = self.events.extract(|ev| match *ev {
-            Event::PortWake(p, _) | Event::Arrive(p, _) | Event::Lost(p, _) => ports[p as usize] == key,
+            Event::PortWake(p, _) | Event::Arrive(p, _) | Event::Lost(p, _) => pf[p as usize] == key,
             Event::CcTimer(c, _, _) => cf[c as usize] == key,
-            Event::Rto(f, _) | Event::Probe(f) => flows[f as usize] == key,
+            Event::Rto(f, _) | Event::Probe(f) => ff_flows[f as usize] == key,
             _ => false,
         });
         self.events.push(until, Event::Thaw(key, ff.freezes));
-        let frozen = Frozen { number: ff.freezes, since: self.now, group: g, steady: s, conns, hosts, stash };
+        let frozen = Frozen { number: ff.freezes, since: self.now, group: g, steady: s, flows, hosts, stash };
         ff.frozen.insert(key, frozen);
     }
 
@@ -93,10 +98,10 @@ impl Simulation {
         for &p in &fz.group.ports {
             ff.port_frozen[p as usize] = NONE;
         }
-        for &f in &fz.group.flows {
+        for &f in &fz.flows {
             ff.flow_frozen[f as usize] = NONE;
         }
-        for &c in &fz.conns {
+        for &c in &fz.group.conns {
             ff.conn_frozen[c as usize] = NONE;
         }
         if by > SimTime::ZERO {
@@ -104,7 +109,8 @@ impl Simulation {
             let credited = self.credit(ff, &fz, by);
             ff.report.bytes_credited += credited;
             ff.report.skipped += by;
-            ff.report.skips.push(Skip { group: key, flows: fz.group.flows.len() as u32, from: fz.since, to: self.now });
+            *ff.skipped_since_formed.entry(key).or_insert(SimTime::ZERO) += by;
+            ff.report.skips.push(Skip { group: key, flows: fz.flows.len() as u32, from: fz.since, to: self.now });
         }
         for (t, ev) in fz.stash {
             self.events.push(later(t, by), ev);
@@ -133,7 +139,7 @@ impl Simulation {
                 self.translate_packet(PacketId(id), by);
             }
         }
-        for &f in &fz.group.flows {
+        for &f in &fz.flows {
             let flow = &mut self.nic.flows[f as usize];
             flow.next_send = later(flow.next_send, by);
             flow.rto_queued = flow.rto_queued.map(|t| later(t, by));
@@ -145,7 +151,7 @@ impl Simulation {
         for &h in &fz.hosts {
             self.nic.sched.shift_clock(h, by);
         }
-        for &c in &fz.conns {
+        for &c in &fz.group.conns {
             for t in self.nic.conns[c as usize].timers.iter_mut() {
                 t.shift_clock(by);
             }
@@ -163,8 +169,8 @@ impl Simulation {
         }
     }
 
-    /// What group `fz` would have done in `by` at its steady rates, credited: each flow's bytes
-    /// (whole packets, its remaining size shrinking by them), each port's bytes, packets and ECN
+    /// What group `fz` would have done in `by` at its steady rates, credited: each connection's
+    /// bytes to the message it is sending (whole packets, its remaining size shrinking by them), each port's bytes, packets and ECN
     /// marks, and the run's counters. Returns the bytes credited to flows.
     fn credit(&mut self, ff: &mut FastForward, fz: &Frozen, by: SimTime) -> u64 {
         let span = u128::from(ff.every.0 * fz.steady.checks);
@@ -173,12 +179,13 @@ impl Simulation {
         let mut credited = 0;
         let c = &mut self.observe.counters;
         for fs in &fz.steady.flows {
-            let flow = &mut self.nic.flows[fs.flow as usize];
+            let holder = self.nic.conns[fs.conn as usize].holder;
+            let flow = &mut self.nic.flows[holder as usize];
             // Whole packets, and never the last one: the flow's end is simulated.
             let room = (flow.size - flow.high_sent).saturating_sub(mtu) / mtu;
             let at_rate = u128::from(fs.acked) * u128::from(by.0) / u128::from(fs.time);
             // Never faster than the NIC: packets of `mtu + header` bytes back to back.
-            let line = self.nic.facts[fs.flow as usize].line_rate;
+            let line = self.nic.facts[holder as usize].line_rate;
             let at_line = u128::from(by.0) / u128::from(line.tx_time(mtu + header).0.max(1)) * u128::from(mtu);
             let packets = ((at_rate.min(at_line) as u64) / mtu).min(room);
             let bytes = packets * mtu;

@@ -258,8 +258,11 @@ impl QueuePairs {
 
 impl Simulation {
     pub(crate) fn flow_start(&mut self, f: u32) {
-        if self.ff.as_ref().is_some_and(|ff| ff.any_frozen()) {
-            self.thaw_for_start(f);
+        if let Some(ff) = self.ff.as_mut() {
+            ff.started.push(f);
+            if ff.any_frozen() {
+                self.thaw_for_start(f);
+            }
         }
         let flow = &mut self.nic.flows[f as usize];
         flow.started = true;

@@ -492,27 +492,21 @@ def _flow_lines(
 
 
 def _skipped_spans(r: Result) -> list[tuple[float, float]]:
-    """The spans fast-forward skipped in run ``r`` (µs), overlapping ones merged: when some
-    group of flows was frozen (summary.json's ``fast_forward.skips``)."""
+    """The spans fast-forward skipped in run ``r`` (µs), one per skip of a group of flows
+    (summary.json's ``fast_forward.skips``), in time order."""
     skips = (r.summary.get("fast_forward") or {}).get("skips", [])
-    spans = sorted((s["from_ns"] / 1e3, s["to_ns"] / 1e3) for s in skips)
-    merged: list[tuple[float, float]] = []
-    for a, b in spans:
-        if merged and a <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
-        else:
-            merged.append((a, b))
-    return merged
+    return sorted((s["from_ns"] / 1e3, s["to_ns"] / 1e3) for s in skips)
 
 
 def _shade_skips(ax: Axes, runs: list[tuple[int, str | None, Result]]) -> None:
-    """Shades the spans fast-forward skipped (in any of the runs): no packet was simulated
-    there for the frozen groups, whose lines break across them instead of being drawn through."""
+    """Shades each span a group of flows was skipped by fast-forward (darker where groups were
+    skipped together): no packet of that group was simulated there, and its lines break across
+    the span instead of being drawn through it."""
     labelled = False
     for _, _, r in runs:
         for a, b in _skipped_spans(r):
             label = None if labelled else "skipped (fast-forward)"
-            ax.axvspan(a, b, color="0.88", zorder=0, linewidth=0, label=label)
+            ax.axvspan(a, b, color="0.6", alpha=0.25, zorder=0, linewidth=0, label=label)
             labelled = True
 
 

@@ -150,16 +150,17 @@ impl RunView<'_> {
     }
 
     /// The lowest Jain's index over segments of length `len` (each from `settle` after its
-    /// start), of the mean throughput of every flow sampled throughout the window; segments
-    /// with fewer than two such flows are skipped. `None` without timelines or such a segment.
+    /// start), of the mean throughput of every flow that ran throughout the window (started
+    /// before it, finished after it) over its samples there; segments with fewer than two such
+    /// flows are skipped. `None` without timelines or such a segment. (A flow fast-forward froze
+    /// for part of the window has samples for the rest of it only: its mean is over those.)
     pub fn min_segment_jain(&self, len: SimTime, settle: SimTime) -> Option<f64> {
-        let iv = self.sample_interval?.0;
+        self.sample_interval?;
         let end = self.rates.iter().map(|s| s.time.0).max()?;
         let mut worst: Option<f64> = None;
         let mut from = 0;
         while from < end {
             let (lo, hi) = (from + settle.0, from + len.0);
-            let expected = (hi - lo) / iv;
             let mut sums: BTreeMap<u32, (f64, u64)> = BTreeMap::new();
             for s in self.rates.iter().filter(|s| s.time.0 > lo && s.time.0 <= hi) {
                 let e = sums.entry(s.flow).or_default();
@@ -167,8 +168,11 @@ impl RunView<'_> {
                 e.1 += 1;
             }
             // Only flows active over the whole window (not starting or ending inside it).
+            let throughout = |f: u32| {
+                self.flows.get(f as usize).is_some_and(|r| r.start.0 <= lo && r.finish.is_none_or(|t| t.0 > hi))
+            };
             let means: Vec<f64> =
-                sums.values().filter(|(_, n)| *n + 1 >= expected).map(|(t, n)| t / *n as f64).collect();
+                sums.iter().filter(|(&f, _)| throughout(f)).map(|(_, (t, n))| t / *n as f64).collect();
             if means.len() >= 2 {
                 let j = jain_index(&means);
                 worst = Some(worst.map_or(j, |w: f64| w.min(j)));

@@ -462,3 +462,49 @@ fn the_summary_says_none_finished_and_gives_busbw() {
     assert!(gbps > 10.0 && gbps <= 100.0, "a ring on 100 Gbps links: {line}");
     assert!(line.ends_with("(the collective)"), "{line}");
 }
+
+#[test]
+fn check_fast_forward_compares_an_experiment_both_ways_and_its_verdicts_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("check");
+    let o = aiccsim(&["check-fast-forward", "pc4-longshort", "--out", out.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{text}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.contains("claims: 12 of 12 give the same verdict both ways"), "{text}");
+    let errors = std::fs::read_to_string(out.join("errors.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(errors.as_bytes());
+    let mut skipped = 0.0;
+    for row in rows.records().map(Result::unwrap) {
+        // run, figure, full, fast_forward, error_pct, ...: completion and FCTs within the targets.
+        let (figure, error) = (&row[1], row[4].parse::<f64>().unwrap_or(0.0));
+        let bound = if figure == "completion_us" { 1.0 } else { 2.0 };
+        if figure.ends_with("_us") {
+            assert!(error.abs() <= bound, "{}: {figure} off by {error}%", &row[0]);
+        }
+        skipped += row[7].parse::<f64>().unwrap();
+    }
+    assert!(skipped > 0.0, "nothing skipped");
+    for mode in ["full", "fast-forward"] {
+        assert!(out.join(mode).join("table.csv").is_file(), "{mode} missing");
+    }
+}
+
+#[test]
+fn run_fast_forward_writes_what_it_skipped_and_says_so_in_scenario_toml() {
+    let dir = tempfile::tempdir().unwrap();
+    let long =
+        SMALL.replace("size = \"200KB\"", "size = \"20MB\"").replace("algorithm = \"dcqcn\"", "algorithm = \"pc4\"");
+    let scenario = write(dir.path(), "s.toml", &long);
+    let out = dir.path().join("out");
+    let o = aiccsim(&["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--fast-forward=0.02"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["fast_forward"]["tolerance"], 0.02);
+    assert!(summary["fast_forward"]["skipped_ns"].as_f64().unwrap() > 0.0, "{}", summary["fast_forward"]);
+    let text = std::fs::read_to_string(out.join("scenario.toml")).unwrap();
+    assert!(text.starts_with("# run with --fast-forward (tolerance 0.02)"), "{text}");
+    let o = aiccsim(&["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--fast-forward=0.5"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--fast-forward"), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -288,11 +288,14 @@ impl Simulation {
             return Some(StopReason::StopTime);
         }
         if t - self.work.progress_at > limits.stall_timeout && !matches!(ev, Event::FlowStart(_) | Event::Thaw(..)) {
-            if self.work.flows_started > self.work.flows_done {
+            // (A frozen group moves on, unsimulated: fast-forward's skip is not a stall.)
+            let skipping = self.ff.as_ref().is_some_and(|ff| ff.any_frozen());
+            if self.work.flows_started > self.work.flows_done && !skipping {
                 self.now = self.work.progress_at + limits.stall_timeout;
                 return Some(StopReason::Stalled);
             }
-            // Nothing was running, so nothing was stuck: the quiet time was idle time.
+            // Nothing was running, so nothing was stuck (or it was skipped): the quiet time was
+            // idle time.
             self.work.progress_at = t;
         }
         self.now = t;

@@ -167,3 +167,16 @@ fn an_incast_of_long_flows_under_pc4_is_skipped_within_the_targets() {
         (full.summary.completion_time_ns.unwrap().as_ns_f64(), fast.summary.completion_time_ns.unwrap().as_ns_f64());
     assert!((b - a).abs() <= 0.01 * a, "completion {b} ns against {a} ns");
 }
+
+#[test]
+fn a_skip_longer_than_the_stall_timeout_is_not_a_stall() {
+    // A 2 GB flow at 100 Gbps: about 168 ms, most of it skipped, against a 100 ms stall timeout
+    // (a stall timeout must exceed nic.rto x 64: 1 ms x 64).
+    let toml = format!(
+        "[simulation]\nfast_forward = true\nstall_timeout = \"100ms\"\n[nic]\nrto = \"1ms\"\n{}",
+        flows("pfc_only", 2, &[(1, 0, "2GB", "0us")])
+    );
+    let r = common::run(&toml);
+    assert!(skipped_ns(&r) > 100e6, "{}", skipped_ns(&r));
+    assert_eq!(r.summary.stop_reason, aiccsim::StopReason::Completed);
+}

@@ -61,8 +61,8 @@ const SHIFT: u32 = 10;
 /// Buckets in the ring (a power of two): a horizon of about 4.2 us.
 const BUCKETS: u64 = 4096;
 const MASK: u64 = BUCKETS - 1;
-/// Entries a drained buffer keeps room for at least (more if buckets usually hold more, see
-/// `EventQueue::typical`).
+/// Entries a drained buffer keeps room for at least (more if buckets lately held more, see
+/// `EventQueue::recent`).
 const SPARE_CAPACITY: usize = 64;
 
 pub struct EventQueue {
@@ -78,10 +78,12 @@ pub struct EventQueue {
     head: usize,
     /// Drained buffers, empty, with their capacity: the last one pushed was drained last.
     spare: Vec<Vec<Entry>>,
-    /// About the number of entries a drained bucket held, lately (a moving average): a spare
-    /// buffer keeps room for a few times that, so that a burst does not leave every buffer it
-    /// passed through that large.
-    typical: usize,
+    /// The most entries a bucket held lately (the largest drained, less 1/64 of it for every
+    /// bucket drained since): a spare buffer keeps room for twice that, so that buckets as large
+    /// as the recent ones find room, and a burst does not leave every buffer it passed through
+    /// that large. (A moving average kept buffers too small while the load grew, and they were
+    /// grown again and again.)
+    recent: usize,
     /// Where a bucket's runs are merged ([`merge_runs`]), and the runs' bounds.
     scratch: Vec<Entry>,
     bounds: Vec<usize>,
@@ -117,7 +119,7 @@ impl EventQueue {
             current: Vec::new(),
             head: 0,
             spare: Vec::new(),
-            typical: 0,
+            recent: 0,
             scratch: Vec::new(),
             bounds: Vec::new(),
             far: BinaryHeap::with_capacity(n),
@@ -229,7 +231,7 @@ impl EventQueue {
         let slot = (next & MASK) as usize;
         if ring == Some(next) {
             let filled = std::mem::take(&mut self.ring[slot]);
-            self.typical = self.typical - self.typical / 16 + filled.len() / 16;
+            self.recent = filled.len().max(self.recent - self.recent / 64);
             let drained = std::mem::replace(&mut self.current, filled);
             self.recycle(drained);
             self.occupied[slot / 64] &= !(1 << (slot % 64));
@@ -254,12 +256,12 @@ impl EventQueue {
         std::mem::swap(&mut self.current, &mut self.scratch);
     }
 
-    /// Keeps a drained buffer for the next bucket that fills, with room for a few typical
-    /// buckets: a burst that once filled one must not leave every buffer that large (nor the
-    /// merges' scratch space).
+    /// Keeps a drained buffer for the next bucket that fills, with room for the recent buckets:
+    /// a burst that once filled one must not leave every buffer that large (nor the merges'
+    /// scratch space).
     fn recycle(&mut self, mut buffer: Vec<Entry>) {
         buffer.clear();
-        let keep = SPARE_CAPACITY.max(4 * self.typical);
+        let keep = SPARE_CAPACITY.max(2 * self.recent);
         if buffer.capacity() > keep {
             buffer.shrink_to(keep);
         }
@@ -494,7 +496,7 @@ mod tests {
     fn drained_buffers_go_to_the_next_bucket_with_their_capacity_but_a_burst_is_trimmed() {
         let mut q = EventQueue::default();
         let ns = |n: u64| SimTime(n << SHIFT);
-        // Forty buckets of 500 entries: the typical bucket holds about 500.
+        // Forty buckets of 500 entries.
         for b in 1..=40 {
             for i in 0..500 {
                 q.push(ns(b), Event::FlowStart(i));
@@ -520,9 +522,12 @@ mod tests {
         while q.pop().is_some() {}
         let kept: usize = q.spare.iter().chain([&q.current, &q.scratch]).map(|b| b.capacity()).max().unwrap();
         assert!(kept >= 100_000, "one buffer holds the bucket being drained: {kept}");
-        assert!(q.spare.iter().all(|b| b.capacity() <= SPARE_CAPACITY.max(4 * q.typical)));
-        q.push(ns(3_000), Event::Sample);
-        q.pop();
+        assert!(q.spare.iter().all(|b| b.capacity() <= SPARE_CAPACITY.max(2 * q.recent)));
+        // A thousand buckets of one later, the burst is forgotten.
+        for b in 0..1_000u64 {
+            q.push(ns(3_000 + b), Event::Sample);
+            q.pop();
+        }
         let largest = q.spare.iter().chain([&q.scratch]).map(|b| b.capacity()).max().unwrap();
         assert!(largest < 100_000, "the burst's buffers were trimmed once drained: {largest}");
     }

@@ -15,9 +15,9 @@
 //! propagation delay, a wake-up one serialisation; those scheduled with the same delay arrive
 //! in time order). A k = 32 fat tree puts about a thousand entries into a bucket in ten or so
 //! runs: merging them costs a few passes, where a sort cost log2 of a thousand (BENCHMARKS.md,
-//! session 16). Buckets' buffers keep their capacity, passed from a drained bucket to the next
-//! that fills (most recently drained first: still in cache), instead of being trimmed and grown
-//! again every time round the ring.
+//! session 16). Large buckets' buffers keep their capacity, passed from a drained bucket to the
+//! next that fills (most recently drained first: still in cache), instead of being trimmed and
+//! grown again every time round the ring; small ones go back to their slot, as before.
 
 use super::Event;
 use crate::time::SimTime;
@@ -66,8 +66,8 @@ const MASK: u64 = BUCKETS - 1;
 const SPARE_CAPACITY: usize = 64;
 
 pub struct EventQueue {
-    /// Bucket buffers; an empty bucket holds no buffer (capacity 0) and takes one from `spare`
-    /// when it is first scheduled into.
+    /// Bucket buffers. An empty bucket holds a small buffer (the last one drained there) or
+    /// none (capacity 0), and then takes one from `spare` when it is first scheduled into.
     ring: Vec<Vec<Entry>>,
     /// Bit i set: ring slot i holds entries.
     occupied: Vec<u64>,
@@ -230,16 +230,24 @@ impl EventQueue {
         self.draining = true;
         let slot = (next & MASK) as usize;
         if ring == Some(next) {
-            let filled = std::mem::take(&mut self.ring[slot]);
-            self.recent = filled.len().max(self.recent - self.recent / 64);
-            let drained = std::mem::replace(&mut self.current, filled);
-            self.recycle(drained);
+            self.recent = self.ring[slot].len().max(self.recent - self.recent / 64);
+            if self.current.capacity() <= SPARE_CAPACITY {
+                // A small buffer goes back to the bucket's slot: where buckets hold an event or
+                // two (a 16-to-1 incast), passing buffers through the spares cost 5% more.
+                std::mem::swap(&mut self.current, &mut self.ring[slot]);
+            } else {
+                let filled = std::mem::take(&mut self.ring[slot]);
+                let drained = std::mem::replace(&mut self.current, filled);
+                self.recycle(drained);
+            }
             self.occupied[slot / 64] &= !(1 << (slot % 64));
         }
         if self.far.peek().is_some_and(|e| e.time() >> SHIFT == next) {
             self.join_far(next);
         }
-        merge_runs(&mut self.current, &mut self.scratch, &mut self.bounds);
+        if self.current.len() > 1 {
+            merge_runs(&mut self.current, &mut self.scratch, &mut self.bounds);
+        }
         true
     }
 
@@ -259,6 +267,7 @@ impl EventQueue {
     /// Keeps a drained buffer for the next bucket that fills, with room for the recent buckets:
     /// a burst that once filled one must not leave every buffer that large (nor the merges'
     /// scratch space).
+    #[inline]
     fn recycle(&mut self, mut buffer: Vec<Entry>) {
         buffer.clear();
         let keep = SPARE_CAPACITY.max(2 * self.recent);

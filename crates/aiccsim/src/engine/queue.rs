@@ -8,6 +8,16 @@
 //! shift and a mask; only the bucket being drained is sorted. Events further out (timers, slow
 //! pacers, samples) wait in a binary heap and join the ring when their bucket comes up. A bitmap
 //! of occupied buckets finds the next non-empty one without walking empty ones.
+//!
+//! A bucket is sorted by merging, not by a general sort: its entries arrive in insertion order,
+//! and the events scheduled into one bucket come in a few ascending runs (each kind of event
+//! lies a fixed time ahead of when it was scheduled: an arrival one serialisation and one
+//! propagation delay, a wake-up one serialisation; those scheduled with the same delay arrive
+//! in time order). A k = 32 fat tree puts about a thousand entries into a bucket in ten or so
+//! runs: merging them costs a few passes, where a sort cost log2 of a thousand (BENCHMARKS.md,
+//! session 16). Large buckets' buffers keep their capacity, passed from a drained bucket to the
+//! next that fills (most recently drained first: still in cache), instead of being trimmed and
+//! grown again every time round the ring; small ones go back to their slot, as before.
 
 use super::Event;
 use crate::time::SimTime;
@@ -51,17 +61,32 @@ const SHIFT: u32 = 10;
 /// Buckets in the ring (a power of two): a horizon of about 4.2 us.
 const BUCKETS: u64 = 4096;
 const MASK: u64 = BUCKETS - 1;
-/// Entries a bucket's buffer keeps room for once drained.
+/// Entries a drained buffer keeps room for at least (more if buckets lately held more, see
+/// `EventQueue::recent`).
 const SPARE_CAPACITY: usize = 64;
 
 pub struct EventQueue {
+    /// Bucket buffers. An empty bucket holds a small buffer (the last one drained there) or
+    /// none (capacity 0), and then takes one from `spare` when it is first scheduled into.
     ring: Vec<Vec<Entry>>,
     /// Bit i set: ring slot i holds entries.
     occupied: Vec<u64>,
     /// Absolute number (time >> SHIFT) of the bucket being drained.
     cur: u64,
-    /// The entries of bucket `cur`, sorted latest first (so `pop` takes from the end).
+    /// The entries of bucket `cur`, sorted earliest first; those before `head` have been popped.
     current: Vec<Entry>,
+    head: usize,
+    /// Drained buffers, empty, with their capacity: the last one pushed was drained last.
+    spare: Vec<Vec<Entry>>,
+    /// The most entries a bucket held lately (the largest drained, less 1/64 of it for every
+    /// bucket drained since): a spare buffer keeps room for twice that, so that buckets as large
+    /// as the recent ones find room, and a burst does not leave every buffer it passed through
+    /// that large. (A moving average kept buffers too small while the load grew, and they were
+    /// grown again and again.)
+    recent: usize,
+    /// Where a bucket's runs are merged ([`merge_runs`]), and the runs' bounds.
+    scratch: Vec<Entry>,
+    bounds: Vec<usize>,
     /// Entries beyond the ring's horizon when they were scheduled.
     far: BinaryHeap<Entry>,
     /// Whether bucket `cur` is being drained (`current` holds it, sorted). Not before the first
@@ -92,6 +117,11 @@ impl EventQueue {
             occupied: vec![0; (BUCKETS / 64) as usize],
             cur: 0,
             current: Vec::new(),
+            head: 0,
+            spare: Vec::new(),
+            recent: 0,
+            scratch: Vec::new(),
+            bounds: Vec::new(),
             far: BinaryHeap::with_capacity(n),
             draining: false,
             undrained: Vec::new(),
@@ -113,15 +143,22 @@ impl EventQueue {
         debug_assert!(b >= self.cur, "event scheduled in the past");
         if b == self.cur {
             if self.draining {
-                // Same bucket as the one being drained: insert in order (latest first).
-                let at = self.current.partition_point(|x| x.key > key);
+                // Same bucket as the one being drained: insert in order (usually near the end).
+                let at = self.head + self.current[self.head..].partition_point(|x| x.key < key);
                 self.current.insert(at, e);
             } else {
                 self.undrained.push(e);
             }
         } else if b < self.cur + BUCKETS {
             let slot = (b & MASK) as usize;
-            self.ring[slot].push(e);
+            let bucket = &mut self.ring[slot];
+            if bucket.capacity() == 0 {
+                // (Its first entry: it holds no buffer.)
+                if let Some(buffer) = self.spare.pop() {
+                    *bucket = buffer;
+                }
+            }
+            bucket.push(e);
             self.occupied[slot / 64] |= 1 << (slot % 64);
         } else {
             self.far.push(e);
@@ -155,10 +192,11 @@ impl EventQueue {
 
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        if self.current.is_empty() && !self.advance() {
+        if self.head == self.current.len() && !self.advance() {
             return None;
         }
-        let e = self.current.pop()?;
+        let e = *self.current.get(self.head)?;
+        self.head += 1;
         self.len -= 1;
         Some((SimTime(e.time()), e.event))
     }
@@ -166,15 +204,17 @@ impl EventQueue {
     /// The time of the next event, without taking it. (It moves to that event's bucket, as the
     /// next `pop` would: a run paused before an event goes on exactly as one that was not.)
     pub fn peek_time(&mut self) -> Option<SimTime> {
-        if self.current.is_empty() && !self.advance() {
+        if self.head == self.current.len() && !self.advance() {
             return None;
         }
-        self.current.last().map(|e| SimTime(e.time()))
+        self.current.get(self.head).map(|e| SimTime(e.time()))
     }
 
     /// Moves to the next non-empty bucket and sorts it; false when nothing is left.
     #[cold]
     fn advance(&mut self) -> bool {
+        self.current.clear();
+        self.head = 0;
         if !self.draining && self.begin() {
             return true;
         }
@@ -190,20 +230,57 @@ impl EventQueue {
         self.draining = true;
         let slot = (next & MASK) as usize;
         if ring == Some(next) {
-            // Hand the drained buffer back to the ring, trimmed: a burst that once filled one
-            // bucket must not leave every bucket it passes through holding that much memory.
-            let mut spare = std::mem::take(&mut self.ring[slot]);
-            std::mem::swap(&mut self.current, &mut spare);
-            spare.shrink_to(SPARE_CAPACITY);
-            self.ring[slot] = spare;
+            self.recent = self.ring[slot].len().max(self.recent - self.recent / 64);
+            if self.current.capacity() <= SPARE_CAPACITY {
+                // A small buffer goes back to the bucket's slot: where buckets hold an event or
+                // two (a 16-to-1 incast), passing buffers through the spares cost 5% more.
+                std::mem::swap(&mut self.current, &mut self.ring[slot]);
+            } else {
+                let filled = std::mem::take(&mut self.ring[slot]);
+                let drained = std::mem::replace(&mut self.current, filled);
+                self.recycle(drained);
+            }
             self.occupied[slot / 64] &= !(1 << (slot % 64));
         }
-        while self.far.peek().is_some_and(|e| e.time() >> SHIFT == next) {
-            let e = self.far.pop().expect("peeked");
-            self.current.push(e);
+        if self.far.peek().is_some_and(|e| e.time() >> SHIFT == next) {
+            self.join_far(next);
         }
-        self.current.sort_unstable_by_key(|e| std::cmp::Reverse(e.key));
+        if self.current.len() > 1 {
+            merge_runs(&mut self.current, &mut self.scratch, &mut self.bounds);
+        }
         true
+    }
+
+    /// Puts the heap's entries due in bucket `next`, in key order, before the ring's: they were
+    /// scheduled before any of those (when the bucket was beyond the ring), as `merge_runs`
+    /// needs.
+    #[cold]
+    fn join_far(&mut self, next: u64) {
+        self.scratch.clear();
+        while self.far.peek().is_some_and(|e| e.time() >> SHIFT == next) {
+            self.scratch.push(self.far.pop().expect("peeked"));
+        }
+        self.scratch.extend_from_slice(&self.current);
+        std::mem::swap(&mut self.current, &mut self.scratch);
+    }
+
+    /// Keeps a drained buffer for the next bucket that fills, with room for the recent buckets:
+    /// a burst that once filled one must not leave every buffer that large (nor the merges'
+    /// scratch space).
+    #[inline]
+    fn recycle(&mut self, mut buffer: Vec<Entry>) {
+        buffer.clear();
+        let keep = SPARE_CAPACITY.max(2 * self.recent);
+        if buffer.capacity() > keep {
+            buffer.shrink_to(keep);
+        }
+        if self.scratch.capacity() > keep {
+            self.scratch.clear();
+            self.scratch.shrink_to(keep);
+        }
+        if buffer.capacity() > 0 {
+            self.spare.push(buffer);
+        }
     }
 
     /// The first pop: drains bucket `cur` if anything was scheduled in it before. Apart from
@@ -216,27 +293,25 @@ impl EventQueue {
             return false;
         }
         // Nothing else is due in bucket `cur`: the ring and the heap hold only later buckets.
-        self.current = std::mem::take(&mut self.undrained);
-        self.current.sort_unstable_by_key(|e| std::cmp::Reverse(e.key));
+        // (Scheduled in key order but for their times within the bucket: few runs.)
+        let drained = std::mem::replace(&mut self.current, std::mem::take(&mut self.undrained));
+        self.recycle(drained);
+        merge_runs(&mut self.current, &mut self.scratch, &mut self.bounds);
         true
     }
 
     /// The next event and, probably, the one after (for prefetching; exact order not needed).
     #[inline]
     pub fn peek_two(&self) -> (Option<Event>, Option<Event>) {
-        let n = self.current.len();
-        match n {
-            0 => (None, None),
-            1 => (Some(self.current[0].event), None),
-            _ => (Some(self.current[n - 1].event), Some(self.current[n - 2].event)),
-        }
+        let next = self.current.get(self.head).map(|e| e.event);
+        (next, self.current.get(self.head + 1).map(|e| e.event))
     }
 
     /// Lets `f` change any pending event in place, keeping its time and order (the events of
     /// packets on a link that has just failed become losses). Visits every pending event: for
     /// rare moments only.
     pub fn rewrite(&mut self, mut f: impl FnMut(&mut Event)) {
-        for e in self.ring.iter_mut().flatten().chain(self.current.iter_mut()) {
+        for e in self.ring.iter_mut().flatten().chain(self.current[self.head..].iter_mut()) {
             f(&mut e.event);
         }
         let mut far = std::mem::take(&mut self.far).into_vec();
@@ -283,6 +358,68 @@ impl EventQueue {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+}
+
+/// Sorts `v` by key, where it holds runs each ascending by key, every entry of a run scheduled
+/// after every entry of the runs before it (a bucket's entries in the order they were
+/// scheduled, after those that waited in the heap, in the heap's order): runs found in one pass
+/// where the time goes back, then merged in pairs, pass after pass, between `v` and `scratch`
+/// (whose buffers trade places). `bounds` is room for the runs' bounds. The merges compare times
+/// alone, taking the earlier run's entry on a tie: the order of the keys. Any order of times is
+/// sorted; a few runs cost a few passes.
+fn merge_runs(v: &mut Vec<Entry>, scratch: &mut Vec<Entry>, bounds: &mut Vec<usize>) {
+    let n = v.len();
+    bounds.clear();
+    bounds.push(0);
+    for (i, w) in v.windows(2).enumerate() {
+        if w[1].time() < w[0].time() {
+            bounds.push(i + 1);
+        }
+    }
+    if bounds.len() == 1 {
+        return; // one run: in order already
+    }
+    bounds.push(n);
+    if scratch.len() < n {
+        scratch.resize(n, v[0]);
+    }
+    while bounds.len() > 2 {
+        let (src, dst) = (&v[..n], &mut scratch[..n]);
+        let runs = bounds.len() - 1;
+        let mut kept = 1; // bounds[..kept] are the merged runs' bounds, written over the old
+        let mut r = 0;
+        while r < runs {
+            let (lo, mid) = (bounds[r], bounds[r + 1]);
+            let hi = if r + 1 < runs { bounds[r + 2] } else { mid }; // the last run alone: copied
+            merge(src, dst, lo, mid, hi);
+            bounds[kept] = hi;
+            kept += 1;
+            r += 2;
+        }
+        bounds.truncate(kept);
+        std::mem::swap(v, scratch);
+    }
+    v.truncate(n);
+    debug_assert!(v.windows(2).all(|w| w[0].key < w[1].key), "merged out of order");
+}
+
+/// Writes the merge of runs `src[lo..mid]` and `src[mid..hi]` (ascending in time, the second
+/// scheduled after the first) to `dst[lo..hi]`.
+#[inline]
+fn merge(src: &[Entry], dst: &mut [Entry], lo: usize, mid: usize, hi: usize) {
+    let (a, b, out) = (&src[lo..mid], &src[mid..hi], &mut dst[lo..hi]);
+    let (mut i, mut j) = (0, 0);
+    if a.last().map(Entry::time) > b.first().map(Entry::time) {
+        while i < a.len() && j < b.len() {
+            let take_b = b[j].time() < a[i].time();
+            out[i + j] = *if take_b { &b[j] } else { &a[i] };
+            j += take_b as usize;
+            i += !take_b as usize;
+        }
+    }
+    // What is left of one of them follows (all of both, when they were in order already).
+    out[i + j..a.len() + j].copy_from_slice(&a[i..]);
+    out[a.len() + j..].copy_from_slice(&b[j..]);
 }
 
 #[cfg(test)]
@@ -369,6 +506,91 @@ mod tests {
         want.sort_by_key(|&(t, _)| t); // stable: insertion order among equal times
         want.push((SimTime(5_000), Event::Sample));
         assert_eq!(order, want);
+    }
+
+    #[test]
+    fn ties_between_the_heap_and_the_ring_go_in_the_order_scheduled() {
+        let mut q = EventQueue::default();
+        let t = SimTime::from_us(10); // beyond the ring from time 0: these two wait in the heap
+        q.push(t, Event::FlowStart(0));
+        q.push(t - SimTime(1), Event::FlowStart(1));
+        q.push(SimTime::from_us(7), Event::Sample);
+        assert_eq!(q.pop(), Some((SimTime::from_us(7), Event::Sample)));
+        // Now within the ring's reach: the same bucket, from the ring.
+        q.push(t, Event::FlowStart(2));
+        q.push(t - SimTime(1), Event::FlowStart(3));
+        q.push(t, Event::FlowStart(4));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        let want = [1, 3, 0, 2, 4].map(Event::FlowStart);
+        assert_eq!(order, want);
+    }
+
+    #[test]
+    fn merging_runs_orders_as_a_sort_does() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let (mut scratch, mut bounds) = (Vec::new(), Vec::new());
+        for case in 0..2_000 {
+            // In the order scheduled: up to 40 runs ascending in time, of random lengths (some
+            // empty, ties within and across them), or times in no order at all.
+            let mut v = Vec::new();
+            let mut seq = 0u128;
+            let runs = rng.random_range(0..40);
+            for _ in 0..runs {
+                let (len, mut t) = (rng.random_range(0..60), rng.random_range(0..1_000u128));
+                for _ in 0..len {
+                    t += rng.random_range(0..30);
+                    if case % 10 == 0 {
+                        t = rng.random_range(0..1_000);
+                    }
+                    v.push(Entry { key: t << 64 | seq, event: Event::FlowStart(seq as u32) });
+                    seq += 1;
+                }
+            }
+            let mut want: Vec<u128> = v.iter().map(|e| e.key).collect();
+            want.sort_unstable();
+            merge_runs(&mut v, &mut scratch, &mut bounds);
+            assert_eq!(v.iter().map(|e| e.key).collect::<Vec<_>>(), want, "case {case}");
+        }
+    }
+
+    #[test]
+    fn drained_buffers_go_to_the_next_bucket_with_their_capacity_but_a_burst_is_trimmed() {
+        let mut q = EventQueue::default();
+        let ns = |n: u64| SimTime(n << SHIFT);
+        // Forty buckets of 500 entries.
+        for b in 1..=40 {
+            for i in 0..500 {
+                q.push(ns(b), Event::FlowStart(i));
+            }
+        }
+        q.push(ns(41), Event::Sample);
+        while q.pop().is_some() {}
+        // Their buffers were handed back as the next bucket came up: the next bucket to fill
+        // takes one, not an empty one grown again.
+        q.push(ns(50), Event::Sample);
+        let slot = (50 & MASK) as usize;
+        assert!(q.ring[slot].capacity() >= 500, "capacity {}", q.ring[slot].capacity());
+        // A burst of 100 000 in one bucket, after a thousand buckets of a few: not kept that
+        // large.
+        for b in 0..1_000u64 {
+            q.push(ns(60 + b), Event::Sample);
+            q.pop();
+        }
+        for i in 0..100_000 {
+            // (Times that go back and forth: merged through the scratch space.)
+            q.push(ns(2_000) + SimTime(u64::from(i % 2)), Event::FlowStart(i));
+        }
+        while q.pop().is_some() {}
+        let kept: usize = q.spare.iter().chain([&q.current, &q.scratch]).map(|b| b.capacity()).max().unwrap();
+        assert!(kept >= 100_000, "one buffer holds the bucket being drained: {kept}");
+        assert!(q.spare.iter().all(|b| b.capacity() <= SPARE_CAPACITY.max(2 * q.recent)));
+        // A thousand buckets of one later, the burst is forgotten.
+        for b in 0..1_000u64 {
+            q.push(ns(3_000 + b), Event::Sample);
+            q.pop();
+        }
+        let largest = q.spare.iter().chain([&q.scratch]).map(|b| b.capacity()).max().unwrap();
+        assert!(largest < 100_000, "the burst's buffers were trimmed once drained: {largest}");
     }
 
     #[test]

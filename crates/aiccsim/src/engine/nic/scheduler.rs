@@ -281,6 +281,11 @@ impl Scheduler {
                 h.ready.remove(self.slots[f as usize].seq);
                 self.slots[f as usize].place = Place::Waiting;
                 heap_push(&mut h.waiting, &mut self.slots, t, f);
+            } else if qps.window_open(f) {
+                // At line rate it is due again when its packet is out: whichever goes then, the
+                // port wakes then, and the search for it waits until then (an all-to-all's
+                // queue pairs mostly send at line rate, each search reading another's state).
+                return Some(not_before);
             }
         }
         let h = &self.hosts[host as usize];
@@ -581,6 +586,18 @@ impl SeqSet {
     /// The smallest member at or above `from`.
     #[inline]
     fn successor(&self, from: u32) -> Option<u32> {
+        // Usually in `from`'s own word (queue pairs listed together sit together).
+        let i = from as usize;
+        let bits = self.levels.first()?.get(i >> 6).map_or(0, |w| w & (!0u64 << (i & 63)));
+        if bits != 0 {
+            return Some(((i & !63) | bits.trailing_zeros() as usize) as u32);
+        }
+        self.successor_beyond(from)
+    }
+
+    /// [`SeqSet::successor`] when `from`'s word has none at or above it.
+    #[inline(never)]
+    fn successor_beyond(&self, from: u32) -> Option<u32> {
         let mut i = from as usize;
         let mut level = 0;
         // Up: the first level with a set bit at or past i in i's word.

@@ -341,7 +341,11 @@ impl EventQueue {
                 self.occupied[slot / 64] &= !(1 << (slot % 64));
             }
         }
-        self.current.retain(&mut keep);
+        // (Entries of `current` before `head` were popped already.)
+        let mut rest = self.current.split_off(self.head);
+        rest.retain(&mut keep);
+        self.current = rest;
+        self.head = 0;
         self.undrained.retain(&mut keep);
         let mut far = std::mem::take(&mut self.far).into_vec();
         far.retain(&mut keep);

@@ -354,9 +354,19 @@ def link(a: str, b: str, *, bandwidth: str, delay: str) -> dict[str, Any]:
 # --- Settings ---------------------------------------------------------------------------------
 
 
-def simulation(*, seed: int | None = None, stop_time: str | None = None, stall_timeout: str | None = None) -> Scenario:
-    """``[simulation]``: the seed, when to stop, when to call a run stalled."""
-    return Scenario(simulation=_table(seed=seed, stop_time=stop_time, stall_timeout=stall_timeout))
+def simulation(
+    *,
+    seed: int | None = None,
+    stop_time: str | None = None,
+    stall_timeout: str | None = None,
+    fast_forward: bool | float | None = None,
+) -> Scenario:
+    """``[simulation]``: the seed, when to stop, when to call a run stalled, and whether to skip
+    the steady stretches of groups of flows (``fast_forward``: ``True``, or a tolerance such as
+    ``0.02``)."""
+    return Scenario(
+        simulation=_table(seed=seed, stop_time=stop_time, stall_timeout=stall_timeout, fast_forward=fast_forward)
+    )
 
 
 def switch(

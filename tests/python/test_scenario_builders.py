@@ -557,6 +557,7 @@ PFC_POOLS = """
 seed = 7
 stop_time = "1ms"
 stall_timeout = "5s"
+fast_forward = 0.02
 [topology]
 kind = "star"
 hosts = 4
@@ -576,7 +577,7 @@ size = "50KB"
 
 def pfc_pools() -> Scenario:
     return (
-        simulation(seed=7, stop_time="1ms", stall_timeout="5s")
+        simulation(seed=7, stop_time="1ms", stall_timeout="5s", fast_forward=0.02)
         | star(hosts=4, **LINK)
         | pfc(dynamic_alpha=0.25, headroom="64KB", reserve="4KB")
         | all_to_all(hosts="all", algorithm="pairwise", start="1us", size="50KB")

@@ -153,10 +153,10 @@ impl EventQueue {
             let slot = (b & MASK) as usize;
             let bucket = &mut self.ring[slot];
             if bucket.capacity() == 0 {
-                // (Its first entry: it holds no buffer.)
-                if let Some(buffer) = self.spare.pop() {
-                    *bucket = buffer;
-                }
+                // Its first entry, and it holds no buffer: a spare, or one with room for as many
+                // as the recent buckets (grown from nothing, doubling, it was copied again and
+                // again: 20 instructions a hop in the all-to-all, whose spares run out).
+                *bucket = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(self.recent.max(4)));
             }
             bucket.push(e);
             self.occupied[slot / 64] |= 1 << (slot % 64);

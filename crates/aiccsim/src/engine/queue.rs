@@ -61,8 +61,8 @@ const SHIFT: u32 = 10;
 /// Buckets in the ring (a power of two): a horizon of about 4.2 us.
 const BUCKETS: u64 = 4096;
 const MASK: u64 = BUCKETS - 1;
-/// Entries a drained buffer keeps room for at least (more if buckets lately held more, see
-/// `EventQueue::recent`).
+/// Entries a spare buffer keeps room for at least (more if buckets lately held more, see
+/// `EventQueue::recent`); a drained buffer with room for no more goes back to its slot.
 const SPARE_CAPACITY: usize = 64;
 
 pub struct EventQueue {
@@ -233,7 +233,8 @@ impl EventQueue {
             self.recent = self.ring[slot].len().max(self.recent - self.recent / 64);
             if self.current.capacity() <= SPARE_CAPACITY {
                 // A small buffer goes back to the bucket's slot: where buckets hold an event or
-                // two (a 16-to-1 incast), passing buffers through the spares cost 5% more.
+                // two (a 16-to-1 incast), passing every buffer through the spares cost 10% more
+                // instructions (BENCHMARKS.md, session 16).
                 std::mem::swap(&mut self.current, &mut self.ring[slot]);
             } else {
                 let filled = std::mem::take(&mut self.ring[slot]);

@@ -287,7 +287,7 @@ impl Simulation {
             self.now = self.params.stop_time;
             return Some(StopReason::StopTime);
         }
-        if t - self.work.progress_at > limits.stall_timeout && !matches!(ev, Event::FlowStart(_) | Event::Thaw(..)) {
+        if t - self.work.progress_at > limits.stall_timeout && !matches!(ev, Event::FlowStart(_)) {
             // (A frozen group moves on, unsimulated: fast-forward's skip is not a stall.)
             let skipping = self.ff.as_ref().is_some_and(|ff| ff.any_frozen());
             if self.work.flows_started > self.work.flows_done && !skipping {

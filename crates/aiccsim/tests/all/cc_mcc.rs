@@ -6,18 +6,7 @@ use crate::common::run;
 
 /// Collective `workload` on a star of `hosts` hosts (100 Gbps / 1 us links) under `cc`.
 fn star(hosts: u32, cc: &str, workload: &str) -> aiccsim::Results {
-    run(&format!(
-        r#"
-[topology]
-kind = "star"
-hosts = {hosts}
-link = {{ bandwidth = "100Gbps", delay = "1us" }}
-[cc]
-algorithm = "{cc}"
-[workload]
-{workload}
-"#
-    ))
+    run(&crate::common::star(hosts, cc, workload))
 }
 
 #[test]

@@ -21,20 +21,7 @@ fn flows(cc: &str, hosts: u32, flows: &[(u32, u32, &str, &str)]) -> String {
     let list: Vec<String> = (flows.iter())
         .map(|(s, d, size, start)| format!("{{ src = {s}, dst = {d}, size = \"{size}\", start = \"{start}\" }}"))
         .collect();
-    format!(
-        r#"
-[topology]
-kind = "star"
-hosts = {hosts}
-link = {{ bandwidth = "100Gbps", delay = "1us" }}
-[cc]
-algorithm = "{cc}"
-[workload]
-kind = "flows"
-flows = [{}]
-"#,
-        list.join(", ")
-    )
+    common::star(hosts, cc, &format!("kind = \"flows\"\nflows = [{}]", list.join(", ")))
 }
 
 /// Every flow of `fast` as in `full`: the same size, every byte delivered, and no earlier than

@@ -92,6 +92,23 @@ flows = [ {} ]
     ))
 }
 
+/// A star of `hosts` hosts on 100 Gbps / 1 us links under algorithm `cc` (its defaults),
+/// running the `[workload]` body `workload`.
+pub fn star(hosts: u32, cc: &str, workload: &str) -> String {
+    format!(
+        r#"
+[topology]
+kind = "star"
+hosts = {hosts}
+link = {{ bandwidth = "100Gbps", delay = "1us" }}
+[cc]
+algorithm = "{cc}"
+[workload]
+{workload}
+"#
+    )
+}
+
 /// The link of most tests: 100 Gbps, 1 us.
 pub const FAST: (&str, &str) = ("100Gbps", "1us");
 

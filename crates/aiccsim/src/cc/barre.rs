@@ -81,11 +81,13 @@ pub struct BarreConfig {
 impl Default for BarreConfig {
     fn default() -> Self {
         BarreConfig {
-            alpha: Bandwidth(100_000_000),
-            fast_step: Bandwidth(1_000_000_000),
+            // The talk's tuned DCQCN steps 8-20 Mb/s per 20-100 us at 400 Gb/s (the middle of
+            // each: 14 Mb/s per 60 us), and the vendor's hyper step is ten of its steps.
+            alpha: Bandwidth(14_000_000),
+            fast_step: Bandwidth(140_000_000),
             fast_increase_rtts: 5,
             beta: 0.97,
-            reference_rtt: SimTime::from_us(10),
+            reference_rtt: SimTime::from_us(60),
             min_rate: Bandwidth(10_000_000),
             cnp_interval: SimTime::from_us(1),
             probe_interval: SimTime::from_us(10),
@@ -375,7 +377,7 @@ mod tests {
 
     #[test]
     fn each_cnp_cuts_by_beta_and_a_quiet_rtt_adds_alpha() {
-        let cfg = BarreConfig { fast_increase: false, per_flow_alpha: false, dual_lock: false, ..Default::default() };
+        let cfg = BarreConfig { fast_increase: false, per_flow_alpha: false, dual_lock: false, ..round_steps() };
         let mut b = barre(cfg);
         b.on_event(CcEvent::Cnp, &mut at_us(1));
         b.on_event(CcEvent::Cnp, &mut at_us(2));
@@ -418,7 +420,7 @@ mod tests {
 
     #[test]
     fn fast_increase_takes_the_aggressive_step_after_a_quiet_period() {
-        let cfg = BarreConfig { per_flow_alpha: false, dual_lock: false, ..Default::default() };
+        let cfg = BarreConfig { per_flow_alpha: false, dual_lock: false, ..round_steps() };
         let mut b = barre(cfg);
         for _ in 0..10 {
             b.on_event(CcEvent::Cnp, &mut at_us(0)); // 74 Gb/s: room for the steps below
@@ -436,7 +438,7 @@ mod tests {
 
     #[test]
     fn per_flow_alpha_scales_the_step_with_the_flows_rtt() {
-        let cfg = BarreConfig { fast_increase: false, dual_lock: false, ..Default::default() };
+        let cfg = BarreConfig { fast_increase: false, dual_lock: false, ..round_steps() };
         let step = |rtt_us: u64| {
             let mut b = barre(cfg.clone());
             b.on_event(CcEvent::Cnp, &mut at_us(0));
@@ -454,7 +456,7 @@ mod tests {
     fn dual_lock_holds_a_sub_mtu_flow_until_its_byte_counter_fills() {
         // 1 Gb/s x 8 us = 1000 B, below one 1048 B packet: the flow sends less than a packet
         // per RTT.
-        let cfg = BarreConfig { fast_increase: false, per_flow_alpha: false, inflight_monitor: false, ..Default::default() };
+        let cfg = BarreConfig { fast_increase: false, per_flow_alpha: false, inflight_monitor: false, ..round_steps() };
         let mut b = barre(cfg);
         for _ in 0..152 {
             b.on_event(CcEvent::Cnp, &mut at_ns(0)); // 100 Gb/s x 0.97^152 ~ 1 Gb/s
@@ -483,13 +485,24 @@ mod tests {
         assert!((free.rate() - (low + 300e6)).abs() < 1.0, "{}", free.rate());
     }
 
+    /// Steps of round numbers (100 Mb/s, A = 1 Gb/s, per 10 us), so the rules' arithmetic reads
+    /// plainly; the defaults are checked on fabrics (tests/all/cc_barre.rs).
+    fn round_steps() -> BarreConfig {
+        BarreConfig {
+            alpha: Bandwidth(100_000_000),
+            fast_step: Bandwidth(1_000_000_000),
+            reference_rtt: SimTime::from_us(10),
+            ..Default::default()
+        }
+    }
+
     fn cfg_of(b: &Barre) -> BarreConfig {
         b.program.cfg.clone()
     }
 
     #[test]
     fn the_inflight_monitor_cuts_to_a_quarter_until_the_next_cnp() {
-        let cfg = BarreConfig { fast_increase: false, per_flow_alpha: false, dual_lock: false, ..Default::default() };
+        let cfg = BarreConfig { fast_increase: false, per_flow_alpha: false, dual_lock: false, ..round_steps() };
         let mut b = barre(cfg);
         for _ in 0..23 {
             b.on_event(CcEvent::Cnp, &mut at_ns(0)); // ~50 Gb/s: R x RTT = 50 KB

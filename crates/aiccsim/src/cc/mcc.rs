@@ -21,14 +21,19 @@
 //!   `beta` x (excess / message time), at most `max_decrease`, once per window of messages (a
 //!   message sent before the last cut does not cut again);
 //! - otherwise, if the message was late or some sampled packet queued over `target`: only some
-//!   paths are congested, which spraying absorbs. The window holds (slide "Right reaction: keep
-//!   rate");
+//!   paths are congested, which spraying absorbs. The sender keeps its *rate* (slide "Right
+//!   Reaction: Keep Rate": "the sender maintains full sending rate"): the paths' mean RTT has
+//!   grown, so the bytes in flight that rate needs have too (Little's law: rate x mean RTT over
+//!   the sampled packets), and the window stretches to them, up to `max_window` BDPs. Holding
+//!   the window instead would cut the rate by the queue's share of the RTT;
 //! - otherwise the window grows by `additive_increase` chunks per window of messages.
 //!
 //! The window counts bytes in flight and moves in message chunks (`chunk`, 64 KB: slide
-//! "Integrate into CCLs"); it starts at `initial_window` bandwidth-delay products, stays between
-//! one packet and one BDP plus `headroom` chunks, and the NIC paces at line rate. A NACK or a
-//! timeout (a loss: rare on a lossless fabric) cuts by `max_decrease`.
+//! "Integrate into CCLs"). Its *base* (the window at the base RTT, which sets the rate) starts at
+//! `initial_window` bandwidth-delay products and stays between one packet and one BDP plus
+//! `headroom` chunks; cuts and increases move the base, and a clear message or a cut ends a
+//! stretch. The NIC paces at line rate. A NACK or a timeout (a loss: rare on a lossless fabric)
+//! cuts by `max_decrease`.
 //! docs/cc/mcc.md lists every choice the slides leave open.
 //!
 //! Steady signal (fast-forward): the window, in bytes, since it alone limits sending.
@@ -64,6 +69,9 @@ pub struct MccConfig {
     /// Chunks the window may exceed the bandwidth-delay product by: a message can then start
     /// while the last ones are being acknowledged.
     pub headroom: f64,
+    /// The most the window may stretch to while it keeps its rate through partial congestion,
+    /// in bandwidth-delay products.
+    pub max_window: f64,
 }
 
 impl Default for MccConfig {
@@ -77,6 +85,7 @@ impl Default for MccConfig {
             max_decrease: 0.5,
             initial_window: 1.0,
             headroom: 1.0,
+            max_window: 4.0,
         }
     }
 }
@@ -115,6 +124,12 @@ impl Algorithm for MccConfig {
                 return Err((key(k), format!("must be in (0, 1), got {v}")));
             }
         }
+        if !(self.max_window >= 1.0 && self.max_window <= 100.0) {
+            return Err((
+                key("max_window"),
+                format!("bandwidth-delay products in [1, 100] (default 4), got {}", self.max_window),
+            ));
+        }
         if !(self.initial_window > 0.0 && self.initial_window <= 1.0) {
             return Err((
                 key("initial_window"),
@@ -136,17 +151,23 @@ pub type Mcc = Programmed<MccRules>;
 pub struct MccRules {
     cfg: MccConfig,
     target: SimTime,
-    /// Window bounds and the window itself, bytes.
+    /// Bounds of the base window and the base window itself (the window at the base RTT, which
+    /// sets the rate), bytes.
     min_window: f64,
     max_window: f64,
     window: f64,
+    /// How far the window stretches over its base to keep the rate while some paths queue
+    /// (1: not at all), and the most it may reach, bytes.
+    stretch: f64,
+    stretch_cap: f64,
     /// ACKs seen, for sampling one in `sample_every`.
     acks: u32,
     /// Packet-delay samples since the last message completed: how many, how many queued over
-    /// the target, and the least queuing among them.
+    /// the target, the least queuing among them, and the sum of their RTTs (seconds).
     samples: u32,
     delayed_samples: u32,
     least_queuing: SimTime,
+    rtt_sum: f64,
     /// When the window was last cut: a message first sent before then does not cut again.
     last_cut: Option<SimTime>,
 }
@@ -156,7 +177,7 @@ pub struct MccRules {
 pub enum Verdict {
     /// Late, and every sampled packet queued: cut.
     PipeCongested,
-    /// Late or some sampled packet queued, not all: hold.
+    /// Late or some sampled packet queued, not all: keep the rate.
     PathCongested,
     /// On time and no sample queued: grow.
     Clear,
@@ -175,16 +196,24 @@ impl MccRules {
             min_window,
             max_window,
             window: (bdp * cfg.initial_window).clamp(min_window, max_window),
+            stretch: 1.0,
+            stretch_cap: (bdp * cfg.max_window).max(max_window),
             acks: 0,
             samples: 0,
             delayed_samples: 0,
             least_queuing: SimTime::MAX,
+            rtt_sum: 0.0,
             last_cut: None,
         }
     }
 
-    /// The window, bytes.
+    /// The window the NIC holds the flow to: the base window, stretched, bytes.
     pub fn window(&self) -> f64 {
+        (self.window * self.stretch).min(self.stretch_cap).max(self.window)
+    }
+
+    /// The base window (the window at the base RTT), bytes.
+    pub fn base_window(&self) -> f64 {
         self.window
     }
 
@@ -197,6 +226,17 @@ impl MccRules {
         let rtt = facts.base_rtt.as_secs_f64();
         let bytes_per_s = (facts.line_rate.as_f64() / 8.0).min(self.window / rtt);
         SimTime::from_secs_f64(wire / bytes_per_s + rtt)
+    }
+
+    /// The stretch that keeps the base window's rate, min(line rate, base window / base RTT),
+    /// at the paths' mean RTT: the sampled packets' mean (Little's law: bytes in flight = rate
+    /// x mean RTT), or with no sample the base RTT plus the message's lateness.
+    fn rate_keeping_stretch(&self, late_by: SimTime, facts: &FlowFacts) -> f64 {
+        let base = facts.base_rtt.as_secs_f64().max(f64::MIN_POSITIVE);
+        let mean_rtt =
+            if self.samples > 0 { self.rtt_sum / f64::from(self.samples) } else { base + late_by.as_secs_f64() };
+        let rate = (facts.line_rate.as_f64() / 8.0).min(self.window / base);
+        (rate * mean_rtt / self.window).max(1.0)
     }
 
     /// Judges a completed message (its time against the expected one, and the samples since the
@@ -214,6 +254,7 @@ impl MccRules {
         self.samples = 0;
         self.delayed_samples = 0;
         self.least_queuing = SimTime::MAX;
+        self.rtt_sum = 0.0;
         verdict
     }
 
@@ -224,6 +265,7 @@ impl MccRules {
             return;
         }
         self.window = (self.window * factor).max(self.min_window);
+        self.stretch = 1.0;
         self.last_cut = Some(now);
     }
 
@@ -232,28 +274,30 @@ impl MccRules {
         let took = now.saturating_sub(m.first_sent);
         let expected = self.expected_time(m.bytes, flow.facts());
         let late_by = took.saturating_sub(expected);
+        let stretch = self.rate_keeping_stretch(late_by, flow.facts());
         match self.judge(late_by) {
             Verdict::PipeCongested => {
                 let share = late_by.as_secs_f64() / took.as_secs_f64().max(f64::MIN_POSITIVE);
                 let factor = 1.0 - (self.cfg.beta * share).min(self.cfg.max_decrease);
                 self.cut(factor, m.first_sent, now);
             }
-            Verdict::PathCongested => {}
+            Verdict::PathCongested => self.stretch = stretch,
             Verdict::Clear => {
+                self.stretch = 1.0;
                 // One chunk per window's worth of messages: each adds its share of the window.
                 let chunk = self.cfg.chunk.0 as f64;
                 let step = self.cfg.additive_increase * chunk * m.bytes as f64 / self.window;
                 self.window = (self.window + step).min(self.max_window);
             }
         }
-        flow.set_window(Some(self.window as u64));
+        flow.set_window(Some(self.window() as u64));
     }
 }
 
 impl NicProgram for MccRules {
     fn on_event(&mut self, event: &NicEvent<'_>, flow: &mut FlowContext<'_>) {
         match event {
-            NicEvent::Start => flow.set_window(Some(self.window as u64)),
+            NicEvent::Start => flow.set_window(Some(self.window() as u64)),
             NicEvent::Ack(ack) => {
                 self.acks = self.acks.wrapping_add(1);
                 if self.acks.is_multiple_of(self.cfg.sample_every) {
@@ -261,6 +305,7 @@ impl NicProgram for MccRules {
                     self.samples += 1;
                     self.delayed_samples += u32::from(queuing > self.target);
                     self.least_queuing = self.least_queuing.min(queuing);
+                    self.rtt_sum += ack.rtt.as_secs_f64();
                 }
             }
             NicEvent::MessageDone(m) => self.message_done(m, flow),
@@ -269,7 +314,7 @@ impl NicProgram for MccRules {
                 // Every loss cuts (a message-level window rule would need the lost packet's send
                 // time, which the NACK does not carry; losses are rare under PFC).
                 self.cut(1.0 - self.cfg.max_decrease, now, now);
-                flow.set_window(Some(self.window as u64));
+                flow.set_window(Some(self.window() as u64));
             }
             NicEvent::Tx { .. } | NicEvent::Cnp | NicEvent::RttProbe(_) | NicEvent::Timer { .. } => {}
         }
@@ -277,7 +322,7 @@ impl NicProgram for MccRules {
 
     /// The window: the NIC paces at line rate, so it alone limits sending.
     fn steady_signal(&self, _rate: f64, _window: Option<u64>) -> Option<f64> {
-        Some(self.window)
+        Some(self.window())
     }
 
     /// The last cut's time. (`target` and `least_queuing` are durations, the latter's
@@ -338,7 +383,7 @@ mod tests {
     }
 
     #[test]
-    fn a_late_message_with_one_path_queuing_holds_the_window() {
+    fn a_late_message_with_one_path_queuing_keeps_the_rate() {
         let mut cc = mcc();
         cc.on_start(&mut CcContext::new(SimTime::ZERO));
         // Four samples: one path queues 20 us, the others nothing.
@@ -348,8 +393,28 @@ mod tests {
             }
         }
         done(&mut cc, 0.0, 40.0);
-        assert_eq!(cc.window(), Some(100_000));
+        // The rate stays 100 Gb/s (the base window over the base RTT) at the samples' mean RTT
+        // of (28 + 3 x 8) / 4 = 13 us: 162.5 KB in flight. The base window is not cut.
+        assert_eq!(cc.window(), Some(162_500));
+        assert_eq!(cc.program.base_window(), 100_000.0);
         assert_eq!(cc.program.judge(SimTime::ZERO), Verdict::Clear, "the samples were forgotten");
+        // A clear message ends the stretch (and grows the base window by its share of a chunk).
+        done(&mut cc, 50.0, 64.0);
+        assert_eq!(cc.window(), Some(100_000 + 64_000 * 65536 / 100_000));
+    }
+
+    #[test]
+    fn the_stretch_stops_at_max_window() {
+        let mut cc = mcc();
+        cc.on_start(&mut CcContext::new(SimTime::ZERO));
+        // One path of two queues 1 ms: the mean RTT is 508 us, far beyond 4 BDPs.
+        for q in [1000, 0] {
+            for _ in 0..4 {
+                ack(&mut cc, 10.0, SimTime::from_us(8 + q));
+            }
+        }
+        done(&mut cc, 0.0, 40.0);
+        assert_eq!(cc.window(), Some(400_000));
     }
 
     #[test]
@@ -401,5 +466,6 @@ mod tests {
         assert_eq!(bad(MccConfig { beta: 1.0, ..Default::default() }), "cc.beta");
         assert_eq!(bad(MccConfig { target: Some(SimTime::ZERO), ..Default::default() }), "cc.target");
         assert_eq!(bad(MccConfig { headroom: -1.0, ..Default::default() }), "cc.headroom");
+        assert_eq!(bad(MccConfig { max_window: 0.5, ..Default::default() }), "cc.max_window");
     }
 }

@@ -336,9 +336,12 @@ impl Harness {
                 CcConfig::Pc4(c) if c.window_rtt == pc4::WindowRtt::Latest => {
                     (line * self.max_rtt.as_secs_f64() / 8.0).max(1.0)
                 }
-                // MCC lets a message start while the last ones are acknowledged: `headroom`
-                // chunks above the product, and never below a packet.
-                CcConfig::Mcc(c) => (bdp + c.headroom * c.chunk.0 as f64).max(self.facts.packet_bytes as f64),
+                // MCC lets a message start while the last ones are acknowledged (`headroom`
+                // chunks above the product, and never below a packet), and keeps its rate
+                // through partial congestion by stretching that up to `max_window` products.
+                CcConfig::Mcc(c) => {
+                    (bdp + c.headroom * c.chunk.0 as f64).max(bdp * c.max_window).max(self.facts.packet_bytes as f64)
+                }
                 _ => bdp,
             };
             prop_assert!(w as f64 <= cap + 1.0, "after {hook}: window {w} B above {cap} B");
@@ -696,7 +699,7 @@ fn mcc() -> impl Strategy<Value = CcConfig> {
         1u32..=64,
         (0.0f64..=100.0, 0.0f64..=100.0),
         (0.01f64..0.99, 0.01f64..0.99),
-        0.01f64..=1.0,
+        (0.01f64..=1.0, 1.0f64..=100.0),
     )
         .prop_map(
             |(
@@ -705,7 +708,7 @@ fn mcc() -> impl Strategy<Value = CcConfig> {
                 sample_every,
                 (additive_increase, headroom),
                 (beta, max_decrease),
-                initial_window,
+                (initial_window, max_window),
             )| {
                 MccConfig {
                     chunk: ByteSize(chunk_kb * 1024),
@@ -716,6 +719,7 @@ fn mcc() -> impl Strategy<Value = CcConfig> {
                     max_decrease,
                     initial_window,
                     headroom,
+                    max_window,
                 }
             },
         );

@@ -1,6 +1,10 @@
 //! RTT probes: for algorithms that ask for them ([`crate::cc::Algorithm::rtt_probe_interval`]),
-//! the sending NIC sends a small probe for each of its active flows on a timer, and the
-//! receiving NIC answers at once. The reply carries the request's transmit time back (so the
+//! the sending NIC sends a small probe for each of its active flows, as a NIC's probe engine
+//! would: at most one per real-time RTT (the last reply's round trip; the base RTT before the
+//! first) and never more often than the algorithm's interval, and only while the flow has sent
+//! data since its last probe (a flow held back by its window or by PFC is not probed into a
+//! queue it adds nothing to). The first goes when the flow starts. The receiving NIC answers at
+//! once. The reply carries the request's transmit time back (so the
 //! sender keeps no state per probe, as the Barre slides' "RTT Probe Modification" asks) with the
 //! receiver's clock at the request's arrival and at its reply, and raises
 //! [`CcEvent::RttProbe`] at the sender.
@@ -27,8 +31,13 @@ use rand::RngExt;
 
 /// The probing state of a run whose algorithm probes.
 pub struct Probes {
-    /// Per flow: time between its probes (`SimTime::ZERO`: the flow is not probed, e.g. NVLink).
+    /// Per flow: the least time between its probes (`SimTime::ZERO`: the flow is not probed,
+    /// e.g. NVLink).
     interval: Vec<SimTime>,
+    /// Per flow: its real-time RTT (the last reply's round trip, the base RTT before one), and
+    /// the bytes it had sent at its last probe (`u64::MAX`: none yet).
+    rtt: Vec<SimTime>,
+    sent_mark: Vec<u64>,
     loss: f64,
     rng: SimRng,
     pub sent: u64,
@@ -39,9 +48,11 @@ pub struct Probes {
 }
 
 impl Probes {
-    pub fn new(interval: Vec<SimTime>, loss: f64, seed: u64) -> Self {
+    pub fn new(interval: Vec<SimTime>, rtt: Vec<SimTime>, loss: f64, seed: u64) -> Self {
         Probes {
+            sent_mark: vec![u64::MAX; interval.len()],
             interval,
+            rtt,
             loss,
             rng: rng::stream(seed, "nic.probe_loss", 0),
             sent: 0,
@@ -76,7 +87,8 @@ impl Probes {
             })
             .collect();
         let any = intervals.iter().any(|&i| i > SimTime::ZERO);
-        any.then(|| Box::new(Probes::new(intervals, loss, seed)))
+        let rtts = facts.iter().map(|f| f.base_rtt).collect();
+        any.then(|| Box::new(Probes::new(intervals, rtts, loss, seed)))
     }
 }
 
@@ -104,7 +116,9 @@ impl Simulation {
         }
     }
 
-    /// Flow `f`'s probe timer: a probe, unless the flow is done (then its probing stops).
+    /// Flow `f`'s probe timer: a probe if the flow sent data since its last one, the next timer
+    /// a real-time RTT (at least an interval) on; nothing once the flow is done (its probing
+    /// stops).
     #[cold]
     #[inline(never)]
     pub(crate) fn probe_due(&mut self, f: u32) {
@@ -112,6 +126,14 @@ impl Simulation {
         if flow.sender_done.is_some() {
             return;
         }
+        let sent = flow.high_sent + flow.retransmitted_bytes;
+        let probes = self.nic.probes.as_deref_mut().expect("a probe timer runs only where probes do");
+        let fi = f as usize;
+        if probes.sent_mark[fi] == sent {
+            self.events.push(self.now + probes.interval[fi], Event::Probe(f));
+            return;
+        }
+        probes.sent_mark[fi] = sent;
         let mut pkt = Packet::new(PacketKind::Probe, flow.priority, self.params.cnp_size);
         pkt.flow = f;
         pkt.ecmp_key = flow.ecmp_key;
@@ -120,7 +142,7 @@ impl Simulation {
         let port = self.topo.host_port(flow.src);
         let probes = self.nic.probes.as_deref_mut().expect("a probe timer runs only where probes do");
         probes.sent += 1;
-        let next = self.now + probes.interval[f as usize];
+        let next = self.now + probes.interval[fi].max(probes.rtt[fi]);
         self.events.push(next, Event::Probe(f));
         // Queued behind nothing but control packets at the NIC: `host_next_packet` takes it
         // before the queue pairs' data, unless its priority is paused.
@@ -169,6 +191,9 @@ impl Simulation {
         };
         let probes = self.nic.probes.as_deref_mut().expect("probes travel only where probes run");
         probes.answered += 1;
+        // The NIC's next probe waits this round trip (the receiver's hold, which a real-time RTT
+        // leaves out, is part of how long the probe engine waited).
+        probes.rtt[f as usize] = reply.rtt;
         if now >= self.params.warmup {
             probes.rtts.record(reply.rtt.0);
         }
@@ -197,14 +222,14 @@ mod tests {
     #[test]
     fn the_loss_rate_is_drawn_from_the_seed_and_none_is_drawn_without_loss() {
         let share = |loss: f64, seed: u64| {
-            let mut p = Probes::new(vec![SimTime::from_us(1)], loss, seed);
+            let mut p = Probes::new(vec![SimTime::from_us(1)], vec![SimTime::ZERO], loss, seed);
             (0..40_000).filter(|_| p.loses()).count() as f64 / 40_000.0
         };
         assert_eq!(share(0.0, 1), 0.0);
         assert_eq!(share(1.0, 1), 1.0);
         assert!((share(0.25, 1) - 0.25).abs() < 0.01, "{}", share(0.25, 1));
         assert_eq!(share(0.25, 1), share(0.25, 1), "the same seed, the same losses");
-        let mut p = Probes::new(Vec::new(), 0.0, 1);
+        let mut p = Probes::new(Vec::new(), Vec::new(), 0.0, 1);
         let before = p.rng.clone();
         p.loses();
         assert_eq!(p.rng, before, "no loss configured: the stream does not move");

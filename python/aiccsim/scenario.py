@@ -616,13 +616,15 @@ def all_to_all(
     hosts: HostSet | None = None,
     algorithm: str | None = None,
     flows_per_pair: int | None = None,
+    peers_in_flight: int | None = None,
     local_ranks: int | None = None,
     start: str | None = None,
     chunks: int | None = None,
 ) -> Scenario:
     """``[workload] kind = "all_to_all"``: every member sends ``size`` to every other member,
-    ``"direct"`` (all at once), ``"pairwise"`` (in rounds) or ``"hierarchical"`` (inside groups
-    of ``local_ranks``, then across between same-index ranks), in ``chunks`` pipelined chunks."""
+    ``"direct"`` (all at once), ``"pairwise"`` (in rounds of ``peers_in_flight`` peers) or
+    ``"hierarchical"`` (inside groups of ``local_ranks``, then across between same-index ranks),
+    in ``chunks`` pipelined chunks."""
     return Scenario(
         workload=_table(
             kind="all_to_all",
@@ -630,6 +632,7 @@ def all_to_all(
             size=size,
             algorithm=algorithm,
             flows_per_pair=flows_per_pair,
+            peers_in_flight=peers_in_flight,
             local_ranks=local_ranks,
             start=start,
             chunks=chunks,

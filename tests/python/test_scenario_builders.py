@@ -694,6 +694,7 @@ kind = "all_to_all"
 algorithm = "hierarchical"
 local_ranks = 2
 flows_per_pair = 1
+peers_in_flight = 1
 start = "1us"
 size = "16KB"
 """
@@ -726,7 +727,12 @@ def fabric_jobs() -> Scenario:
             hosts=[4, 5],
             start="3us",
         )
-        | job(all_to_all(algorithm="hierarchical", local_ranks=2, flows_per_pair=1, start="1us", size="16KB"), ranks=2)
+        | job(
+            all_to_all(
+                algorithm="hierarchical", local_ranks=2, flows_per_pair=1, peers_in_flight=1, start="1us", size="16KB"
+            ),
+            ranks=2,
+        )
     )
 
 

@@ -28,6 +28,10 @@ pub struct AllToAllWorkload {
     /// Parallel flows (tasks) per ordered pair, each of `size` (direct only).
     #[serde(default = "one")]
     pub flows_per_pair: u32,
+    /// Peers each rank sends to at once, in rounds (pairwise only): 1 is the pairwise
+    /// exchange, more is how a collective library bounds the peers in flight.
+    #[serde(default = "one")]
+    pub peers_in_flight: u32,
     /// Ranks per group of `hierarchical` (consecutive ranks in `hosts` order); filled in from
     /// the topology's servers (`gpus_per_server`) when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -49,9 +53,10 @@ pub enum AllToAllAlgorithm {
     /// n - 1 queue pairs and each receiver hears from n - 1 senders.
     #[default]
     Direct,
-    /// n - 1 rounds; in round k rank i sends to rank i + k, and a rank starts a round once its
-    /// send and its receive of the previous round are done (pairwise exchange): every round is
-    /// a permutation.
+    /// Rounds of `peers_in_flight` peers (1 by default: n - 1 rounds); in round r rank i sends
+    /// to ranks i + r·k + 1 to i + (r + 1)·k, and a rank starts a round once its sends and its
+    /// receives of the previous round are done (with one peer per round, the pairwise
+    /// exchange: every round a permutation).
     Pairwise,
     /// Two phases on groups of `local_ranks` consecutive ranks (a server's GPUs): each rank
     /// first sends every other rank of its group what goes to that rank's local index on every
@@ -96,6 +101,15 @@ impl WorkloadKind for AllToAllWorkload {
         if self.flows_per_pair == 0 {
             return fail("workload.flows_per_pair", "must be at least 1");
         }
+        if self.peers_in_flight == 0 {
+            return fail("workload.peers_in_flight", "must be at least 1 (1: the pairwise exchange)");
+        }
+        if self.peers_in_flight > 1 && self.algorithm != AllToAllAlgorithm::Pairwise {
+            return fail(
+                "workload.peers_in_flight",
+                "bounds the rounds of algorithm = \"pairwise\"; the direct algorithm sends to every peer at once",
+            );
+        }
         if self.flows_per_pair > 1 && self.algorithm != AllToAllAlgorithm::Direct {
             return fail(
                 "workload.flows_per_pair",
@@ -134,7 +148,8 @@ impl WorkloadKind for AllToAllWorkload {
     fn expand(&self, ranks: u32, _seed: u64) -> Workload {
         let (members, local) = (self.hosts.expand(ranks), self.local_ranks.unwrap_or(1) as usize);
         Workload::of_flows(pipelined(self.size.0, self.chunks, |bytes| {
-            all_to_all(&members, bytes, self.algorithm, self.flows_per_pair, local, self.start)
+            let peers = self.peers_in_flight as usize;
+            all_to_all(&members, bytes, self.algorithm, self.flows_per_pair, peers, local, self.start)
         }))
     }
 
@@ -165,12 +180,14 @@ pub(super) fn all_to_all_flows(ranks: u64, algorithm: AllToAllAlgorithm, local: 
 }
 
 /// The flows of one all-to-all: `size` bytes from every rank to every other, `per_pair` times
-/// over (parallel tasks, direct only); `local` ranks per group for `hierarchical`.
+/// over (parallel tasks, direct only); `peers` at once per rank (pairwise rounds); `local` ranks
+/// per group for `hierarchical`.
 pub fn all_to_all(
     ranks: &[u32],
     size: u64,
     algorithm: AllToAllAlgorithm,
     per_pair: u32,
+    peers: usize,
     local: usize,
     start: SimTime,
 ) -> Vec<FlowDef> {
@@ -195,18 +212,28 @@ pub fn all_to_all(
             }
         }
         AllToAllAlgorithm::Pairwise => {
-            // Round k = 1..n-1, flow id (k-1)·n + i: rank i sends to i + k once it has sent to
-            // i + k - 1 and received from i - (k - 1).
-            for k in 1..n {
-                for i in 0..n {
-                    let after = if k == 1 {
-                        vec![]
-                    } else {
-                        let prev = (k - 2) * n;
-                        vec![(prev + i) as u32, (prev + (i + n - (k - 1)) % n) as u32]
-                    };
-                    flows.push(flow(i, (i + k) % n, after));
+            // Rounds of `peers` offsets; the flow of offset o (the j-th of its round) from rank i
+            // has id round_start + j·n + i, and waits for rank i's sends of the round before
+            // (offsets o') and its receives (from i - o'). One peer per round: round k's flow
+            // from i waits for its send to i + k - 1 and its receive from i - (k - 1).
+            let offsets: Vec<usize> = (1..n).collect();
+            let mut before: Option<(usize, &[usize])> = None;
+            for round in offsets.chunks(peers.max(1)) {
+                let start = flows.len();
+                for &o in round {
+                    for i in 0..n {
+                        let after = match before {
+                            None => vec![],
+                            Some((at, prev)) => {
+                                let sends = (0..prev.len()).map(|j| at + j * n + i);
+                                let receives = prev.iter().enumerate().map(|(j, &p)| at + j * n + (i + n - p) % n);
+                                sends.chain(receives).map(|id| id as u32).collect()
+                            }
+                        };
+                        flows.push(flow(i, (i + o) % n, after));
+                    }
                 }
+                before = Some((start, round));
             }
         }
         AllToAllAlgorithm::Hierarchical => unreachable!("made above"),
@@ -254,14 +281,14 @@ mod tests {
     fn all_to_all_covers_every_pair_once_and_pairwise_rounds_are_permutations() {
         let ranks: Vec<u32> = (10..16).collect();
         for alg in [AllToAllAlgorithm::Direct, AllToAllAlgorithm::Pairwise] {
-            let flows = all_to_all(&ranks, 100, alg, 1, 1, SimTime::ZERO);
+            let flows = all_to_all(&ranks, 100, alg, 1, 1, 1, SimTime::ZERO);
             let mut pairs: Vec<(u32, u32)> = flows.iter().map(|f| (f.src, f.dst)).collect();
             pairs.sort_unstable();
             pairs.dedup();
             assert_eq!(pairs.len(), 30);
             assert!(flows.iter().all(|f| f.src != f.dst && f.collective.unwrap().group_size == 6));
         }
-        let flows = all_to_all(&ranks, 100, AllToAllAlgorithm::Pairwise, 1, 1, SimTime::ZERO);
+        let flows = all_to_all(&ranks, 100, AllToAllAlgorithm::Pairwise, 1, 1, 1, SimTime::ZERO);
         for round in flows.chunks(6) {
             let mut dsts: Vec<u32> = round.iter().map(|f| f.dst).collect();
             dsts.sort_unstable();
@@ -275,10 +302,34 @@ mod tests {
     }
 
     #[test]
+    fn rounds_of_several_peers_wait_for_the_rounds_sends_and_receives() {
+        // 6 ranks, 2 peers per round: offsets {1, 2}, {3, 4}, {5}.
+        let ranks: Vec<u32> = (0..6).collect();
+        let flows = all_to_all(&ranks, 100, AllToAllAlgorithm::Pairwise, 1, 2, 1, SimTime::ZERO);
+        assert_eq!(flows.len(), 30);
+        let mut pairs: Vec<(u32, u32)> = flows.iter().map(|f| (f.src, f.dst)).collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        assert_eq!(pairs.len(), 30, "every pair once");
+        assert!(flows[..12].iter().all(|f| f.after.is_empty()), "the first round waits for nothing");
+        // Round 2, offset 3, rank 1 (flow 12 + 1: 1 -> 4) waits for rank 1's round-1 sends
+        // (flows 1 and 7: to 2 and 3) and its receives (flows 0 and 11: from 0 and 5).
+        let f = &flows[13];
+        assert_eq!((f.src, f.dst), (1, 4));
+        assert_eq!(f.after, vec![1, 7, 0, 11]);
+        assert_eq!((flows[7].src, flows[7].dst, flows[11].src, flows[11].dst), (1, 3, 5, 1));
+        // The last round, offset 5 alone, waits for the four flows of round 2 through its rank.
+        assert_eq!(flows[24].after.len(), 4);
+        // One peer per round is the pairwise exchange.
+        let one = all_to_all(&ranks, 100, AllToAllAlgorithm::Pairwise, 1, 1, 1, SimTime::ZERO);
+        assert_eq!(one[14].after, vec![8, 6]);
+    }
+
+    #[test]
     fn hierarchical_moves_every_block_once_over_the_group_then_once_across() {
         // 12 ranks in 3 groups of 4: every rank ends with 100 bytes from each of the 11 others.
         let ranks: Vec<u32> = (0..12).collect();
-        let flows = all_to_all(&ranks, 100, AllToAllAlgorithm::Hierarchical, 1, 4, SimTime::ZERO);
+        let flows = all_to_all(&ranks, 100, AllToAllAlgorithm::Hierarchical, 1, 1, 4, SimTime::ZERO);
         assert_eq!(flows.len(), 12 * 3 + 12 * 2);
         let (inside, across): (Vec<&FlowDef>, Vec<&FlowDef>) = flows.iter().partition(|f| f.src / 4 == f.dst / 4);
         assert!(inside.iter().all(|f| f.size == 300 && f.after.is_empty()));

@@ -155,11 +155,13 @@ mod tests {
             let local_ranks = (algorithm == AllToAllAlgorithm::Hierarchical).then_some(group);
             let hosts = set.clone();
             let chunks = 3;
+            let peers_in_flight = if algorithm == AllToAllAlgorithm::Pairwise { 2 } else { 1 };
             cfgs.push(WorkloadConfig::AllToAll(AllToAllWorkload {
                 hosts,
                 size,
                 algorithm,
                 flows_per_pair,
+                peers_in_flight,
                 local_ranks,
                 start,
                 chunks,
@@ -242,6 +244,7 @@ mod tests {
             size: ByteSize(1000),
             algorithm: Default::default(),
             flows_per_pair: 1,
+            peers_in_flight: 1,
             local_ranks: None,
             start: SimTime::ZERO,
             chunks: 1,

@@ -143,7 +143,7 @@ pub(super) fn expand(w: &TrainingWorkload, hosts: u32) -> Workload {
             b.step(layer.forward, Waits::BlockingAndAllReduce(l));
             if let Some(a2a) = layer.forward_all_to_all.filter(|c| c.size.0 > 0) {
                 let made = pipelined(a2a.size.0, w.chunks, |bytes| {
-                    all_to_all::all_to_all(&ranks, bytes, a2a.algorithm, 1, local, w.start)
+                    all_to_all::all_to_all(&ranks, bytes, a2a.algorithm, 1, 1, local, w.start)
                 });
                 issue(&mut b, l, Op::ForwardAllToAll, made);
             }
@@ -154,7 +154,7 @@ pub(super) fn expand(w: &TrainingWorkload, hosts: u32) -> Workload {
             b.step(input_grad, Waits::Blocking);
             if let Some(a2a) = layer.backward_all_to_all.filter(|c| c.size.0 > 0) {
                 let made = pipelined(a2a.size.0, w.chunks, |bytes| {
-                    all_to_all::all_to_all(&ranks, bytes, a2a.algorithm, 1, local, w.start)
+                    all_to_all::all_to_all(&ranks, bytes, a2a.algorithm, 1, 1, local, w.start)
                 });
                 issue(&mut b, l, Op::BackwardAllToAll, made);
             }

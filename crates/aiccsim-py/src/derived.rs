@@ -175,6 +175,12 @@ impl Derived {
         self.with(|v| v.mean_busbw_bps().map(|b| b / 1e9))
     }
 
+    /// `warm_busbw_gbps`: the bus bandwidth of the collectives a job repeats, after its first
+    /// (nccl-tests' timed iterations after a warm-up), Gbit/s.
+    fn warm_busbw_gbps(&self) -> Option<f64> {
+        self.with(|v| v.warm_busbw_bps().map(|b| b / 1e9))
+    }
+
     /// The payload a host link carries at full speed (the slowest one's), Gbit/s.
     fn payload_line_rate_gbps(&self) -> Option<f64> {
         self.with(|v| v.payload_line_rate_bps().map(|b| b / 1e9))

@@ -214,6 +214,32 @@ impl RunView<'_> {
         (!all.is_empty()).then(|| all.iter().sum::<f64>() / all.len() as f64)
     }
 
+    /// The bus bandwidth of the collectives a job repeats, after its first, bits/s: how
+    /// nccl-tests times its iterations after a warm-up. Per job of two or more collectives (a
+    /// sequence, `[[jobs.workload]]`), the bytes of all but the first, x the bus factor, over
+    /// the time from the first's end to the last's end (the iterations pipeline: a rank starts
+    /// the next as soon as its part of the one before is done); the mean over such jobs. `None`
+    /// without such a job, or if one of its collectives did not finish.
+    pub fn warm_busbw_bps(&self) -> Option<f64> {
+        let mut jobs: BTreeMap<&str, Vec<&CollectiveRow>> = BTreeMap::new();
+        for c in self.collectives {
+            jobs.entry(c.info.job.as_str()).or_default().push(c);
+        }
+        let mut per_job = Vec::new();
+        for mut cs in jobs.into_values().filter(|cs| cs.len() >= 2) {
+            cs.sort_by_key(|c| c.info.id);
+            let first_end = cs[0].finish?;
+            let last_end = cs.iter().map(|c| c.finish).collect::<Option<Vec<_>>>()?.into_iter().max()?;
+            let time = last_end.saturating_sub(first_end).as_secs_f64();
+            if time <= 0.0 {
+                return None;
+            }
+            let bits: f64 = cs[1..].iter().map(|c| c.info.size as f64 * 8.0 * c.info.bus_factor()).sum();
+            per_job.push(bits / time);
+        }
+        (!per_job.is_empty()).then(|| per_job.iter().sum::<f64>() / per_job.len() as f64)
+    }
+
     /// The highest bus bandwidth the run's one collective could reach on its topology, bits/s:
     /// its bus bandwidth if it took only as long as its busiest host link (a NIC, or a GPU's
     /// NVLink port) needs to send or receive the wire bytes of the flows through it, every link

@@ -36,7 +36,7 @@ pub fn row(name: &str, r: &Results, options: &RowOptions) -> Vec<String> {
     let sampled_us = |d: &TimeDistribution, t: SimTime| (d.count > 0).then(|| t.as_us_f64());
     let iterations = s.iterations.as_ref();
     let count = |n: u64| Some(n as f64);
-    let figures: [Option<f64>; 32] = [
+    let figures: [Option<f64>; 33] = [
         count(s.flows as u64),
         count(s.flows_finished as u64),
         s.completion_time_ns.map(|t| t.as_us_f64()),
@@ -66,6 +66,7 @@ pub fn row(name: &str, r: &Results, options: &RowOptions) -> Vec<String> {
         v.busbw_bps().map(|b| b / 1e9),
         v.busbw_bound_bps().map(|b| b / 1e9),
         v.mean_busbw_bps().map(|b| b / 1e9),
+        v.warm_busbw_bps().map(|b| b / 1e9),
         v.line_rate_pct(),
         utilisation.iter().copied().min_by(f64::total_cmp),
         (!utilisation.is_empty()).then(|| utilisation.iter().sum::<f64>() / utilisation.len() as f64),

@@ -545,7 +545,7 @@ const fn measure(name: &'static str, figure: Figure, what: &'static str, unit: &
 use Figure::{Count, Number};
 
 /// The experiment table's columns, in order (the names `[[check]]` claims and bar plots use).
-pub const EXPERIMENT: [Measure; 33] = [
+pub const EXPERIMENT: [Measure; 34] = [
     measure("scheme", Figure::Name, "run", "text"),
     measure("flows", Count, "flows", "count"),
     measure("finished", Count, "flows finished", "count"),
@@ -576,6 +576,7 @@ pub const EXPERIMENT: [Measure; 33] = [
     measure("busbw_gbps", Number(2), "bus bandwidth", "Gbit/s"),
     measure("busbw_bound_gbps", Number(2), "bus bandwidth bound of the topology", "Gbit/s"),
     measure("mean_busbw_gbps", Number(2), "mean bus bandwidth of the collectives", "Gbit/s"),
+    measure("warm_busbw_gbps", Number(2), "bus bandwidth of repeated collectives after the first", "Gbit/s"),
     measure("line_rate_pct", Number(1), "mean bus bandwidth, of the payload line rate", "%"),
     measure("min_link_util_pct", Number(1), "lowest utilisation of the listed links", "%"),
     measure("mean_link_util_pct", Number(1), "mean utilisation of the listed links", "%"),

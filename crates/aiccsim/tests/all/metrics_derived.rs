@@ -121,3 +121,44 @@ size = "1MB"
     assert_eq!(line, 100e9 * packets_share);
     assert_eq!(v.line_rate_pct(), Some(busbw / line * 100.0));
 }
+
+/// Four back-to-back all-reduces in one job (nccl-tests' warm-up and three timed iterations):
+/// the warm bus bandwidth counts the three after the first, over the time from the first's end
+/// to the last's, and a run of one collective, or a plain `[workload]`, has none.
+#[test]
+fn the_warm_bus_bandwidth_times_the_repeats_after_the_first() {
+    let ar = r#"[[jobs.workload]]
+kind = "all_reduce"
+size = "1MB"
+"#;
+    let r = common::run(&format!(
+        r#"
+[topology]
+kind = "star"
+hosts = 4
+link = {{ bandwidth = "100Gbps", delay = "1us" }}
+[cc]
+algorithm = "hpcc"
+[[jobs]]
+hosts = "all"
+{ar}{ar}{ar}{ar}"#
+    ));
+    let v = r.view();
+    let warm = v.warm_busbw_bps().expect("a job of four collectives");
+    let mut cs: Vec<_> = r.collectives.iter().collect();
+    cs.sort_by_key(|c| c.info.id);
+    assert_eq!(cs.len(), 4);
+    let (first_end, last_end) = (cs[0].finish.unwrap(), cs[3].finish.unwrap());
+    // 2 (n - 1) / n of 1 MB per rank, three times.
+    let bits = 3.0 * 1e6 * 8.0 * 2.0 * 3.0 / 4.0;
+    let expected = bits / (last_end - first_end).as_secs_f64();
+    assert!((warm / expected - 1.0).abs() < 1e-9, "{warm} against {expected}");
+    // HPCC starts at line rate, so the repeats go as fast as the first, within a few percent,
+    // and no faster than the links' payload.
+    let first = cs[0].busbw_bps().unwrap();
+    assert!((warm / first - 1.0).abs() < 0.05, "{warm} vs the first's {first}");
+    assert!(warm < 100e9 * 1000.0 / 1048.0);
+    // One collective, in a job or a [workload]: no repeats to time.
+    let one = common::run(&common::incast(2, "100KB", "none", ""));
+    assert_eq!(one.view().warm_busbw_bps(), None);
+}

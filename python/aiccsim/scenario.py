@@ -39,7 +39,9 @@ __all__ = [
     "clocks",
     "clos",
     "collective",
+    "conga",
     "custom",
+    "dlb",
     "dumbbell",
     "ecn",
     "event",
@@ -60,6 +62,7 @@ __all__ = [
     "reduce_scatter",
     "send_recv",
     "simulation",
+    "spray_threshold",
     "star",
     "switch",
     "trace",
@@ -378,13 +381,15 @@ def switch(
     control_priority: Literal["high", "data"] | None = None,
 ) -> Scenario:
     """``[switch]``: the shared buffer and the routing (``"ecmp"``, ``"spray"``,
-    ``"round_robin"``, ``"adaptive"``, ``"adaptive_spray"``, ``"flowlet"``) of every switch, or a
+    ``"round_robin"``, ``"adaptive"``, ``"adaptive_spray"``, ``"flowlet"``, ``"dlb"``,
+    ``"spray_threshold"``, ``"conga"``) of every switch, or a
     dict of them per tier (``{"leaf": "spray", "spine": "ecmp"}``, a ``RoutingTiers``);
     ``egress_alpha``, without PFC, the fraction of the free buffer one egress queue may hold;
     ``failure_detection``, how long after a link fails or comes back (``event(...)``) the
     switches route around it or over it again; ``control_priority``, where switches queue ACKs,
     NACKs and CNPs (``"high"``, or ``"data"`` behind the data, as the HPCC ns-3 simulator does).
-    ``pfc(...)``, ``ecn(...)`` and ``flowlet(...)`` set its sub-tables."""
+    ``pfc(...)``, ``ecn(...)``, ``flowlet(...)``, ``dlb(...)``, ``spray_threshold(...)`` and
+    ``conga(...)`` set its sub-tables."""
     return Scenario(
         switch=_table(
             buffer=buffer,
@@ -402,6 +407,54 @@ def flowlet(*, gap: str | None = None, pick: str | None = None, slots: int | Non
     ``gap``; a new flowlet goes where ``pick`` says (``"random"`` or ``"adaptive"``); each
     switch's flowlet table has ``slots`` entries (a power of two)."""
     return Scenario(switch={"flowlet": _table(gap=gap, pick=pick, slots=slots)})
+
+
+def dlb(
+    *,
+    period: str | None = None,
+    weight: float | None = None,
+    bands: int | None = None,
+    max_queue: str | None = None,
+    load_weight: float | None = None,
+) -> Scenario:
+    """``[switch.dlb]``: dynamic load balancing, for the switches whose ``routing`` is ``"dlb"``:
+    every ``period`` each port's load and queue are folded into averages (``weight`` of the
+    newest sample) and their mix (``load_weight`` of the load, the queue over ``max_queue``)
+    quantised into ``bands``; a packet goes at random to a next hop of the best band."""
+    return Scenario(
+        switch={"dlb": _table(period=period, weight=weight, bands=bands, max_queue=max_queue, load_weight=load_weight)}
+    )
+
+
+def spray_threshold(*, threshold: str | None = None) -> Scenario:
+    """``[switch.spray_threshold]``: a flow keeps its ECMP next hop until that port's queue passes
+    ``threshold``, then sprays to the least-loaded hop (``routing = "spray_threshold"``)."""
+    return Scenario(switch={"spray_threshold": _table(threshold=threshold)})
+
+
+def conga(
+    *,
+    dre_period: str | None = None,
+    dre_alpha: float | None = None,
+    age: str | None = None,
+    flowlet_gap: str | None = None,
+    flowlet_slots: int | None = None,
+) -> Scenario:
+    """``[switch.conga]``: CONGA, for leaves whose ``routing`` is ``"conga"``: each port's rate
+    estimator loses ``dre_alpha`` of itself every ``dre_period``; remote metrics are forgotten
+    after ``age``; a flow picks again after a gap of ``flowlet_gap`` (``"0s"``: every packet),
+    in a table of ``flowlet_slots`` entries."""
+    return Scenario(
+        switch={
+            "conga": _table(
+                dre_period=dre_period,
+                dre_alpha=dre_alpha,
+                age=age,
+                flowlet_gap=flowlet_gap,
+                flowlet_slots=flowlet_slots,
+            )
+        }
+    )
 
 
 def pfc(

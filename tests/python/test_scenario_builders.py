@@ -20,7 +20,9 @@ from aiccsim.scenario import (
     clocks,
     clos,
     collective,
+    conga,
     custom,
+    dlb,
     dumbbell,
     ecn,
     event,
@@ -41,6 +43,7 @@ from aiccsim.scenario import (
     reduce_scatter,
     send_recv,
     simulation,
+    spray_threshold,
     star,
     switch,
     trace,
@@ -643,6 +646,38 @@ def flowlet_fat_tree() -> Scenario:
     )
 
 
+# The adaptive routings switches implement, one per tier of a fat tree, each setting given.
+ADAPTIVE_FAT_TREE = """
+[topology]
+kind = "fat_tree"
+k = 4
+link = { bandwidth = "100Gbps", delay = "1us" }
+[switch]
+routing = { leaf = "conga", spine = "dlb", core = "spray_threshold" }
+dlb = { period = "2us", weight = 0.5, bands = 4, max_queue = "64KB", load_weight = 0.25 }
+spray_threshold = { threshold = "16KB" }
+conga = { dre_period = "2us", dre_alpha = 0.25, age = "100us", flowlet_gap = "0s", flowlet_slots = 1024 }
+[cc]
+algorithm = "none"
+[workload]
+kind = "permutation"
+size = "64KB"
+"""
+
+
+def adaptive_fat_tree() -> Scenario:
+    tiers: RoutingTiers = {"leaf": "conga", "spine": "dlb", "core": "spray_threshold"}
+    return (
+        fat_tree(k=4, **LINK)
+        | switch(routing=tiers)
+        | dlb(period="2us", weight=0.5, bands=4, max_queue="64KB", load_weight=0.25)
+        | spray_threshold(threshold="16KB")
+        | conga(dre_period="2us", dre_alpha=0.25, age="100us", flowlet_gap="0s", flowlet_slots=1024)
+        | cc("none")
+        | permutation(size="64KB")
+    )
+
+
 # Fabric links of their own on a Clos and a leaf-spine of GPU servers; three jobs placed at
 # random, by hand and packed, running the collectives with every key.
 FABRIC_JOBS = """
@@ -803,6 +838,7 @@ EQUIVALENTS: list[tuple[str | Path, Callable[[], Scenario]]] = [
     (PFC_POOLS, pfc_pools),
     (FLOWS_STOP_AND_CONNECTION, flows_stop_and_connection),
     (FLOWLET_FAT_TREE, flowlet_fat_tree),
+    (ADAPTIVE_FAT_TREE, adaptive_fat_tree),
     (FABRIC_JOBS, fabric_jobs),
     (RAIL_FABRIC, rail_fabric),
     (LEAF_SPINE_NVLINK, leaf_spine_nvlink),

@@ -317,6 +317,15 @@ pub fn estimate(s: &Scenario) -> Estimate {
         (true, Some(f)) => fabric.switches as u128 * u128::from(f.slots) * 16,
         _ => 0,
     };
+    // CONGA: a 16-byte estimator per port, and per pair of leaves and uplink 10 bytes of tables
+    // (as if a leaf had an uplink to every switch that is not a leaf, up to the 31 it can tag).
+    let conga = match s.switch.routing.uses(crate::config::Routing::Conga) {
+        true => {
+            let uplinks = (fabric.switches as u128).saturating_sub(fabric.tors as u128).clamp(1, 31);
+            ports * 16 + (fabric.tors as u128).pow(2) * uplinks * 10
+        }
+        false => 0,
+    };
 
     let (queue_rows, link_rows, rate_rows) = match s.output.sample_interval {
         Some(iv) if iv.0 > 0 => timeline_rows(s, &fabric, &work, ports, ideal_duration, iv),
@@ -333,7 +342,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
             what: format!("{} compute steps", work.computes),
             bytes: work.computes.saturating_mul(per_compute),
         },
-        Part { key: "topology", what: format!("{ports} ports"), bytes: ports * per_port + routes + flowlets },
+        Part { key: "topology", what: format!("{ports} ports"), bytes: ports * per_port + routes + flowlets + conga },
         Part { key: "switch.buffer", what: "packets in buffers and on links".into(), bytes: buffered + on_wires },
         Part {
             key: "output.sample_interval",

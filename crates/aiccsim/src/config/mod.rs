@@ -22,8 +22,8 @@ pub use fast_forward::FastForward;
 pub use nic::{Connections, NicConfig, Recovery, DEFAULT_RTO, MAX_RTO_BACKOFF, MAX_SACK_BITMAP};
 pub use output::{OutputConfig, TraceConfig};
 pub use switch::{
-    ControlPriority, EcnConfig, FlowletConfig, FlowletPick, MarkPoint, PfcConfig, Routing, RoutingConfig, RoutingTiers,
-    SwitchConfig, Tier, DEFAULT_FAILURE_DETECTION,
+    CongaConfig, ControlPriority, DlbConfig, EcnConfig, FlowletConfig, FlowletPick, MarkPoint, PfcConfig, Routing,
+    RoutingConfig, RoutingTiers, SprayThresholdConfig, SwitchConfig, Tier, DEFAULT_FAILURE_DETECTION,
 };
 pub use topology::{
     parse_node, ClosTopology, CustomLink, CustomTopology, DumbbellTopology, FatTreeTopology, LeafSpineTopology,
@@ -189,6 +189,15 @@ impl Scenario {
         scenario.simulation.stall_timeout.get_or_insert(stall);
         if scenario.switch.routing.uses(Routing::Flowlet) {
             scenario.switch.flowlet.get_or_insert_with(FlowletConfig::default);
+        }
+        if scenario.switch.routing.uses(Routing::Dlb) {
+            scenario.switch.dlb.get_or_insert_with(DlbConfig::default);
+        }
+        if scenario.switch.routing.uses(Routing::SprayThreshold) {
+            scenario.switch.spray_threshold.get_or_insert_with(SprayThresholdConfig::default);
+        }
+        if scenario.switch.routing.uses(Routing::Conga) {
+            scenario.switch.conga.get_or_insert_with(CongaConfig::default);
         }
         if scenario.events.iter().any(|e| e.action != LinkAction::Slow) {
             scenario.switch.failure_detection.get_or_insert(DEFAULT_FAILURE_DETECTION);

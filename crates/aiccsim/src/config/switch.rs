@@ -1,6 +1,7 @@
 //! `[switch]`: the shared buffer, PFC, ECN marking, how a switch picks among equal-cost next
-//! hops (one way for every switch, or one per tier), flowlet switching's settings, and how long
-//! a switch takes to notice a failed link.
+//! hops (one way for every switch, or one per tier), the settings of flowlet switching and of the
+//! adaptive routings switches implement (DLB, spraying past a threshold, CONGA), and how long a
+//! switch takes to notice a failed link.
 
 use crate::time::{Bandwidth, ByteSize, SimTime};
 use serde::{Deserialize, Serialize};
@@ -25,6 +26,16 @@ pub struct SwitchConfig {
     /// the defaults when some tier uses it and the scenario gives none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flowlet: Option<FlowletConfig>,
+    /// Quantised, sampled adaptive routing's settings (`routing = "dlb"`); filled in with the
+    /// defaults when some tier uses it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dlb: Option<DlbConfig>,
+    /// Spraying past a threshold (`routing = "spray_threshold"`); filled in when some tier uses it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spray_threshold: Option<SprayThresholdConfig>,
+    /// CONGA's settings (`routing = "conga"`); filled in when some tier uses it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conga: Option<CongaConfig>,
     /// How long after a link fails (or comes back) the switches route around it (or over it
     /// again); `[[events]]` may give their own. Filled in with the default when the scenario
     /// fails or restores a link and gives none.
@@ -65,6 +76,9 @@ impl Default for SwitchConfig {
             routing: RoutingConfig::default(),
             egress_alpha: None,
             flowlet: None,
+            dlb: None,
+            spray_threshold: None,
+            conga: None,
             failure_detection: None,
             control_priority: ControlPriority::High,
         }
@@ -206,12 +220,27 @@ pub enum Routing {
     /// (ties by flow hash).
     Adaptive,
     /// As `Adaptive`, with ties drawn at random: packets spread over every path while the
-    /// queues are equal (an idle fabric's), and steer away from the ones that build.
+    /// queues are equal (an idle fabric's), and steer away from the ones that build. With exact,
+    /// instant knowledge of the local queues, it is the ideal bound of per-packet adaptive
+    /// routing, which `Dlb`, `SprayThreshold` and `Conga` approach as switches do.
     AdaptiveSpray,
     /// Flowlet switching: a flow keeps its next hop while its packets follow each other at this
     /// switch closer than `switch.flowlet.gap`; after a longer gap it may move
     /// (`switch.flowlet.pick`).
     Flowlet,
+    /// Dynamic load balancing as switch ASICs do it (`dlb.rs`): each egress port's load and queue,
+    /// sampled every `switch.dlb.period` into an EWMA and quantised into quality bands; a packet
+    /// goes to a next hop drawn at random among those in the best band.
+    Dlb,
+    /// A flow keeps its ECMP next hop while that port's queue is at most
+    /// `switch.spray_threshold.threshold`; above it, its packets go to the least-loaded hop (ties
+    /// at random), as InfiniBand's adaptive routing leaves a flow's static port only once that
+    /// port is congested.
+    SprayThreshold,
+    /// CONGA (`conga.rs`): the source leaf picks the uplink whose path, as the destination leaf
+    /// reports it back, is least congested (utilisation estimated per port, quantised, carried in
+    /// packets); other switches hash (ECMP) and raise the packets' congestion field.
+    Conga,
 }
 
 impl Routing {
@@ -223,6 +252,9 @@ impl Routing {
             Routing::Adaptive => "adaptive",
             Routing::AdaptiveSpray => "adaptive_spray",
             Routing::Flowlet => "flowlet",
+            Routing::Dlb => "dlb",
+            Routing::SprayThreshold => "spray_threshold",
+            Routing::Conga => "conga",
         }
     }
 }
@@ -311,7 +343,7 @@ impl<'de> Deserialize<'de> for RoutingConfig {
             type Value = RoutingConfig;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str(
-                    "a routing for every switch (\"ecmp\", \"spray\", \"round_robin\", \"adaptive\", \"flowlet\"), or a table of them per tier: { leaf = \"spray\", spine = \"ecmp\" }",
+                    "a routing for every switch (\"ecmp\", \"spray\", \"round_robin\", \"adaptive\", \"adaptive_spray\", \"flowlet\", \"dlb\", \"spray_threshold\", \"conga\"), or a table of them per tier: { leaf = \"spray\", spine = \"ecmp\" }",
                 )
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RoutingConfig, E> {
@@ -376,6 +408,219 @@ pub enum FlowletPick {
     /// The least-loaded next hop, as `routing = "adaptive"` picks it (CONGA-like, with the
     /// switch's own queues as the load).
     Adaptive,
+}
+
+/// `[switch.dlb]`: dynamic load balancing as switch ASICs do it (`routing = "dlb"`). The defaults
+/// are the SAI ARS profile's (an EWMA sampled every 16 us with an exponent of 2, 8 quantisation
+/// bands), load and queue weighed equally as Juniper's DLB does by default, and a queue scale
+/// whose worst band starts below ECN's default Kmin.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DlbConfig {
+    /// How often each port's load and queue are sampled into their averages (and its band
+    /// recomputed); between samples the switch routes on what it last sampled.
+    #[serde(default = "default_dlb_period")]
+    pub period: SimTime,
+    /// Weight of the newest sample in each average (EWMA): average += weight x (sample - average).
+    #[serde(default = "default_dlb_weight")]
+    pub weight: f64,
+    /// Quality bands the combined load is quantised into; a packet goes to the best band.
+    #[serde(default = "default_dlb_bands")]
+    pub bands: u32,
+    /// The queue (averaged) at which a port's queue measure is full: the bands split 0 to this
+    /// evenly.
+    #[serde(default = "default_dlb_max_queue")]
+    pub max_queue: ByteSize,
+    /// How much the port's load (the share of its line rate it sent in the last periods) counts
+    /// against its queue: 0 judges by the queue alone, 1 by the load alone.
+    #[serde(default = "default_dlb_load_weight")]
+    pub load_weight: f64,
+}
+
+fn default_dlb_period() -> SimTime {
+    SimTime::from_us(16)
+}
+fn default_dlb_weight() -> f64 {
+    0.25
+}
+fn default_dlb_bands() -> u32 {
+    8
+}
+fn default_dlb_max_queue() -> ByteSize {
+    ByteSize(256_000)
+}
+fn default_dlb_load_weight() -> f64 {
+    0.5
+}
+
+impl Default for DlbConfig {
+    fn default() -> Self {
+        DlbConfig {
+            period: default_dlb_period(),
+            weight: default_dlb_weight(),
+            bands: default_dlb_bands(),
+            max_queue: default_dlb_max_queue(),
+            load_weight: default_dlb_load_weight(),
+        }
+    }
+}
+
+/// `[switch.spray_threshold]`: a flow keeps its ECMP next hop until that port's queue passes
+/// `threshold` (`routing = "spray_threshold"`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct SprayThresholdConfig {
+    /// Bytes queued at the flow's ECMP egress port (all priorities) above which its packets go
+    /// to the least-loaded next hop instead.
+    #[serde(default = "default_spray_threshold")]
+    pub threshold: ByteSize,
+}
+
+fn default_spray_threshold() -> ByteSize {
+    ByteSize(32_000)
+}
+
+impl Default for SprayThresholdConfig {
+    fn default() -> Self {
+        SprayThresholdConfig { threshold: default_spray_threshold() }
+    }
+}
+
+/// `[switch.conga]`: CONGA (`routing = "conga"`, Alizadeh et al., SIGCOMM 2014).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CongaConfig {
+    /// The discounting rate estimator's period: every period each port's byte register loses
+    /// `dre_alpha` of itself; its time constant is `dre_period / dre_alpha`.
+    #[serde(default = "default_conga_dre_period")]
+    pub dre_period: SimTime,
+    #[serde(default = "default_conga_dre_alpha")]
+    pub dre_alpha: f64,
+    /// A remote metric not refreshed for this long is forgotten (read as 0), so that a path
+    /// left alone because it was congested is tried again.
+    #[serde(default = "default_conga_age")]
+    pub age: SimTime,
+    /// A flow keeps its uplink while its packets reach the leaf closer together than this; a
+    /// longer gap starts a flowlet, which picks again. 0: every packet picks.
+    #[serde(default = "default_flowlet_gap")]
+    pub flowlet_gap: SimTime,
+    /// Entries of each leaf's flowlet table (a power of two).
+    #[serde(default = "default_flowlet_slots")]
+    pub flowlet_slots: u32,
+}
+
+fn default_conga_dre_period() -> SimTime {
+    SimTime::from_us(1)
+}
+fn default_conga_dre_alpha() -> f64 {
+    0.1
+}
+fn default_conga_age() -> SimTime {
+    SimTime::from_us(200)
+}
+
+impl Default for CongaConfig {
+    fn default() -> Self {
+        CongaConfig {
+            dre_period: default_conga_dre_period(),
+            dre_alpha: default_conga_dre_alpha(),
+            age: default_conga_age(),
+            flowlet_gap: default_flowlet_gap(),
+            flowlet_slots: default_flowlet_slots(),
+        }
+    }
+}
+
+/// The adaptive routings' settings, on their own (CONGA's uplink count is checked against the
+/// fabric in `engine/net/conga.rs`).
+pub(crate) fn check_adaptive(sw: &SwitchConfig) -> crate::cc::Check {
+    use crate::config::fail;
+    if let RoutingConfig::Tiers(t) = &sw.routing {
+        for (tier, r) in [("spine", t.spine), ("core", t.core)] {
+            if r == Some(Routing::Conga) {
+                return fail(
+                    format!("switch.routing.{tier}"),
+                    "\"conga\" is the leaves' choice: CONGA's other switches hash each flow (ECMP) and only raise the packets' congestion field, which they do whatever their routing; name another routing here, or leave the tier out",
+                );
+            }
+        }
+    }
+    if let Some(d) = &sw.dlb {
+        if d.period == SimTime::ZERO {
+            return fail(
+                "switch.dlb.period",
+                "must be positive: ports are sampled once a period; e.g. \"16us\" (SAI's default)",
+            );
+        }
+        if !(d.weight > 0.0 && d.weight <= 1.0) {
+            return fail(
+                "switch.dlb.weight",
+                format!(
+                    "the newest sample's weight must be in (0, 1], got {}; e.g. 0.25 (SAI's default exponent of 2)",
+                    d.weight
+                ),
+            );
+        }
+        if !(2..=64).contains(&d.bands) {
+            return fail(
+                "switch.dlb.bands",
+                format!(
+                    "must be from 2 to 64, got {} (one band ignores the load: that is routing = \"spray\"); e.g. 8",
+                    d.bands
+                ),
+            );
+        }
+        if d.max_queue.0 == 0 {
+            return fail("switch.dlb.max_queue", "must be positive: the bands split 0 to it; e.g. \"256KB\"");
+        }
+        if !(0.0..=1.0).contains(&d.load_weight) {
+            return fail(
+                "switch.dlb.load_weight",
+                format!("must be in [0, 1] (0: the queue alone, 1: the load alone), got {}; e.g. 0.5", d.load_weight),
+            );
+        }
+    }
+    if let Some(t) = &sw.spray_threshold {
+        if t.threshold.0 >= sw.buffer.0 {
+            return fail(
+                "switch.spray_threshold.threshold",
+                format!(
+                    "{} is not below the buffer ({}): no queue ever passes it, so every flow keeps its ECMP path (that is routing = \"ecmp\"); e.g. \"32KB\"",
+                    t.threshold, sw.buffer
+                ),
+            );
+        }
+    }
+    if let Some(c) = &sw.conga {
+        if c.dre_period == SimTime::ZERO {
+            return fail(
+                "switch.conga.dre_period",
+                "must be positive: the rate estimator decays once a period; e.g. \"1us\"",
+            );
+        }
+        if !(c.dre_alpha > 0.0 && c.dre_alpha <= 1.0) {
+            return fail(
+                "switch.conga.dre_alpha",
+                format!("the share of the register lost each period must be in (0, 1], got {}; e.g. 0.1", c.dre_alpha),
+            );
+        }
+        if c.age == SimTime::ZERO {
+            return fail(
+                "switch.conga.age",
+                "must be positive: a remote metric would be forgotten as soon as it arrives; e.g. \"200us\"",
+            );
+        }
+        if !c.flowlet_slots.is_power_of_two() || c.flowlet_slots > 1 << 24 {
+            return fail(
+                "switch.conga.flowlet_slots",
+                format!(
+                    "must be a power of two from 1 to 16777216 (the table is hashed by masking), got {}; e.g. 4096",
+                    c.flowlet_slots
+                ),
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Detection delay of a failed or restored link when neither the event nor

@@ -126,7 +126,7 @@ fn nic(s: &Scenario) -> Check {
     Ok(())
 }
 
-/// `[switch]`: buffer, PFC, flowlets, ECN; `max_packet` is the largest data packet.
+/// `[switch]`: buffer, PFC, flowlets, the adaptive routings' settings, ECN; `max_packet` is the largest data packet.
 fn switch(sw: &SwitchConfig, max_packet: u64) -> Check {
     if sw.buffer.0 < max_packet {
         return fail("switch.buffer", format!("{} is smaller than one packet ({max_packet} B)", sw.buffer));
@@ -189,6 +189,7 @@ fn switch(sw: &SwitchConfig, max_packet: u64) -> Check {
             );
         }
     }
+    super::switch::check_adaptive(sw)?;
     if sw.ecn.kmin > sw.ecn.kmax {
         return fail("switch.ecn.kmin", format!("kmin ({}) must not exceed kmax ({})", sw.ecn.kmin, sw.ecn.kmax));
     }

@@ -207,6 +207,9 @@ impl Simulation {
         if let Some(ff) = &self.ff {
             self.events.push(ff.every(), Event::FastForward);
         }
+        if let Some(dlb) = &self.net.dlb {
+            self.events.push(dlb.period(), Event::DlbSample);
+        }
         Ok(())
     }
 }

@@ -69,6 +69,8 @@ pub enum Event {
     FastForward,
     /// A frozen group thaws (group, freeze number).
     Thaw(u32, u32),
+    /// DLB switches sample their ports (`net/dlb.rs`).
+    DlbSample,
 }
 
 /// Progress of a run, reported to an observer every so often.
@@ -412,6 +414,7 @@ impl Simulation {
             Event::Probe(f) => self.probe_due(f),
             Event::FastForward => self.fast_forward_check(),
             Event::Thaw(key, n) => self.thaw_due(key, n),
+            Event::DlbSample => self.dlb_sample(),
             Event::Sample => {
                 self.sample_timelines();
                 if self.work.flows_done < self.nic.flows.len() {

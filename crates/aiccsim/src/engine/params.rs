@@ -1,7 +1,7 @@
 //! The run's parameters that the hot path reads, derived once from the scenario.
 
 use crate::cc::Telemetry;
-use crate::config::{ControlPriority, FlowletPick, MarkPoint, Recovery, Scenario};
+use crate::config::{ControlPriority, FlowletPick, MarkPoint, Recovery, Routing, Scenario};
 use crate::time::SimTime;
 
 /// Derived per-run parameters the hot path reads.
@@ -40,8 +40,10 @@ pub(crate) struct Params {
     /// Flowlet switching's gap and where a new flowlet goes (switches that route by flowlet).
     pub flowlet_gap: SimTime,
     pub flowlet_pick: FlowletPick,
-    /// A packet put on the wire needs more than its arrival scheduled: a trace row, or a check
-    /// of its link (tracing, or `[[events]]`).
+    /// Spraying past a threshold: the queue of a flow's ECMP port above which it sprays.
+    pub spray_threshold: u64,
+    /// A packet put on the wire needs more than its arrival scheduled: a trace row, a check of
+    /// its link, or CONGA's estimator and header (tracing, `[[events]]`, `routing = "conga"`).
     pub tx_hooks: bool,
     pub seed: u64,
     pub stop_time: SimTime,
@@ -87,7 +89,8 @@ impl Params {
             control_at_data: sw.control_priority == ControlPriority::Data,
             flowlet_gap: sw.flowlet.unwrap_or_default().gap,
             flowlet_pick: sw.flowlet.unwrap_or_default().pick,
-            tx_hooks: scenario.output.trace.is_some() || !scenario.events.is_empty(),
+            spray_threshold: sw.spray_threshold.unwrap_or_default().threshold.0,
+            tx_hooks: scenario.output.trace.is_some() || !scenario.events.is_empty() || sw.routing.uses(Routing::Conga),
             seed: scenario.simulation.seed,
             // Events at `SimTime::MAX` are the ones whose time saturated ("never", see
             // `SimTime`'s addition): the run ends just before them, as at a stop time.

@@ -401,6 +401,18 @@ impl Topology {
         self.ports.iter().filter(|p| !self.is_host(p.node) && !self.is_nvswitch(p.node - self.num_hosts))
     }
 
+    /// The top-of-rack switches of the fabric's hosts, as nodes, in their numbering (what
+    /// [`Topology::tor_number`] gives).
+    pub fn tors(&self) -> &[u32] {
+        &self.tors
+    }
+
+    /// The number of the top-of-rack switch fabric host `host` hangs off, among [`Topology::tors`].
+    #[inline]
+    pub fn tor_number(&self, host: u32) -> u32 {
+        self.tor_index[host as usize]
+    }
+
     /// The equal-cost egress ports of switch node `node` towards host `dst`. (Once per packet
     /// per switch: `always`, because the compiler stopped inlining it into the switch's routing
     /// when that moved to its own file: 681.9 M instructions on S1 without, 677.3 M with.)

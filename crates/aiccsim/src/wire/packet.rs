@@ -72,6 +72,11 @@ pub struct Packet {
     /// lost. Length 0: no block. Both fit in 4 bytes the cache line had free.
     pub block_start: u16,
     pub block_len: u16,
+    /// CONGA's overlay header (`engine/net/conga.rs`), packed as CONGA packs it: the source
+    /// leaf's uplink (LBTag) and the path's congestion so far (CE), and the feedback the leaf
+    /// piggybacks for the other direction (FB_LBTag, FB_Metric); 0 = no tag, no feedback. The
+    /// last 2 bytes the cache line had free.
+    pub conga: u16,
 }
 
 impl Packet {
@@ -94,6 +99,7 @@ impl Packet {
             feedback: [0; 2],
             block_start: 0,
             block_len: 0,
+            conga: 0,
         }
     }
 }

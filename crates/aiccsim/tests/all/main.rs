@@ -33,6 +33,7 @@ mod incast;
 mod layers;
 mod limits;
 mod metrics_derived;
+mod net_adaptive_routing;
 mod net_buffer;
 mod net_control_priority;
 mod net_ecn;

@@ -1,9 +1,12 @@
 //! The fabric's moving parts, one file per mechanism: ports (serialiser + link), switches and
 //! their shared buffer (counted in pools, `buffer.rs`), PFC, ECN marking, routing among
-//! equal-cost paths (ECMP, spray, adaptive, flowlets), links that slow down, fail and come back,
-//! the telemetry switches stamp, and the packet pool.
+//! equal-cost paths (ECMP, spray, adaptive, flowlets; DLB's sampled port quality, `dlb.rs`;
+//! CONGA's path feedback, `conga.rs`), links that slow down, fail and come back, the telemetry
+//! switches stamp, and the packet pool.
 
 pub mod buffer;
+pub(crate) mod conga;
+pub(crate) mod dlb;
 mod ecn;
 pub mod failures;
 pub mod pfc;
@@ -14,7 +17,7 @@ pub mod switch;
 pub mod telemetry;
 
 use crate::cc::Check;
-use crate::config::{Routing, Scenario};
+use crate::config::{Routing, Scenario, Tier};
 use crate::engine::Params;
 use crate::rng::{self, SimRng};
 use crate::topology::Topology;
@@ -43,8 +46,13 @@ pub(crate) struct Network {
     pub(crate) spray_rng: Vec<SimRng>,
     /// Round-robin spraying: each equal-cost set's next turn, by set (`Topology::route_set`).
     pub(crate) round_robin: Vec<u32>,
-    /// Per switch, its flowlet table (empty at switches that do not route by flowlet).
+    /// Per switch, its flowlet table (empty at switches that do not route by flowlet, or by
+    /// CONGA with flowlets).
     pub(crate) flowlets: Vec<FlowletTable>,
+    /// DLB's sampled port bands, when some switch routes by DLB.
+    pub(crate) dlb: Option<Box<dlb::Dlb>>,
+    /// CONGA's estimators and tables, when the leaves route by CONGA.
+    pub(crate) conga: Option<Box<conga::Conga>>,
     /// The link events and the links' state, when the scenario has `[[events]]`.
     pub(crate) links: Option<Box<failures::LinkEvents>>,
     /// INT stacks of the packets that carry one.
@@ -68,17 +76,33 @@ impl Network {
         let sw = &scenario.switch;
         let ports = port::build_ports(topo, sw, params.mtu + params.header, params.pause_size, watch, steps)?;
         let tiers = topo.switch_tiers();
+        // CONGA is the leaves' choice: other switches hash, as in CONGA's fabric.
+        let routing_of = |tier: Tier| match sw.routing.of(tier) {
+            Routing::Conga if tier != Tier::Leaf => Routing::Ecmp,
+            r => r,
+        };
         let switches: Vec<SwitchState> = (0..topo.num_switches)
             .map(|s| match topo.is_nvswitch(s) {
-                false => SwitchState::new(topo, topo.num_hosts + s, sw, &ports, sw.routing.of(tiers[s as usize])),
+                false => SwitchState::new(topo, topo.num_hosts + s, sw, &ports, routing_of(tiers[s as usize])),
                 true => SwitchState::nvswitch(),
             })
             .collect();
+        let routes = |r: Routing| -> Vec<bool> { switches.iter().map(|s| s.routing == r).collect() };
+        let dlb = sw
+            .routing
+            .uses(Routing::Dlb)
+            .then(|| Box::new(dlb::Dlb::new(&sw.dlb.unwrap_or_default(), topo, &ports, &routes(Routing::Dlb))));
+        let conga_cfg = sw.conga.unwrap_or_default();
+        let conga = (switches.iter().any(|s| s.routing == Routing::Conga))
+            .then(|| Box::new(conga::Conga::new(&conga_cfg, topo, ports.len(), &routes(Routing::Conga))));
         // Sized once here: the hot path only reads and writes their entries.
         let slots = sw.flowlet.unwrap_or_default().slots;
         let flowlets = (switches.iter())
             .map(|s| match s.routing {
                 Routing::Flowlet => FlowletTable::new(slots),
+                Routing::Conga if conga_cfg.flowlet_gap > crate::time::SimTime::ZERO => {
+                    FlowletTable::new(conga_cfg.flowlet_slots)
+                }
                 _ => FlowletTable::default(),
             })
             .collect();
@@ -105,6 +129,8 @@ impl Network {
             spray_rng: streams("switch.spray"),
             round_robin: vec![0; topo.route_set_count()],
             flowlets,
+            dlb,
+            conga,
             links,
             int_pool,
             pint: None,
@@ -115,11 +141,13 @@ impl Network {
 }
 
 /// The fabric against the scenario: ECN thresholds that some port can reach, PFC headroom that
-/// leaves a shared buffer, routing tiers that exist, link events on real links
+/// leaves a shared buffer, routing tiers that exist, CONGA's uplinks within its tag, link events
+/// on real links
 /// (`max_packet`: the largest data packet's bytes).
 pub(crate) fn check(s: &Scenario, topo: &Topology, max_packet: u64) -> Check {
     ecn::check(&s.switch, topo)?;
     pfc::check(&s.switch, topo, max_packet, s.nic.pause_size.0)?;
     routing::check_tiers(s, topo)?;
+    conga::check(s, topo)?;
     failures::check(s, topo)
 }

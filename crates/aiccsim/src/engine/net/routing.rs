@@ -2,8 +2,12 @@
 //! tier says (`switch.routing`): ECMP (a hash of the flow's key, the same path for every packet
 //! of a flow), per-packet spray (a seeded random pick per packet), round-robin spray (each
 //! equal-cost set's packets take its hops in turn), adaptive (the least-loaded port, ties broken
-//! from the ECMP pick), or flowlets (a flow keeps its hop until a gap in its packets, then may
-//! move). The next-hop sets themselves are the topology's (`topology/routing.rs`).
+//! from the ECMP pick, or at random: the ideal bound, exact and instant knowledge of the local
+//! queues), flowlets (a flow keeps its hop until a gap in its packets, then may move), and the
+//! adaptive routings switches implement: DLB (sampled, quantised port quality, `dlb.rs`),
+//! spraying past a threshold (a flow leaves its ECMP hop only while that port's queue is above
+//! it), and CONGA (path congestion fed back from the destination leaf, `conga.rs`). The next-hop
+//! sets themselves are the topology's (`topology/routing.rs`).
 
 use crate::cc::Check;
 use crate::config::{fail, FlowletPick, Routing, RoutingConfig, Scenario, Tier};
@@ -47,6 +51,23 @@ impl FlowletTable {
         let mask = self.slots.len() - 1;
         &mut self.slots[h & mask]
     }
+
+    /// The hop a packet of flow `key` to `dst` keeps at `now` if its flowlet goes on (see
+    /// [`flowlet_continues`]), its entry refreshed.
+    #[inline]
+    pub(crate) fn keeps(&mut self, key: u64, dst: u32, now: SimTime, gap: SimTime, hops: &[u32]) -> Option<u32> {
+        let slot = self.slot(key, dst);
+        flowlet_continues(slot, now, gap, hops).then(|| {
+            slot.last = now;
+            slot.port
+        })
+    }
+
+    /// A flowlet of flow `key` to `dst` starts at `now` on `port`.
+    #[inline]
+    pub(crate) fn start(&mut self, key: u64, dst: u32, now: SimTime, port: u32) {
+        *self.slot(key, dst) = FlowletSlot { last: now, port };
+    }
 }
 
 /// The next hop with the fewest bytes ahead of a new packet (`load` of each, as [`load`] counts
@@ -83,9 +104,16 @@ fn load(p: &Port, now: SimTime) -> u64 {
 /// one pass).
 #[inline]
 fn least_loaded_at_random(hops: &[u32], load: impl Fn(u32) -> u64, rng: &mut SimRng) -> u32 {
-    let (mut best, mut best_q, mut ties) = (hops[0], load(hops[0]), 1u32);
-    for &p in &hops[1..] {
-        let q = load(p);
+    least_at_random(hops, |_, p| load(p), rng)
+}
+
+/// The next hop with the least `metric` (of its place among `hops` and its port), drawn at
+/// random among those that tie, as [`least_loaded_at_random`] draws.
+#[inline]
+pub(crate) fn least_at_random(hops: &[u32], mut metric: impl FnMut(usize, u32) -> u64, rng: &mut SimRng) -> u32 {
+    let (mut best, mut best_q, mut ties) = (hops[0], metric(0, hops[0]), 1u32);
+    for (i, &p) in hops.iter().enumerate().skip(1) {
+        let q = metric(i, p);
         if q < best_q {
             (best, best_q, ties) = (p, q, 1);
         } else if q == best_q {
@@ -157,6 +185,21 @@ impl Simulation {
                 least_loaded_at_random(hops, |p| load(&ports[p as usize], now), &mut self.net.spray_rng[sw])
             }
             Routing::Flowlet => self.flowlet_route(node, sw, dst, key),
+            Routing::Dlb => {
+                let band = &self.net.dlb.as_deref().expect("a DLB switch has DLB's state").band;
+                least_loaded_at_random(hops, |p| u64::from(band[p as usize]), &mut self.net.spray_rng[sw])
+            }
+            Routing::SprayThreshold => {
+                let (ports, now) = (&self.net.ports, self.now);
+                let hashed = hops[routing::ecmp_pick(key, node, hops.len())];
+                match ports[hashed as usize].queued <= self.params.spray_threshold {
+                    true => hashed,
+                    false => {
+                        least_loaded_at_random(hops, |p| load(&ports[p as usize], now), &mut self.net.spray_rng[sw])
+                    }
+                }
+            }
+            Routing::Conga => self.conga_route(node, sw, dst, key),
         }
     }
 

@@ -184,4 +184,6 @@ def import_ns3(
     flows_origin: str,
     base: str,
     base_origin: str,
+    config: str | None,
+    config_origin: str,
 ) -> tuple[str, list[str]]: ...

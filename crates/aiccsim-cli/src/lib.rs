@@ -132,6 +132,11 @@ enum Command {
         /// The ns-3 flow file (e.g. mix/flow.txt).
         #[arg(long)]
         flows: PathBuf,
+        /// ns-3's configuration file (e.g. mix/config.txt): congestion control and its
+        /// constants, ECN, buffer, packet size; what aiccsim has no equivalent for is warned
+        /// about, one line per key (docs/ns3.md).
+        #[arg(long)]
+        config: Option<PathBuf>,
         /// A scenario whose other sections ([cc], [switch], [nic], ...) the result keeps;
         /// without it, aiccsim's defaults.
         #[arg(long)]
@@ -264,7 +269,9 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
             (SweepBackend::Ray, address) => sweep::run(&file, jobs, out, sweep::Backend::Ray { address }, &relaunch),
             (SweepBackend::Local, Some(_)) => Err(CliError::input("--address is for --backend ray")),
         },
-        Command::ImportNs3 { topology, flows, base, out } => import_ns3(&topology, &flows, base.as_deref(), &out),
+        Command::ImportNs3 { topology, flows, config, base, out } => {
+            import_ns3(&topology, &flows, config.as_deref(), base.as_deref(), &out)
+        }
         // The Python side prints its own errors: its exit code is the command's.
         Command::Report { dir, out } => {
             let mut args = vec![dir.into_os_string()];
@@ -365,9 +372,19 @@ fn read(path: &Path, what: &str) -> Result<String, CliError> {
         .map_err(|e| CliError::input(format!("{}: cannot read the {what}: {e}", path.display())))
 }
 
-fn import_ns3(topology: &Path, flows: &Path, base: Option<&Path>, out: &Path) -> Result<(), CliError> {
+fn import_ns3(
+    topology: &Path,
+    flows: &Path,
+    config: Option<&Path>,
+    base: Option<&Path>,
+    out: &Path,
+) -> Result<(), CliError> {
     let (t, f) = (read(topology, "topology file")?, read(flows, "flow file")?);
-    let imported = aiccsim::config::ns3::import(&t, &topology.display().to_string(), &f, &flows.display().to_string())?;
+    let mut imported =
+        aiccsim::config::ns3::import(&t, &topology.display().to_string(), &f, &flows.display().to_string())?;
+    if let Some(c) = config {
+        imported.configure(&read(c, "ns-3 configuration file")?, &c.display().to_string())?;
+    }
     let (base_text, base_origin) = match base {
         Some(b) => (read(b, "base scenario")?, b.display().to_string()),
         None => (String::new(), String::from("(no base)")),

@@ -648,15 +648,7 @@ fn cmd_run(
     }
     // The wall-clock limit bounds the writing too: what follows the run's length is cut at the
     // limit plus WRITING_GRACE (the rest is bounded by the scenario's flows and ports).
-    let deadline = max_wall.map(|limit| since + limit + WRITING_GRACE);
-    let cut = (results.write_dir_until(out, deadline))
-        .map_err(|e| CliError::io(&format!("writing results to {}", out.display()), e))?;
-    if !cut.is_empty() {
-        eprintln!(
-            "warning: {label}: --max-wall reached while writing: {} cut short (summary.json lists them under results_cut)",
-            cut.join(", ")
-        );
-    }
+    write_results(&results, out, &label, max_wall.map(|limit| since + limit))?;
     let mut text = std::fs::read_to_string(path).map_err(|e| CliError::io(&path.display().to_string(), e))?;
     if let Some(seed) = seed {
         text.insert_str(0, &format!("# run with --seed {seed}, which replaces simulation.seed below\n"));
@@ -671,6 +663,28 @@ fn cmd_run(
         println!("results written to {}", out.display());
     }
     check_ending(&results, out)
+}
+
+/// Writes a run's result files into `out`. With a wall-clock `limit` (the run's start plus its
+/// --max-wall), the tables that grow with the run's length are cut at the limit plus
+/// [`WRITING_GRACE`] (summary.json lists them under results_cut), and the command is told so;
+/// the rest is bounded by the scenario's flows and ports.
+pub(crate) fn write_results(
+    results: &Results,
+    out: &Path,
+    label: &str,
+    limit: Option<Instant>,
+) -> Result<(), CliError> {
+    let deadline = limit.map(|at| at + WRITING_GRACE);
+    let cut = (results.write_dir_until(out, deadline))
+        .map_err(|e| CliError::io(&format!("writing results to {}", out.display()), e))?;
+    if !cut.is_empty() {
+        eprintln!(
+            "warning: {label}: --max-wall reached while writing: {} cut short (summary.json lists them under results_cut)",
+            cut.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// Writes `scenario.toml` into a run's folder: the scenario as the user wrote it, for the

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
@@ -64,7 +65,7 @@ class Result:
         summary_json: str,
         run_json: str,
         tables: Callable[[str], pa.Table | None],
-        write_csv: Callable[[Path], None] | None = None,
+        write_csv: Callable[[Path], object] | None = None,
         native: NativeResult | None = None,
         scenario_text: str | None = None,
     ) -> None:
@@ -169,7 +170,7 @@ class Result:
             columns(self._table("collectives")),
         )
 
-    def write(self, dir: str | os.PathLike[str], format: str = "csv") -> Path:
+    def write(self, dir: str | os.PathLike[str], format: str = "csv", *, wall_limit: float | None = None) -> Path:
         """Writes ``summary.json``, ``run.json`` and the tables into ``dir`` (created if needed):
         ``flows``, ``ports`` and, if recorded, ``queues``, ``rates``, ``pauses``, ``links``,
         ``trace``, ``iterations`` and ``jobs``; and ``scenario.toml``, the scenario's text as
@@ -178,12 +179,32 @@ class Result:
         ``format="csv"`` writes the ``.csv`` files byte for byte as ``aiccsim run`` does;
         ``"parquet"`` writes ``.parquet`` files instead, with the Arrow schemas of the tables
         (``aiccsim.load`` reads either back into the same tables); ``"both"`` writes both.
+        ``wall_limit`` (seconds from the call) bounds the writing as ``--max-wall`` does: the
+        tables that grow with the run's length (``queues``, ``links``, ``rates``, ``cc_state``,
+        ``pauses``, ``trace``) are written last and stop at the limit, each keeping its rows so
+        far; ``summary.json`` then says ``"partial": true`` and names them under
+        ``results_cut``, and a ``RuntimeWarning`` says so. The other files are always whole
+        (bounded by the run's flows and ports). It applies to the CSV files of a run's results
+        (``format="csv"``, a Result of ``aiccsim.run``).
         Returns the folder."""
         from aiccsim import _write
 
         if format not in FORMATS:
             raise ValueError(f"format={format!r}: one of {', '.join(map(repr, FORMATS))}")
         path = Path(dir)
+        if wall_limit is not None:
+            if format != "csv" or self._native is None:
+                raise ValueError("wall_limit: only for format='csv' of a Result of aiccsim.run")
+            cut = self._native.write(path, float(wall_limit))
+            if cut:
+                warnings.warn(
+                    f"wall_limit reached while writing: {', '.join(cut)} cut short"
+                    " (summary.json lists them under results_cut)",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+            _write.scenario_file(self, path)
+            return path
         if format in ("csv", "both"):
             if self._write_csv is not None:
                 self._write_csv(path)

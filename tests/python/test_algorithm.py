@@ -494,6 +494,77 @@ def test_ctrl_c_stops_a_handler_that_never_returns_and_keeps_the_results(tmp_pat
     assert summary["stop_reason"] == "interrupted"
 
 
+# Handlers that catch every exception, HandlerStopped too, and go on: each shape keeps its
+# busy loop inside a `try`, where the watchdog's periodic raise would land every time.
+STUBBORN = {
+    "nested loops": """
+            while True:
+                try:
+                    while True:
+                        pass
+                except BaseException:
+                    pass
+""",
+    "a catch in the except": """
+            while True:
+                try:
+                    while True:
+                        pass
+                except BaseException:
+                    try:
+                        while True:
+                            pass
+                    except BaseException:
+                        continue
+""",
+    "finally": """
+            while True:
+                try:
+                    while True:
+                        pass
+                finally:
+                    continue
+""",
+    "a function that catches": """
+            def spin():
+                try:
+                    while True:
+                        pass
+                except BaseException:
+                    return
+            while True:
+                try:
+                    spin()
+                except BaseException:
+                    pass
+""",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(STUBBORN))
+def test_the_wall_limit_stops_a_handler_that_catches_every_exception(tmp_path: Path, shape: str) -> None:
+    source = ENDLESS.replace(
+        """            while True:
+                pass
+""",
+        STUBBORN[shape],
+    )
+    name = module(tmp_path, source)
+    scenario = small(f"{name}:Endless", "path = " + json.dumps(str(tmp_path)))
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_WITH_WALL_LIMIT],
+        input=scenario,
+        capture_output=True,
+        text=True,
+        timeout=30 + MARGIN_S,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["took"] < 1.0 + MARGIN_S
+    assert out["summary"]["stop_reason"] == "wall_limit"
+    assert len(out["notes"]) == 1 and ":Endless.on_ack (flow 1, " in out["notes"][0], out["notes"]
+
+
 # Ctrl-C in `aiccsim.run`: KeyboardInterrupt, as for any run, even from inside the handler.
 RUN_UNTIL_CTRL_C = """
 import sys

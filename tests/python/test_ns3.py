@@ -38,6 +38,12 @@ def test_same_text_as_the_cli(aiccsim_bin: Path, tmp_path: Path) -> None:
     py_out = tmp_path / "py.toml"
     text = aiccsim.import_ns3(NS3 / "topology.txt", NS3 / "flow.txt", base=NS3 / "base.toml", out=py_out)
     assert text == out.read_text() == py_out.read_text()
+    # With ns-3's configuration file: the same twin, and its warnings as UserWarnings.
+    config = NS3 / "config_hpcc.txt"
+    done = subprocess.run([aiccsim_bin, *args, "--config", str(config), "-o", str(out)], capture_output=True)
+    assert done.returncode == 0, done.stderr
+    with pytest.warns(UserWarning, match="GLOBAL_T"):
+        assert aiccsim.import_ns3(NS3 / "topology.txt", NS3 / "flow.txt", config=config) == out.read_text()
     # The base as text gives the same scenario as the base as a path.
     assert aiccsim.import_ns3(NS3 / "topology.txt", NS3 / "flow.txt", base=(NS3 / "base.toml").read_text()) == text
 

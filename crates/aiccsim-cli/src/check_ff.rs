@@ -113,11 +113,11 @@ fn scenario(path: &Path, ff: FastForward, out: &Path, max_wall: Option<Duration>
     for (mode, setting) in [("full", FastForward::Off), ("fast-forward", ff)] {
         s.simulation.fast_forward = setting;
         #[allow(clippy::disallowed_methods)]
-        let control = run_control(max_wall, std::time::Instant::now());
+        let since = std::time::Instant::now();
+        let control = run_control(max_wall, since);
         let sim = crate::build_run(&s, &format!("{label} ({mode})"), true, &control)?;
         let r = crate::run_built(sim, &s, &label, true, &control, None)?;
-        let dir = out.join(mode);
-        r.write_dir(&dir).map_err(|e| CliError::io(&dir.display().to_string(), e))?;
+        crate::write_results(&r, &out.join(mode), &label, max_wall.map(|limit| since + limit))?;
     }
     Compared::of(label, &out.join("full"), &out.join("fast-forward"))
 }

@@ -132,6 +132,11 @@ enum Command {
         /// The ns-3 flow file (e.g. mix/flow.txt).
         #[arg(long)]
         flows: PathBuf,
+        /// ns-3's configuration file (e.g. mix/config.txt): congestion control and its
+        /// constants, ECN, buffer, packet size; what aiccsim has no equivalent for is warned
+        /// about, one line per key (docs/ns3.md).
+        #[arg(long)]
+        config: Option<PathBuf>,
         /// A scenario whose other sections ([cc], [switch], [nic], ...) the result keeps;
         /// without it, aiccsim's defaults.
         #[arg(long)]
@@ -264,7 +269,9 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
             (SweepBackend::Ray, address) => sweep::run(&file, jobs, out, sweep::Backend::Ray { address }, &relaunch),
             (SweepBackend::Local, Some(_)) => Err(CliError::input("--address is for --backend ray")),
         },
-        Command::ImportNs3 { topology, flows, base, out } => import_ns3(&topology, &flows, base.as_deref(), &out),
+        Command::ImportNs3 { topology, flows, config, base, out } => {
+            import_ns3(&topology, &flows, config.as_deref(), base.as_deref(), &out)
+        }
         // The Python side prints its own errors: its exit code is the command's.
         Command::Report { dir, out } => {
             let mut args = vec![dir.into_os_string()];
@@ -365,9 +372,19 @@ fn read(path: &Path, what: &str) -> Result<String, CliError> {
         .map_err(|e| CliError::input(format!("{}: cannot read the {what}: {e}", path.display())))
 }
 
-fn import_ns3(topology: &Path, flows: &Path, base: Option<&Path>, out: &Path) -> Result<(), CliError> {
+fn import_ns3(
+    topology: &Path,
+    flows: &Path,
+    config: Option<&Path>,
+    base: Option<&Path>,
+    out: &Path,
+) -> Result<(), CliError> {
     let (t, f) = (read(topology, "topology file")?, read(flows, "flow file")?);
-    let imported = aiccsim::config::ns3::import(&t, &topology.display().to_string(), &f, &flows.display().to_string())?;
+    let mut imported =
+        aiccsim::config::ns3::import(&t, &topology.display().to_string(), &f, &flows.display().to_string())?;
+    if let Some(c) = config {
+        imported.configure(&read(c, "ns-3 configuration file")?, &c.display().to_string())?;
+    }
     let (base_text, base_origin) = match base {
         Some(b) => (read(b, "base scenario")?, b.display().to_string()),
         None => (String::new(), String::from("(no base)")),
@@ -631,15 +648,7 @@ fn cmd_run(
     }
     // The wall-clock limit bounds the writing too: what follows the run's length is cut at the
     // limit plus WRITING_GRACE (the rest is bounded by the scenario's flows and ports).
-    let deadline = max_wall.map(|limit| since + limit + WRITING_GRACE);
-    let cut = (results.write_dir_until(out, deadline))
-        .map_err(|e| CliError::io(&format!("writing results to {}", out.display()), e))?;
-    if !cut.is_empty() {
-        eprintln!(
-            "warning: {label}: --max-wall reached while writing: {} cut short (summary.json lists them under results_cut)",
-            cut.join(", ")
-        );
-    }
+    write_results(&results, out, &label, max_wall.map(|limit| since + limit))?;
     let mut text = std::fs::read_to_string(path).map_err(|e| CliError::io(&path.display().to_string(), e))?;
     if let Some(seed) = seed {
         text.insert_str(0, &format!("# run with --seed {seed}, which replaces simulation.seed below\n"));
@@ -654,6 +663,28 @@ fn cmd_run(
         println!("results written to {}", out.display());
     }
     check_ending(&results, out)
+}
+
+/// Writes a run's result files into `out`. With a wall-clock `limit` (the run's start plus its
+/// --max-wall), the tables that grow with the run's length are cut at the limit plus
+/// [`WRITING_GRACE`] (summary.json lists them under results_cut), and the command is told so;
+/// the rest is bounded by the scenario's flows and ports.
+pub(crate) fn write_results(
+    results: &Results,
+    out: &Path,
+    label: &str,
+    limit: Option<Instant>,
+) -> Result<(), CliError> {
+    let deadline = limit.map(|at| at + WRITING_GRACE);
+    let cut = (results.write_dir_until(out, deadline))
+        .map_err(|e| CliError::io(&format!("writing results to {}", out.display()), e))?;
+    if !cut.is_empty() {
+        eprintln!(
+            "warning: {label}: --max-wall reached while writing: {} cut short (summary.json lists them under results_cut)",
+            cut.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// Writes `scenario.toml` into a run's folder: the scenario as the user wrote it, for the

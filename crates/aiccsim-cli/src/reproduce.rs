@@ -357,7 +357,8 @@ fn run_all(
     for (k, (r, (scenario, text))) in spec.run.iter().zip(scenarios).enumerate() {
         // The wall-clock budget is each run's, its build included; it never steers a run.
         #[allow(clippy::disallowed_methods)]
-        let control = run_control(max_wall, std::time::Instant::now());
+        let since = std::time::Instant::now();
+        let control = run_control(max_wall, since);
         // The bars (on a terminal) say which run of how many this is.
         let label = run_label(k, count, &r.name);
         let sim = build_run(&scenario, &label, false, &control)?;
@@ -374,7 +375,7 @@ fn run_all(
         }
         let results = run_built(sim, &scenario, &label, false, &control, None)?;
         let run_dir = out.join(experiment::slug(&r.name));
-        results.write_dir(&run_dir).map_err(|e| CliError::io(&run_dir.display().to_string(), e))?;
+        crate::write_results(&results, &run_dir, &label, max_wall.map(|limit| since + limit))?;
         crate::write_scenario_text(&run_dir, &text)?;
         match (results.summary.stop_reason, check_ending(&results, &run_dir)) {
             // A stalled run is one of the experiment's results (its row shows it); the rest end

@@ -6,7 +6,9 @@ use pyo3::prelude::*;
 
 /// Returns the scenario's TOML text (headed by the node mapping as comments) and the import's
 /// warnings. The text is validated before it is returned, as the CLI does before writing it.
+/// `config`: ns-3's configuration file's text, if any (`config_origin` names it).
 #[pyfunction]
+#[allow(clippy::too_many_arguments)]
 pub fn import_ns3(
     py: Python<'_>,
     topology: &str,
@@ -15,9 +17,14 @@ pub fn import_ns3(
     flows_origin: &str,
     base: &str,
     base_origin: &str,
+    config: Option<&str>,
+    config_origin: &str,
 ) -> PyResult<(String, Vec<String>)> {
-    let imported = aiccsim::config::ns3::import(topology, topology_origin, flows, flows_origin)
+    let mut imported = aiccsim::config::ns3::import(topology, topology_origin, flows, flows_origin)
         .map_err(|e| scenario_error(py, e))?;
+    if let Some(c) = config {
+        imported.configure(c, config_origin).map_err(|e| scenario_error(py, e))?;
+    }
     let text = aiccsim_cli::admit::ns3_scenario(&imported, base, base_origin, "<imported scenario>")
         .map_err(|e| scenario_error(py, e))?;
     Ok((text, imported.warnings))

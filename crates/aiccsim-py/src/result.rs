@@ -6,6 +6,7 @@ use aiccsim::Results;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 #[pyclass(frozen, module = "aiccsim._native")]
 pub struct NativeResult {
@@ -34,9 +35,21 @@ impl NativeResult {
         Ok(columns.map(|cols| cols.into_iter().map(|c| c.into_python(py)).collect()))
     }
 
-    /// Writes the result files into `dir`, as `aiccsim run --out DIR` does.
-    fn write(&self, py: Python<'_>, dir: PathBuf) -> PyResult<()> {
-        py.detach(|| self.results.write_dir(&dir))?;
-        Ok(())
+    /// Writes the result files into `dir`, as `aiccsim run --out DIR` does. With `wall_limit`
+    /// (seconds from now), the tables that grow with the run's length stop there, as
+    /// `--max-wall` cuts them; returns the files cut short.
+    #[pyo3(signature = (dir, wall_limit=None))]
+    fn write(&self, py: Python<'_>, dir: PathBuf, wall_limit: Option<f64>) -> PyResult<Vec<String>> {
+        let limit = match wall_limit {
+            Some(s) if !(s.is_finite() && s >= 0.0) => {
+                return Err(PyValueError::new_err(format!("wall_limit={s}: a number of seconds, 0 or more")))
+            }
+            Some(s) => Some(Duration::from_secs_f64(s.min(1e9))),
+            None => None,
+        };
+        // A deadline for the writing only; it never steers a run.
+        #[allow(clippy::disallowed_methods)]
+        let deadline = limit.map(|l| Instant::now() + l);
+        Ok(py.detach(|| self.results.write_dir_until(&dir, deadline))?)
     }
 }

@@ -6,17 +6,28 @@
 //! handler is called any more (the event loop then reaches its own check within 2^16 events of
 //! Rust alone and stops with the same reason, results partial), and a handler in progress is
 //! interrupted: the watchdog takes the GIL (the interpreter hands it over between bytecodes)
-//! and raises [`HandlerStopped`] in the engine's thread, where the handler runs. The handler
+//! and raises `HandlerStopped` in the engine's thread, where the handler runs. The handler
 //! that was stopped is named once the run ends, on stderr or to the caller ([`take_note`]).
+//!
+//! A handler that catches every exception (`except BaseException: pass` in a loop) would take
+//! each raise and go on: the watchdog's next one, 20 ms later, most likely lands back inside
+//! the same `try`. So the exception re-arms itself: creating a `HandlerStopped` (which the
+//! interpreter does as the `except` takes it) makes it pending again in the same thread, and
+//! the interpreter raises it at its next check, between bytecodes. That check comes after the
+//! `except` has begun: in its body, or at the jump back of the loop around the `try`, both
+//! outside the `try` that caught it. So each catch moves the exception one `try` outwards, and
+//! it leaves the handler after as many catches as the handler nests. (Its `__init__` is a
+//! function of ours rather than Python code: Python code would see the pending exception at
+//! its own first check, inside `__init__`, before any `except` had begun.)
 //!
 //! A handler blocked inside one long call into C (`time.sleep`, a huge `sum(range(...))`)
 //! sees the exception when that call returns: the interpreter raises it between bytecodes.
 
 use aiccsim::cc::external;
 use aiccsim::watch::{Halt, RunControl};
-use pyo3::exceptions::PyBaseException;
 use pyo3::prelude::*;
-use pyo3::PyTypeInfo;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyTuple, PyType};
 use std::cell::{Cell, RefCell};
 use std::os::raw::c_long;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -28,14 +39,43 @@ use std::time::{Duration, Instant};
 /// exception and went on.
 const POLL: Duration = Duration::from_millis(20);
 
-pyo3::create_exception!(
-    aiccsim,
-    HandlerStopped,
-    PyBaseException,
-    "Raised inside a handler of a Python algorithm when the run's wall-clock limit is reached or \
-     it is interrupted (Ctrl-C): the run stops, its results so far are kept. A BaseException, so \
-     that `except Exception` in the handler does not swallow it."
-);
+/// `HandlerStopped`: defined in Python (its `__init__` is [`rearm`]), created once.
+static HANDLER_STOPPED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+const HANDLER_STOPPED_SOURCE: &std::ffi::CStr = c"
+class HandlerStopped(BaseException):
+    \"\"\"Raised inside a handler of a Python algorithm when the run's wall-clock limit is reached
+    or it is interrupted (Ctrl-C): the run stops, its results so far are kept. A BaseException,
+    so that `except Exception` in the handler does not swallow it; caught anyway, it is raised
+    again at once, until it leaves the handler.\"\"\"
+
+    __module__ = 'aiccsim'
+";
+
+fn handler_stopped(py: Python<'_>) -> &Bound<'_, PyType> {
+    let class = HANDLER_STOPPED.get_or_init(py, || {
+        let make = || -> PyResult<Py<PyType>> {
+            let module = PyModule::from_code(py, HANDLER_STOPPED_SOURCE, c"aiccsim/watchdog.rs", c"aiccsim._watchdog")?;
+            let class = module.getattr("HandlerStopped")?.cast_into::<PyType>()?;
+            class.setattr("__init__", wrap_pyfunction!(rearm, py)?)?;
+            Ok(class.unbind())
+        };
+        // Fixed source: it compiles, or the build of this module is broken.
+        make().unwrap_or_else(|e| panic!("defining HandlerStopped: {e}"))
+    });
+    class.bind(py)
+}
+
+/// `HandlerStopped.__init__` (called without `self`: a built-in function is no method): while a
+/// stopped handler is still in progress on this thread, the exception is made pending again.
+#[pyfunction(signature = (*_args))]
+fn rearm(py: Python<'_>, _args: &Bound<'_, PyTuple>) {
+    let Some(shared) = RUN.with(|r| r.borrow().clone()) else { return };
+    let call = shared.in_call.load(Ordering::SeqCst);
+    if call != 0 && shared.interrupted.load(Ordering::SeqCst) == call {
+        raise_in(py, shared.thread, handler_stopped(py).as_ptr());
+    }
+}
 
 /// What the engine's thread and the watchdog share.
 struct Shared {
@@ -110,7 +150,7 @@ fn watch(shared: &Shared) {
                 // in progress, the exception is raised in it, and in nothing else.
                 if !shared.ended.load(Ordering::SeqCst) && shared.in_call.load(Ordering::SeqCst) == call {
                     shared.interrupted.store(call, Ordering::SeqCst);
-                    raise_in(py, shared.thread, HandlerStopped::type_object(py).as_ptr());
+                    raise_in(py, shared.thread, handler_stopped(py).as_ptr());
                 }
             });
         }
@@ -200,6 +240,10 @@ pub fn call<T>(handler: impl FnOnce() -> PyResult<T>) -> Called<T> {
     shared.in_call.store(n, Ordering::SeqCst);
     let outcome = handler();
     shared.in_call.store(0, Ordering::SeqCst);
+    if shared.interrupted.load(Ordering::SeqCst) == n {
+        // Re-armed as the exception left the handler: not for the Python code that runs next.
+        Python::attach(|py| raise_in(py, shared.thread, std::ptr::null_mut()));
+    }
     if shared.interrupted.load(Ordering::SeqCst) == n && outcome.is_err() {
         shared.missed.store(true, Ordering::SeqCst);
         return Called::Stopped(began.elapsed());

@@ -143,3 +143,105 @@ fn rates_too_slow_are_blamed_on_their_line_of_the_topology_file() {
     assert!(err.contains("topology.txt:3: rate: 5bps between h0 and s0"), "{err}");
     assert!(err.contains("cc.min_rate") && !err.contains("scenario.toml"), "{err}");
 }
+
+/// `text` as aiccsim reads it, back in TOML: units and key order normalised, defaults filled.
+fn normalised(text: &str) -> toml::Value {
+    let scenario = aiccsim::config::Scenario::from_toml(text, "t").unwrap_or_else(|e| panic!("{e}\n{text}"));
+    toml::Value::try_from(&scenario).unwrap()
+}
+
+fn import_with_config(dir: &Path, config: &Path) -> Output {
+    import_files(dir, &ns3("topology.txt"), &ns3("flow.txt"), config)
+}
+
+fn import_files(dir: &Path, t: &Path, f: &Path, config: &Path) -> Output {
+    let out = dir.join("scenario.toml");
+    let args = ["import-ns3", "--topology", t.to_str().unwrap(), "--flows", f.to_str().unwrap()];
+    aiccsim(&[&args[..], &["--config", config.to_str().unwrap(), "-o", out.to_str().unwrap()]].concat())
+}
+
+#[test]
+fn a_config_file_gives_the_whole_twin_as_written_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = import_with_config(dir.path(), &ns3("config_dcqcn.txt"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Every key run.py's DCQCN configuration sets has its aiccsim equivalent: nothing to warn.
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "");
+    let imported = std::fs::read_to_string(dir.path().join("scenario.toml")).unwrap();
+    // The hand-written twin with the imported topology and flows: the same scenario, key for key.
+    let mut by_hand: toml::Table = std::fs::read_to_string(ns3("twin_dcqcn.toml")).unwrap().parse().unwrap();
+    let table: toml::Table = imported.parse().unwrap();
+    for section in ["topology", "workload"] {
+        by_hand.insert(section.into(), table[section].clone());
+    }
+    assert_eq!(normalised(&imported), normalised(&toml::to_string(&by_hand).unwrap()));
+    // And it runs: every flow finishes.
+    assert!(run(dir.path()).iter().all(|f| !f[5].is_empty()));
+}
+
+#[test]
+fn what_aiccsim_cannot_carry_over_is_one_warning_per_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = std::fs::read_to_string(ns3("config_hpcc.txt")).unwrap() + "NOT_A_KEY 7\nL2_BACK_TO_ZERO 1\n";
+    let path = dir.path().join("config.txt");
+    std::fs::write(&path, config).unwrap();
+    let o = import_with_config(dir.path(), &path);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let keys: Vec<&str> = err.lines().map(|l| l.split(": ").nth(2).unwrap_or(l)).collect();
+    assert_eq!(keys, ["GLOBAL_T", "INT_MULTI", "ACK_HIGH_PRIO", "NOT_A_KEY", "L2_BACK_TO_ZERO"], "{err}");
+    assert!(err.lines().all(|l| l.starts_with("warning: ") && l.contains("config.txt:")), "{err}");
+    let written: toml::Table = std::fs::read_to_string(dir.path().join("scenario.toml")).unwrap().parse().unwrap();
+    let cc = written["cc"].as_table().unwrap();
+    assert_eq!(cc["algorithm"].as_str(), Some("hpcc"));
+    assert_eq!(cc["eta"].as_float(), Some(0.95));
+    assert_eq!(cc["max_stage"].as_integer(), Some(0), "MI_THRESH 0");
+    assert_eq!(normalised(&toml::to_string(&written).unwrap())["cc"]["additive_increase"].as_str(), Some("40Mbps"));
+}
+
+#[test]
+fn a_bad_config_file_names_its_line_and_key() {
+    let dcqcn = std::fs::read_to_string(ns3("config_dcqcn.txt")).unwrap();
+    let cases = [
+        (dcqcn.replace("CC_MODE 1", "CC_MODE 2"), "config.txt:15: CC_MODE: 2: aiccsim imports 1 (DCQCN)"),
+        (dcqcn.replace("RP_TIMER 300\n", ""), "config.txt:1: RP_TIMER: missing"),
+        (dcqcn.replace("2 100000000000 400 ", "1 "), "KMIN_MAP: no value for 100Gbps"),
+        (dcqcn.replace("ERROR_RATE_PER_LINK 0.0000", "ERROR_RATE_PER_LINK 0.01"), "ERROR_RATE_PER_LINK: 0.01"),
+        (dcqcn.replace("LINK_DOWN 0 0 0", "LINK_DOWN 10 0 1"), "LINK_DOWN: no link between nodes 0 and 1"),
+    ];
+    for (text, want) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.txt");
+        std::fs::write(&path, text).unwrap();
+        let o = import_with_config(dir.path(), &path);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{want}: {err}");
+        assert!(err.contains(want), "want {want}, got {err}");
+        assert!(!dir.path().join("scenario.toml").exists());
+    }
+}
+
+#[test]
+fn link_down_fails_the_link_at_two_seconds_plus_its_microseconds() {
+    let dir = tempfile::tempdir().unwrap();
+    // Hosts 0 and 1 under switches 2 and 3, which 4 also joins: a second path.
+    let topology = dir.path().join("topology.txt");
+    std::fs::write(
+        &topology,
+        "5 3 5\n2 3 4\n0 2 100Gbps 1us 0\n1 3 100Gbps 1us 0\n2 3 100Gbps 1us 0\n2 4 100Gbps 1us 0\n4 3 100Gbps 1us 0\n",
+    )
+    .unwrap();
+    let flows = dir.path().join("flow.txt");
+    std::fs::write(&flows, "1\n0 1 3 100 1000000 2.0\n").unwrap();
+    let config =
+        std::fs::read_to_string(ns3("config_dcqcn.txt")).unwrap().replace("LINK_DOWN 0 0 0", "LINK_DOWN 1500 3 2");
+    let path = dir.path().join("config.txt");
+    std::fs::write(&path, config).unwrap();
+    let o = import_files(dir.path(), &topology, &flows, &path);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let written = std::fs::read_to_string(dir.path().join("scenario.toml")).unwrap();
+    let events = &normalised(&written)["events"];
+    let e = &events.as_array().unwrap()[0];
+    assert_eq!((e["at"].as_str(), e["action"].as_str()), (Some("2001500us"), Some("fail")), "{e}");
+    assert_eq!(e["link"].as_array().unwrap(), &[toml::Value::from("s1"), toml::Value::from("s0")]);
+}

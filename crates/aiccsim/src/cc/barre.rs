@@ -113,7 +113,7 @@ impl Algorithm for BarreConfig {
     }
 
     fn describe(&self) -> &'static str {
-        "Barre (paper 004): R += alpha per real-time RTT without a CNP (RTT probes), R x beta per CNP; fast increase, dual lock, inflight monitor, per-flow alpha"
+        "Barre (ByteDance, USENIX ATC 2025): R += alpha per real-time RTT without a CNP (RTT probes), R x beta per CNP; fast increase, dual lock, inflight monitor, per-flow alpha"
     }
 
     fn reacts_to_ecn(&self) -> bool {

@@ -1,15 +1,19 @@
 //! Import of the input files of the HPCC ns-3 simulator (alibaba-edu/High-Precision-Congestion-Control,
 //! `simulation/mix/`): its topology file and its flow file, turned into a `custom` topology and
 //! a `flows` workload. See docs/ns3.md for the formats and what is and is not carried over.
+//! `twin.rs` adds the rest of the twin: ns-3's code constants and its configuration file.
 //!
 //! ns-3 reads both files as whitespace-separated token streams (`topof >> a >> b`), so line breaks
 //! carry no meaning there; we read them the same way, keeping each token's line for errors. It
 //! also stops reading after the counts its first line announces, which is why its published
 //! `flow.txt` can carry prose at the end: we ignore what follows likewise, with a warning.
 
+pub mod twin;
+
 use super::{ConfigError, CustomLink, CustomTopology, FlowList, FlowSpec, TopologyConfig, WorkloadConfig};
 use crate::time::ByteSize;
 use crate::time::{Bandwidth, SimTime};
+use twin::{Ns3Config, Twin};
 
 /// The imported topology and flows, with where each aiccsim node came from.
 #[derive(Clone, Debug)]
@@ -22,6 +26,9 @@ pub struct Ns3Import {
     /// Where each link of `topology` came from: "FILE:LINE" of the topology file.
     pub link_origins: Vec<String>,
     pub flows: Vec<FlowSpec>,
+    /// The rest of the twin: ns-3's code constants, and its configuration file's settings once
+    /// [`Ns3Import::configure`] has read one.
+    pub twin: Twin,
     /// Things ignored on the way in; one line each.
     pub warnings: Vec<String>,
 }
@@ -81,7 +88,11 @@ pub fn import(
     let flows = read_flows(flows, flows_origin, &nodes, topology_origin, &mut warnings)?;
     let Nodes { host_ids, switch_ids, .. } = nodes;
     let (topology, link_origins) = topology;
-    Ok(Ns3Import { host_ids, switch_ids, topology, link_origins, flows, warnings })
+    let mut import = Ns3Import { host_ids, switch_ids, topology, link_origins, flows, twin: Twin::default(), warnings };
+    let mut notes = Vec::new();
+    import.twin.settings = twin::code_constants(&import, &mut notes);
+    import.warnings.extend(notes);
+    Ok(import)
 }
 
 /// The nodes of an ns-3 topology file: which are switches, and each one's number among the
@@ -288,6 +299,20 @@ fn read_flows(
 }
 
 impl Ns3Import {
+    /// Adds the settings of ns-3's configuration file `text` (`mix/config.txt`; `origin` names
+    /// it in errors and warnings) to the twin.
+    pub fn configure(&mut self, text: &str, origin: &str) -> Result<(), ConfigError> {
+        let mut notes = Vec::new();
+        let config = Ns3Config::parse(text, origin)?;
+        let twin = config.twin(self, &mut notes);
+        self.warnings.extend(notes);
+        let twin = twin?;
+        self.twin.settings.extend(twin.settings);
+        self.twin.cc = twin.cc;
+        self.twin.events.extend(twin.events);
+        Ok(())
+    }
+
     /// An error of the written scenario that a link of the topology file causes, moved to that
     /// link's line: a rate floor above a NIC's speed (`cc.min_rate`) is the slowest host
     /// link's. Other errors are left as they are.
@@ -326,12 +351,54 @@ impl Ns3Import {
         };
         table.insert("topology".into(), to_value(toml::Value::try_from(topology))?);
         table.insert("workload".into(), to_value(toml::Value::try_from(workload))?);
+        self.apply_twin(&mut table, base_origin)?;
         let body = toml::to_string(&table).map_err(|e| ConfigError {
             file: base_origin.to_string(),
             key: String::new(),
             message: e.to_string(),
         })?;
         Ok(format!("{}{body}", self.mapping_comment()))
+    }
+
+    /// The twin's settings over the base's: a key both give takes ns-3's value; the base's
+    /// `[cc]` is kept only for the keys ns-3's file leaves to it, and only for the same algorithm.
+    fn apply_twin(&self, table: &mut toml::Table, base_origin: &str) -> Result<(), ConfigError> {
+        let clash = |key: &str| ConfigError {
+            file: base_origin.to_string(),
+            key: key.to_string(),
+            message: "must be a table to take the imported settings under it".into(),
+        };
+        for s in &self.twin.settings {
+            let mut path: Vec<&str> = s.key.split('.').collect();
+            let last = path.pop().unwrap_or(s.key);
+            let mut at = &mut *table;
+            for (i, part) in path.iter().enumerate() {
+                let entry = at.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                at = entry.as_table_mut().ok_or_else(|| clash(&path[..=i].join(".")))?;
+            }
+            at.insert(last.to_string(), s.value.clone());
+        }
+        if let Some(cc) = &self.twin.cc {
+            let mut merged = match table.get("cc").and_then(|c| c.as_table()) {
+                Some(base) if base.get("algorithm") == cc.get("algorithm") => base.clone(),
+                _ => toml::Table::new(),
+            };
+            merged.extend(cc.iter().map(|(k, v)| (k.clone(), v.clone())));
+            table.insert("cc".into(), toml::Value::Table(merged));
+        }
+        if !self.twin.events.is_empty() {
+            let events = table.entry("events").or_insert_with(|| toml::Value::Array(Vec::new()));
+            let events = events.as_array_mut().ok_or_else(|| clash("events"))?;
+            for e in &self.twin.events {
+                let v = toml::Value::try_from(e).map_err(|e| ConfigError {
+                    file: base_origin.to_string(),
+                    key: "events".into(),
+                    message: e.to_string(),
+                })?;
+                events.push(v);
+            }
+        }
+        Ok(())
     }
 
     /// The node mapping as TOML comments, consecutive ids folded into ranges.

@@ -31,6 +31,7 @@ from aiccsim.scenario import (
     clocks,
     clos,
     collective,
+    credit,
     custom,
     dumbbell,
     ecn,
@@ -81,6 +82,7 @@ DOCS: dict[str, list[tuple[Builder, ...]]] = {
     "Routing per tier": [(RoutingTiers,)],
     "`[switch.flowlet]`": [(flowlet,)],
     "`[switch.pfc]`": [(pfc,)],
+    "`[switch.credit]`": [(credit,)],
     "`[switch.ecn]`": [(ecn,)],
     "`[nic]`": [(nic,)],
     "`[clocks]`": [(clocks,)],
@@ -115,6 +117,7 @@ QUANTITY_PAIRS = {
 # Keys that name a sub-table with a builder of its own.
 SUBTABLES: dict[tuple[Builder, str], Builder] = {
     (switch, "pfc"): pfc,
+    (switch, "credit"): credit,
     (switch, "ecn"): ecn,
     (switch, "flowlet"): flowlet,
     (output, "trace"): trace,
@@ -304,6 +307,7 @@ TABLES: dict[str, Builder] = {
     "simulation": simulation,
     "switch": switch,
     "pfc": pfc,
+    "credit": credit,
     "ecn": ecn,
     "flowlet": flowlet,
     "routing": RoutingTiers,

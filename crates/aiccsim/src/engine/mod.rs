@@ -27,6 +27,7 @@ mod work;
 pub use build::Fabric;
 pub(crate) use dependencies::Dependencies;
 pub use inspect::{FlowView, PortView};
+pub use net::credit::CreditView;
 pub(crate) use params::Params;
 pub use queue::EventQueue;
 pub use stop::RunControl;
@@ -69,6 +70,10 @@ pub enum Event {
     FastForward,
     /// A frozen group thaws (group, freeze number).
     Thaw(u32, u32),
+    /// Credits reach a sending port (port, priority, blocks: `net/credit.rs`).
+    Credit(u32, u8, u32),
+    /// A switch ingress port sends the credits freed since its last update (port).
+    CreditUpdate(u32),
 }
 
 /// Progress of a run, reported to an observer every so often.
@@ -412,6 +417,8 @@ impl Simulation {
             Event::Probe(f) => self.probe_due(f),
             Event::FastForward => self.fast_forward_check(),
             Event::Thaw(key, n) => self.thaw_due(key, n),
+            Event::Credit(p, prio, blocks) => self.credit_arrived(p, prio, blocks),
+            Event::CreditUpdate(p) => self.credit_update_due(p),
             Event::Sample => {
                 self.sample_timelines();
                 if self.work.flows_done < self.nic.flows.len() {

@@ -1,7 +1,7 @@
 //! The run's parameters that the hot path reads, derived once from the scenario.
 
 use crate::cc::Telemetry;
-use crate::config::{ControlPriority, FlowletPick, MarkPoint, Recovery, Scenario};
+use crate::config::{ControlPriority, FlowControl, FlowletPick, MarkPoint, Recovery, Scenario};
 use crate::time::SimTime;
 
 /// Derived per-run parameters the hot path reads.
@@ -40,9 +40,11 @@ pub(crate) struct Params {
     /// Flowlet switching's gap and where a new flowlet goes (switches that route by flowlet).
     pub flowlet_gap: SimTime,
     pub flowlet_pick: FlowletPick,
-    /// A packet put on the wire needs more than its arrival scheduled: a trace row, or a check
-    /// of its link (tracing, or `[[events]]`).
+    /// A packet put on the wire needs more than its arrival scheduled: a trace row, a check
+    /// of its link, or its credits taken (tracing, `[[events]]`, credit flow control).
     pub tx_hooks: bool,
+    /// The links run credits instead of PFC (`switch.flow_control = "credit"`, `net/credit.rs`).
+    pub credit: bool,
     pub seed: u64,
     pub stop_time: SimTime,
     /// A per-packet trace is on (`tracer` is set).
@@ -62,6 +64,7 @@ impl Params {
         let (data_extra, ack_extra) = algorithm.extra_header_bytes();
         let selective = nic.recovery == Recovery::Selective;
         // Selective ACKs and NACKs carry a block (`wire/packet.rs`).
+        let credit = sw.flow_control == FlowControl::Credit;
         let block_bytes = if selective { crate::engine::nic::selective::BLOCK_HEADER_BYTES } else { 0 };
         Params {
             mtu: nic.mtu.0,
@@ -87,7 +90,8 @@ impl Params {
             control_at_data: sw.control_priority == ControlPriority::Data,
             flowlet_gap: sw.flowlet.unwrap_or_default().gap,
             flowlet_pick: sw.flowlet.unwrap_or_default().pick,
-            tx_hooks: scenario.output.trace.is_some() || !scenario.events.is_empty(),
+            tx_hooks: scenario.output.trace.is_some() || !scenario.events.is_empty() || credit,
+            credit,
             seed: scenario.simulation.seed,
             // Events at `SimTime::MAX` are the ones whose time saturated ("never", see
             // `SimTime`'s addition): the run ends just before them, as at a stop time.
@@ -97,5 +101,13 @@ impl Params {
             warmup: scenario.output.warmup.unwrap_or(SimTime::ZERO),
             telemetry: algorithm.telemetry(),
         }
+    }
+}
+
+impl Params {
+    /// The largest packet a NIC sends at the data priority, bytes: a full data packet, or an
+    /// RTT probe (probes are `cnp_size` bytes).
+    pub(crate) fn nic_data_packet(&self) -> u64 {
+        (self.mtu + self.header).max(self.cnp_size as u64)
     }
 }

@@ -35,6 +35,7 @@ mod limits;
 mod metrics_derived;
 mod net_buffer;
 mod net_control_priority;
+mod net_credit;
 mod net_ecn;
 mod net_link_events;
 mod net_pfc;

@@ -252,14 +252,17 @@ impl Simulation {
         }
     }
 
-    /// What [`Simulation::start_tx`] does for packet `id` with a trace or link events (out of
-    /// line: a run without either tests one flag, which it tested for the trace before): its
-    /// arrival at `arrival`, or its loss if the link is dark, and its trace row.
+    /// What [`Simulation::start_tx`] does for packet `id` with a trace, link events or credits
+    /// (out of line: a run without any tests one flag, which it tested for the trace before):
+    /// its arrival at `arrival`, or its loss if the link is dark, its credits, its trace row.
     #[cold]
     #[inline(never)]
     fn tx_hooks(&mut self, p: u32, id: PacketId, arrival: SimTime) {
         let dark = self.net.links.as_deref().is_some_and(|l| l.is_failed(p));
         self.events.push(arrival, if dark { Event::Lost(p, id.0) } else { Event::Arrive(p, id.0) });
+        if self.params.credit {
+            self.credit_sent(p, id);
+        }
         if self.params.tracing {
             self.trace_packet(TraceEvent::Send, p, id);
         }

@@ -323,6 +323,8 @@ impl Simulation {
 const _: () = assert!(std::mem::size_of::<PrioQueue>() == 64);
 const _: () = assert!(std::mem::offset_of!(Port, delay) == 64, "the first line holds 64 bytes");
 const _: () = assert!(std::mem::offset_of!(Port, prio) == 128, "the second line holds 64 bytes");
+// Twelve cache lines: the credit counters added to `PortStats` took padding, not a line.
+const _: () = assert!(std::mem::size_of::<Port>() == 768);
 
 #[cfg(test)]
 mod tests {

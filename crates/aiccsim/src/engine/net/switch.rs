@@ -123,23 +123,18 @@ impl Simulation {
         if pfc && prio != CONTROL_PRIORITY {
             self.pause_if_due(in_port, prio, sw);
         }
-        let port = &self.net.ports[out as usize];
+        let credited = !credit || self.credit_fits(out, prio, size);
+        let port = &mut self.net.ports[out as usize];
         let paused = port.paused & !(1 << CONTROL_PRIORITY) & (1 << prio) != 0;
-        if self.now >= port.busy_until
-            && port.nonempty == 0
-            && port.pfc_frames == 0
-            && !paused
-            && (!credit || self.credit_fits(out, prio, size))
-        {
+        if self.now >= port.busy_until && port.nonempty == 0 && port.pfc_frames == 0 && !paused && credited {
             // The egress port is idle with nothing queued: the packet would be dequeued at once,
             // so it goes straight to the wire (the same accounting, without a trip through the
             // queue's memory).
-            let port = &mut self.net.ports[out as usize];
             port.max_queued = port.max_queued.max(size);
             self.leave_buffer(out, id);
             self.start_tx(out, id);
         } else {
-            self.net.ports[out as usize].enqueue(id, &self.net.packets[id]);
+            port.enqueue(id, &self.net.packets[id]);
             self.kick(out);
         }
     }

@@ -40,6 +40,7 @@ __all__ = [
     "clos",
     "collective",
     "conga",
+    "credit",
     "custom",
     "dlb",
     "dumbbell",
@@ -379,6 +380,7 @@ def switch(
     egress_alpha: float | None = None,
     failure_detection: str | None = None,
     control_priority: Literal["high", "data"] | None = None,
+    flow_control: Literal["pfc", "credit"] | None = None,
 ) -> Scenario:
     """``[switch]``: the shared buffer and the routing (``"ecmp"``, ``"spray"``,
     ``"round_robin"``, ``"adaptive"``, ``"adaptive_spray"``, ``"flowlet"``, ``"dlb"``,
@@ -387,9 +389,10 @@ def switch(
     ``egress_alpha``, without PFC, the fraction of the free buffer one egress queue may hold;
     ``failure_detection``, how long after a link fails or comes back (``event(...)``) the
     switches route around it or over it again; ``control_priority``, where switches queue ACKs,
-    NACKs and CNPs (``"high"``, or ``"data"`` behind the data, as the HPCC ns-3 simulator does).
-    ``pfc(...)``, ``ecn(...)``, ``flowlet(...)``, ``dlb(...)``, ``spray_threshold(...)`` and
-    ``conga(...)`` set its sub-tables."""
+    NACKs and CNPs (``"high"``, or ``"data"`` behind the data, as the HPCC ns-3 simulator does);
+    ``flow_control``, the links' lossless mechanism (``"pfc"``, or InfiniBand-style ``"credit"``).
+    ``pfc(...)``, ``credit(...)``, ``ecn(...)``, ``flowlet(...)``, ``dlb(...)``,
+    ``spray_threshold(...)`` and ``conga(...)`` set its sub-tables."""
     return Scenario(
         switch=_table(
             buffer=buffer,
@@ -397,6 +400,7 @@ def switch(
             egress_alpha=egress_alpha,
             failure_detection=failure_detection,
             control_priority=control_priority,
+            flow_control=flow_control,
         )
     )
 
@@ -480,6 +484,19 @@ def pfc(
             )
         }
     )
+
+
+def credit(
+    *,
+    buffer: str | None = None,
+    block: str | None = None,
+    update_interval: str | None = None,
+) -> Scenario:
+    """``[switch.credit]``: credit-based flow control's settings (with
+    ``switch(flow_control="credit")``): each switch ingress port's receive ``buffer`` per
+    priority, the bytes per credit ``block``, and the ``update_interval`` of the credit updates
+    (``"0ns"``: one per packet)."""
+    return Scenario(switch={"credit": _table(buffer=buffer, block=block, update_interval=update_interval)})
 
 
 def ecn(

@@ -21,6 +21,7 @@ from aiccsim.scenario import (
     clos,
     collective,
     conga,
+    credit,
     custom,
     dlb,
     dumbbell,
@@ -587,6 +588,38 @@ def pfc_pools() -> Scenario:
     )
 
 
+CREDIT_LEAF_SPINE = """
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 2
+link = { bandwidth = "100Gbps", delay = "1us" }
+[switch]
+routing = "adaptive"
+flow_control = "credit"
+[switch.credit]
+buffer = "32KB"
+block = "128B"
+update_interval = "500ns"
+[cc]
+algorithm = "dcqcn"
+[workload]
+kind = "permutation"
+size = "200KB"
+"""
+
+
+def credit_leaf_spine() -> Scenario:
+    return (
+        leaf_spine(leaves=2, spines=2, hosts_per_leaf=2, **LINK)
+        | switch(routing="adaptive", flow_control="credit")
+        | credit(buffer="32KB", block="128B", update_interval="500ns")
+        | cc("dcqcn")
+        | permutation(size="200KB")
+    )
+
+
 FLOWS_STOP_AND_CONNECTION = """
 [topology]
 kind = "star"
@@ -836,6 +869,7 @@ EQUIVALENTS: list[tuple[str | Path, Callable[[], Scenario]]] = [
     (LINK_EVENTS, link_events),
     (LOSSY, lossy),
     (PFC_POOLS, pfc_pools),
+    (CREDIT_LEAF_SPINE, credit_leaf_spine),
     (FLOWS_STOP_AND_CONNECTION, flows_stop_and_connection),
     (FLOWLET_FAT_TREE, flowlet_fat_tree),
     (ADAPTIVE_FAT_TREE, adaptive_fat_tree),

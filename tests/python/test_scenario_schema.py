@@ -32,6 +32,7 @@ from aiccsim.scenario import (
     clos,
     collective,
     conga,
+    credit,
     custom,
     dlb,
     dumbbell,
@@ -87,6 +88,7 @@ DOCS: dict[str, list[tuple[Builder, ...]]] = {
     "`[switch.spray_threshold]`": [(spray_threshold,)],
     "`[switch.conga]`": [(conga,)],
     "`[switch.pfc]`": [(pfc,)],
+    "`[switch.credit]`": [(credit,)],
     "`[switch.ecn]`": [(ecn,)],
     "`[nic]`": [(nic,)],
     "`[clocks]`": [(clocks,)],
@@ -121,6 +123,7 @@ QUANTITY_PAIRS = {
 # Keys that name a sub-table with a builder of its own.
 SUBTABLES: dict[tuple[Builder, str], Builder] = {
     (switch, "pfc"): pfc,
+    (switch, "credit"): credit,
     (switch, "ecn"): ecn,
     (switch, "flowlet"): flowlet,
     (switch, "dlb"): dlb,
@@ -313,6 +316,7 @@ TABLES: dict[str, Builder] = {
     "simulation": simulation,
     "switch": switch,
     "pfc": pfc,
+    "credit": credit,
     "ecn": ecn,
     "flowlet": flowlet,
     "dlb": dlb,

@@ -41,6 +41,8 @@ SCHEMA = {
         ("ecn_marks", "int64"),
         ("max_queue_bytes", "int64"),
         ("paused_ns", "float64"),
+        ("credit_stalls", "int64"),
+        ("credit_stall_ns", "float64"),
     ],
     "queues": [("time_ns", "float64"), ("switch", "int64"), ("port", "int64"), ("bytes", "int64")],
     "rates": [

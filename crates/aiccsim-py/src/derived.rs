@@ -293,6 +293,7 @@ fn rebuild_ports(scenario: &Scenario, t: &Bound<'_, PyDict>) -> PyResult<Vec<Por
     let (pause_sent, resume_sent): (Vec<u64>, Vec<u64>) = (column(t, "pause_sent")?, column(t, "resume_sent")?);
     let (drops, ecn_marks): (Vec<u64>, Vec<u64>) = (column(t, "drops")?, column(t, "ecn_marks")?);
     let (max_queue, paused): (Vec<u64>, Vec<f64>) = (column(t, "max_queue_bytes")?, column(t, "paused_ns")?);
+    let (stalls, stalled): (Vec<u64>, Vec<f64>) = (column(t, "credit_stalls")?, column(t, "credit_stall_ns")?);
     if node.len() != topo.ports.len() {
         return Err(PyValueError::new_err(format!(
             "ports.csv has {} ports, the topology of run.json's scenario {}: the files are not of one run",
@@ -321,6 +322,8 @@ fn rebuild_ports(scenario: &Scenario, t: &Bound<'_, PyDict>) -> PyResult<Vec<Por
                 ecn_marks: ecn_marks[i],
                 paused_time: ps(paused[i]),
                 paused_since: None,
+                credit_stalls: stalls[i],
+                credit_stall_time: ps(stalled[i]),
             };
             let (node, peer) = (node[i].clone(), peer[i].clone());
             Ok(PortRecord { node, port: port[i], peer, bandwidth: p.bandwidth, max_queue: max_queue[i], stats })

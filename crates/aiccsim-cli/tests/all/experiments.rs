@@ -406,7 +406,8 @@ fn mcc_spray_partial_meets_what_its_readme_reports() {
     assert!(of("DCQCN") < 0.7 * of("PFC only"), "{util:?}");
     assert!(of("MCC, shallow PFC") > 90.0 && of("DCQCN, shallow PFC") < 66.7, "{util:?}");
     let checks = std::fs::read_to_string(out.path().join("checks.csv")).unwrap();
-    let holds = "\"MCC keeps the three healthy paths above 90% utilisation (ideal adaptive routing) on shallow PFC\",true";
+    let holds =
+        "\"MCC keeps the three healthy paths above 90% utilisation (ideal adaptive routing) on shallow PFC\",true";
     assert!(checks.contains(holds), "{checks}");
 }
 

@@ -7,6 +7,7 @@
 //! when the fabric is built (`engine/build.rs`).
 
 mod clocks;
+mod credit;
 mod events;
 pub mod fast_forward;
 mod nic;
@@ -17,6 +18,7 @@ mod topology;
 mod validate;
 
 pub use clocks::{ClocksConfig, NoiseDistribution};
+pub use credit::{CreditConfig, FlowControl};
 pub use events::{LinkAction, LinkEvent};
 pub use fast_forward::FastForward;
 pub use nic::{Connections, NicConfig, Recovery, DEFAULT_RTO, MAX_RTO_BACKOFF, MAX_SACK_BITMAP};
@@ -199,6 +201,11 @@ impl Scenario {
         if scenario.switch.routing.uses(Routing::Conga) {
             scenario.switch.conga.get_or_insert_with(CongaConfig::default);
         }
+        credit::resolve(&mut scenario.switch, text).map_err(|e| ConfigError {
+            file: origin.to_string(),
+            key: e.0,
+            message: e.1,
+        })?;
         if scenario.events.iter().any(|e| e.action != LinkAction::Slow) {
             scenario.switch.failure_detection.get_or_insert(DEFAULT_FAILURE_DETECTION);
         }

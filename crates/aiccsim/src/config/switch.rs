@@ -1,8 +1,10 @@
 //! `[switch]`: the shared buffer, PFC, ECN marking, how a switch picks among equal-cost next
 //! hops (one way for every switch, or one per tier), the settings of flowlet switching and of the
 //! adaptive routings switches implement (DLB, spraying past a threshold, CONGA), and how long a
-//! switch takes to notice a failed link.
+//! switch takes to notice a failed link. Which lossless mechanism the links run, PFC or
+//! credits, is `credit.rs`'s.
 
+use super::credit::{CreditConfig, FlowControl};
 use crate::time::{Bandwidth, ByteSize, SimTime};
 use serde::{Deserialize, Serialize};
 
@@ -46,6 +48,12 @@ pub struct SwitchConfig {
     /// the HPCC ns-3 simulator's switches do (for an exact twin of its runs).
     #[serde(default, skip_serializing_if = "ControlPriority::is_high")]
     pub control_priority: ControlPriority,
+    /// The links' lossless mechanism: PFC (`pfc`), or credits (`credit`, `credit.rs`).
+    #[serde(default, skip_serializing_if = "FlowControl::is_pfc")]
+    pub flow_control: FlowControl,
+    /// The credit loop's settings; filled in with the defaults under `flow_control = "credit"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credit: Option<CreditConfig>,
 }
 
 /// `switch.control_priority`.
@@ -81,6 +89,8 @@ impl Default for SwitchConfig {
             conga: None,
             failure_detection: None,
             control_priority: ControlPriority::High,
+            flow_control: FlowControl::Pfc,
+            credit: None,
         }
     }
 }

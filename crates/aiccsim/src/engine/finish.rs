@@ -5,10 +5,11 @@
 use super::Simulation;
 use crate::cc::CongestionControl;
 use crate::metrics::{
-    FlowRecord, PauseRow, PortRecord, QueueSample, RateSample, Results, RunRecords, RunTotals, StallReport, StopReason,
-    TraceSummary,
+    CreditSummary, FlowRecord, PauseRow, PortRecord, QueueSample, RateSample, Results, RunRecords, RunTotals,
+    StallReport, StopReason, TraceSummary,
 };
 use crate::tags::CollectiveTag;
+use crate::time::SimTime;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -101,6 +102,7 @@ impl Simulation {
                 if let Some(since) = stats.paused_since.take() {
                     stats.paused_time += now - since;
                 }
+                self.credit_stats(i as u32, &mut stats);
                 PortRecord {
                     node: self.topo.node_name(p.node),
                     port: p.local,
@@ -141,6 +143,11 @@ impl Simulation {
                 .unwrap_or(0),
             max_switch_buffer_bytes: self.net.switches.iter().map(|s| s.max_used).max().unwrap_or(0),
             max_headroom_bytes: self.net.switches.iter().map(|s| s.max_headroom).max().unwrap_or(0),
+            credit: self.params.credit.then(|| CreditSummary {
+                stalls: ports.iter().map(|p| p.stats.credit_stalls).sum(),
+                stall_ns: ports.iter().fold(SimTime::ZERO, |t, p| t + p.stats.credit_stall_time),
+                ports_stalled: ports.iter().filter(|p| p.stats.credit_stalls > 0).count() as u64,
+            }),
             max_pending_events: self.events.max_len,
             rtts: self.observe.rtts,
             queuing: self.observe.queuing,

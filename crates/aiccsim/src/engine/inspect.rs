@@ -3,6 +3,7 @@
 //! changes the run, so a run looked at goes on exactly as one that was not.
 
 use crate::cc::CongestionControl;
+use crate::engine::net::credit::CreditView;
 use crate::engine::Simulation;
 use crate::metrics::PortStats;
 use crate::wire::packet::NUM_PRIORITIES;
@@ -13,6 +14,8 @@ pub struct PortView {
     /// Its node and its place among the node's ports (as `ports.csv` numbers them).
     pub node: u32,
     pub local: u32,
+    /// The port at the other end of its link (an id, as `Simulation::port` takes).
+    pub peer: u32,
     /// Bytes waiting to be sent, over all priorities and at each.
     pub queued_bytes: u64,
     pub queued_by_priority: [u64; NUM_PRIORITIES],
@@ -25,6 +28,10 @@ pub struct PortView {
     pub kmax: u64,
     /// Its counters so far (as `ports.csv` will have them, the transmit counters included).
     pub stats: PortStats,
+    /// Bytes buffered at its switch that came in through it, per priority (its ingress role).
+    pub ingress_bytes: [u64; NUM_PRIORITIES],
+    /// Its credits, under credit flow control (all empty otherwise).
+    pub credits: CreditView,
 }
 
 /// A flow as it stands (`Simulation::flow`): bytes, as the sender and the receiver count them.
@@ -71,9 +78,11 @@ impl Simulation {
             stats.tx_bytes += bytes;
             stats.tx_packets += packets;
         }
+        self.credit_stats(p, &mut stats);
         PortView {
             node: port.node,
             local: port.local,
+            peer: port.peer,
             queued_bytes: port.queued,
             queued_by_priority: std::array::from_fn(|q| port.prio[q].bytes),
             paused: port.paused,
@@ -81,6 +90,8 @@ impl Simulation {
             kmin: port.kmin.into(),
             kmax: port.kmax.into(),
             stats,
+            ingress_bytes: std::array::from_fn(|q| port.prio[q].ingress.bytes + port.prio[q].ingress.headroom),
+            credits: self.credit_view(p),
         }
     }
 

@@ -27,6 +27,7 @@ mod work;
 pub use build::Fabric;
 pub(crate) use dependencies::Dependencies;
 pub use inspect::{FlowView, PortView};
+pub use net::credit::CreditView;
 pub(crate) use params::Params;
 pub use queue::EventQueue;
 pub use stop::RunControl;
@@ -71,6 +72,10 @@ pub enum Event {
     Thaw(u32, u32),
     /// DLB switches sample their ports (`net/dlb.rs`).
     DlbSample,
+    /// Credits reach a sending port (port, priority, blocks: `net/credit.rs`).
+    Credit(u32, u8, u32),
+    /// A switch ingress port sends the credits freed since its last update (port).
+    CreditUpdate(u32),
 }
 
 /// Progress of a run, reported to an observer every so often.
@@ -415,6 +420,8 @@ impl Simulation {
             Event::FastForward => self.fast_forward_check(),
             Event::Thaw(key, n) => self.thaw_due(key, n),
             Event::DlbSample => self.dlb_sample(),
+            Event::Credit(p, prio, blocks) => self.credit_arrived(p, prio, blocks),
+            Event::CreditUpdate(p) => self.credit_update_due(p),
             Event::Sample => {
                 self.sample_timelines();
                 if self.work.flows_done < self.nic.flows.len() {

@@ -1,7 +1,7 @@
 //! The run's parameters that the hot path reads, derived once from the scenario.
 
 use crate::cc::Telemetry;
-use crate::config::{ControlPriority, FlowletPick, MarkPoint, Recovery, Routing, Scenario};
+use crate::config::{ControlPriority, FlowControl, FlowletPick, MarkPoint, Recovery, Routing, Scenario};
 use crate::time::SimTime;
 
 /// Derived per-run parameters the hot path reads.
@@ -43,8 +43,11 @@ pub(crate) struct Params {
     /// Spraying past a threshold: the queue of a flow's ECMP port above which it sprays.
     pub spray_threshold: u64,
     /// A packet put on the wire needs more than its arrival scheduled: a trace row, a check of
-    /// its link, or CONGA's estimator and header (tracing, `[[events]]`, `routing = "conga"`).
+    /// its link, CONGA's estimator and header, or its credits taken (tracing, `[[events]]`,
+    /// `routing = "conga"`, credit flow control).
     pub tx_hooks: bool,
+    /// The links run credits instead of PFC (`switch.flow_control = "credit"`, `net/credit.rs`).
+    pub credit: bool,
     pub seed: u64,
     pub stop_time: SimTime,
     /// A per-packet trace is on (`tracer` is set).
@@ -64,6 +67,7 @@ impl Params {
         let (data_extra, ack_extra) = algorithm.extra_header_bytes();
         let selective = nic.recovery == Recovery::Selective;
         // Selective ACKs and NACKs carry a block (`wire/packet.rs`).
+        let credit = sw.flow_control == FlowControl::Credit;
         let block_bytes = if selective { crate::engine::nic::selective::BLOCK_HEADER_BYTES } else { 0 };
         Params {
             mtu: nic.mtu.0,
@@ -90,7 +94,11 @@ impl Params {
             flowlet_gap: sw.flowlet.unwrap_or_default().gap,
             flowlet_pick: sw.flowlet.unwrap_or_default().pick,
             spray_threshold: sw.spray_threshold.unwrap_or_default().threshold.0,
-            tx_hooks: scenario.output.trace.is_some() || !scenario.events.is_empty() || sw.routing.uses(Routing::Conga),
+            tx_hooks: scenario.output.trace.is_some()
+                || !scenario.events.is_empty()
+                || sw.routing.uses(Routing::Conga)
+                || credit,
+            credit,
             seed: scenario.simulation.seed,
             // Events at `SimTime::MAX` are the ones whose time saturated ("never", see
             // `SimTime`'s addition): the run ends just before them, as at a stop time.
@@ -100,5 +108,13 @@ impl Params {
             warmup: scenario.output.warmup.unwrap_or(SimTime::ZERO),
             telemetry: algorithm.telemetry(),
         }
+    }
+}
+
+impl Params {
+    /// The largest packet a NIC sends at the data priority, bytes: a full data packet, or an
+    /// RTT probe (probes are `cnp_size` bytes).
+    pub(crate) fn nic_data_packet(&self) -> u64 {
+        (self.mtu + self.header).max(self.cnp_size as u64)
     }
 }

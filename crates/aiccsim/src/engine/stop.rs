@@ -121,7 +121,10 @@ impl Simulation {
         let nic = &self.net.ports[self.topo.host_port(flow.src) as usize];
         if nic.paused & (1 << flow.priority) != 0 {
             let peer = self.topo.node_name(self.net.ports[nic.peer as usize].node);
-            return format!("its NIC is paused by PFC from {peer}");
+            return match self.params.credit {
+                false => format!("its NIC is paused by PFC from {peer}"),
+                true => format!("its NIC waits for credits from {peer}"),
+            };
         }
         if let Some(w) = cc.window() {
             let in_flight = self.window_in_flight(f);

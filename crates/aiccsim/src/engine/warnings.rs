@@ -47,6 +47,21 @@ impl Simulation {
             }
         }
 
+        // Marks that come only after the backpressure: with a static XOFF below Kmin, the queue
+        // one ingress port fills is paused before it reaches Kmin, so PFC, not ECN, holds that
+        // congestion back (RoCE fabrics mark below the backpressure point for this reason).
+        let pfc = &s.switch.pfc;
+        if let (true, true, true, Some(xoff)) = (algorithm.reacts_to_ecn(), ecn.enabled, pfc.enabled, pfc.xoff) {
+            let backpressure = pfc.reserve.0 as u128 + xoff.0 as u128;
+            let late = fabric_ports().filter(|p| ecn.scaled(ecn.kmin, p.bandwidth) > backpressure);
+            if let Some(slowest) = late.map(|p| p.bandwidth).min_by_key(|b| b.bps()) {
+                warn(
+                    "switch.pfc.xoff",
+                    format!("{xoff} (with a reserve of {}) is below ECN's kmin ({} at {}, scaled to each port's speed) on the {slowest} switch ports and faster: a queue that one ingress port fills pauses its upstream before it reaches kmin, so {name} sees no mark until several ingresses feed one queue, and PFC, not ECN, holds the congestion back; mark below the backpressure point: lower kmin (and kmax) under xoff, or raise xoff", pfc.reserve, ecn.kmin, ecn.reference_bandwidth),
+                );
+            }
+        }
+
         // Windows the receiver's ACKs can never open.
         let ack_every = s.nic.ack_every as u64;
         if ack_every > 1 {

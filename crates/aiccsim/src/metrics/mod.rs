@@ -29,8 +29,8 @@ pub use records::{
     MAX_PAUSE_ROWS,
 };
 pub use summary::{
-    ByteLedger, CollectiveRecord, Distribution, Performance, ProbeSummary, RunTotals, Summary, TelemetrySummary,
-    TraceSummary,
+    ByteLedger, CollectiveRecord, CreditSummary, Distribution, Performance, ProbeSummary, RunTotals, Summary,
+    TelemetrySummary, TraceSummary,
 };
 
 use crate::config::Scenario;

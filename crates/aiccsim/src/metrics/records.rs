@@ -151,6 +151,10 @@ pub struct PortStats {
     /// Time this port spent paused by its peer (any priority), and since when it is paused.
     pub paused_time: SimTime,
     pub paused_since: Option<SimTime>,
+    /// Credit flow control: times this port began to wait for credits with a packet to send
+    /// (none of its priorities waiting before), and the time some priority waited.
+    pub credit_stalls: u64,
+    pub credit_stall_time: SimTime,
 }
 
 /// Run-wide counters.

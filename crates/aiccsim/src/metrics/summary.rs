@@ -102,6 +102,9 @@ pub struct Summary {
     pub max_switch_buffer_bytes: u64,
     /// Most bytes one switch ingress port and priority held in its PFC headroom.
     pub max_headroom_bytes: u64,
+    /// Credit flow control only: how long ports waited for credits (`ports.csv` per port).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credit: Option<CreditSummary>,
     /// Most events pending at once in the event queue.
     pub max_pending_events: usize,
     pub fct_ns: TimeDistribution,
@@ -125,6 +128,18 @@ pub struct Summary {
     pub fast_forward: Option<super::fast_forward::FastForwardReport>,
     /// Wall-clock figures: the only fields that differ between two runs of the same scenario.
     pub performance: Performance,
+}
+
+/// The credit loop's stalls over all ports (`switch.flow_control = "credit"`).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct CreditSummary {
+    /// Times a port began to wait for credits with a packet to send, summed over ports.
+    pub stalls: u64,
+    /// Time ports waited for credits, summed over ports.
+    #[serde(serialize_with = "ns")]
+    pub stall_ns: SimTime,
+    /// Ports that waited at least once.
+    pub ports_stalled: u64,
 }
 
 /// What the RTT probes did (`engine/nic/probe.rs`).
@@ -222,6 +237,7 @@ pub struct RunTotals {
     pub max_switch_queue_bytes: u64,
     pub max_switch_buffer_bytes: u64,
     pub max_headroom_bytes: u64,
+    pub credit: Option<CreditSummary>,
     pub max_pending_events: usize,
     /// Every ACK's RTT, and every full data packet's one-way queuing delay.
     pub rtts: DurationHistogram,
@@ -253,6 +269,7 @@ impl Summary {
             max_switch_queue_bytes: max_queue,
             max_switch_buffer_bytes,
             max_headroom_bytes,
+            credit,
             max_pending_events,
             rtts,
             queuing,
@@ -323,6 +340,7 @@ impl Summary {
             max_switch_queue_bytes: max_queue,
             max_switch_buffer_bytes,
             max_headroom_bytes,
+            credit,
             max_pending_events,
             fct_ns: TimeDistribution::of(&fcts),
             slowdown: Distribution::of(&slowdowns),

@@ -100,6 +100,8 @@ pub const PORTS: Table = Table {
         col("ecn_marks", Int),
         col("max_queue_bytes", Int),
         col("paused_ns", Time),
+        col("credit_stalls", Int),
+        col("credit_stall_ns", Time),
     ],
     recorded: always,
     rows: port_rows,
@@ -342,6 +344,8 @@ fn port_rows(r: &Results, row: Row<'_>) {
             I(s.ecn_marks.into()),
             I(p.max_queue.into()),
             T(s.paused_time),
+            I(s.credit_stalls.into()),
+            T(s.credit_stall_time),
         ]);
     }
 }

@@ -36,6 +36,7 @@ mod metrics_derived;
 mod net_adaptive_routing;
 mod net_buffer;
 mod net_control_priority;
+mod net_credit;
 mod net_ecn;
 mod net_link_events;
 mod net_pfc;

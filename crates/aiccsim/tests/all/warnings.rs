@@ -85,6 +85,29 @@ fn a_run_that_ends_before_its_work_is_warned_about() {
     assert!(json["warnings"][0]["message"].as_str().unwrap().contains("one sample"));
 }
 
+#[test]
+fn a_static_xoff_below_kmin_is_warned_about() {
+    // The default kmin is 400 KB at 100 Gbps: a 100 KB XOFF pauses one ingress's queue first.
+    let shallow = |xoff: &str, kmin: &str| {
+        format!("[switch]\npfc = {{ xoff = \"{xoff}\" }}\necn = {{ kmin = \"{kmin}\", kmax = \"1600KB\" }}\n")
+    };
+    let sim = Simulation::new(&common::scenario(&incast("dcqcn", &shallow("100KB", "400KB")))).unwrap();
+    let w: Vec<_> = sim.warnings().iter().map(|w| (w.key.as_str(), w.message.as_str())).collect();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].0, "switch.pfc.xoff");
+    assert!(w[0].1.contains("on the 100Gbps switch ports and faster"), "{}", w[0].1);
+    // Marking below the backpressure point, as RoCE fabrics are set up: no warning.
+    assert!(warned(&incast("dcqcn", &shallow("100KB", "30KB"))).is_empty());
+    // Kmin exactly at XOFF is reached: a queue of XOFF bytes is not above it.
+    assert!(warned(&incast("dcqcn", &shallow("100KB", "100KB"))).is_empty());
+    // The reserve comes before XOFF.
+    let reserved = "[switch]\npfc = { xoff = \"100KB\", reserve = \"300KB\" }\n";
+    assert!(warned(&incast("dcqcn", reserved)).is_empty());
+    // An algorithm that ignores marks, or a dynamic XOFF, is not warned about.
+    assert!(warned(&incast("hpcc", &shallow("100KB", "400KB"))).is_empty());
+    assert!(warned(&incast("dcqcn", "")).is_empty());
+}
+
 /// With an ACK only every 1000 packets, Swift's window closes with the receiver holding the
 /// packets it has not acknowledged: the run stalls, and the report says so about each flow
 /// (it used to say only "no port is paused").

@@ -29,7 +29,7 @@ mod steady;
 mod tests;
 
 use crate::cc::CongestionControl;
-use crate::config::{Routing, Scenario, Tier};
+use crate::config::{FlowControl, Routing, Scenario, Tier};
 use crate::engine::{Event, Simulation};
 use crate::metrics::fast_forward::FastForwardReport;
 use crate::time::SimTime;
@@ -136,6 +136,11 @@ impl FastForward {
         }
         if !scenario.events.is_empty() {
             return Err(off("the scenario has link events ([[events]]), which change routes"));
+        }
+        if scenario.switch.flow_control == FlowControl::Credit {
+            return Err(off(
+                "the links run credit flow control, whose credits in flight a skip would have to carry (only PFC fabrics are fast-forwarded)",
+            ));
         }
         let flows = sim.nic.flows.len();
         let ports = sim.net.ports.len();

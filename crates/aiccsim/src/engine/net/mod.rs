@@ -1,11 +1,12 @@
 //! The fabric's moving parts, one file per mechanism: ports (serialiser + link), switches and
-//! their shared buffer (counted in pools, `buffer.rs`), PFC, ECN marking, routing among
-//! equal-cost paths (ECMP, spray, adaptive, flowlets; DLB's sampled port quality, `dlb.rs`;
-//! CONGA's path feedback, `conga.rs`), links that slow down, fail and come back, the telemetry
-//! switches stamp, and the packet pool.
+//! their shared buffer (counted in pools, `buffer.rs`), PFC or credits (`credit.rs`), ECN
+//! marking, routing among equal-cost paths (ECMP, spray, adaptive, flowlets; DLB's sampled port
+//! quality, `dlb.rs`; CONGA's path feedback, `conga.rs`), links that slow down, fail and come
+//! back, the telemetry switches stamp, and the packet pool.
 
 pub mod buffer;
 pub(crate) mod conga;
+pub mod credit;
 pub(crate) mod dlb;
 mod ecn;
 pub mod failures;
@@ -61,6 +62,8 @@ pub(crate) struct Network {
     /// the flows' round trips are known, `telemetry::pint`).
     pub(crate) pint: Option<PintState>,
     pub(crate) pint_rng: Vec<SimRng>,
+    /// The credit loop's state, under `switch.flow_control = "credit"`.
+    pub(crate) credit: Option<Box<credit::Credits>>,
 }
 
 impl Network {
@@ -135,6 +138,8 @@ impl Network {
             int_pool,
             pint: None,
             pint_rng: Vec::new(),
+            credit: (sw.credit.filter(|_| params.credit))
+                .map(|c| Box::new(credit::Credits::new(topo, &c, params.nic_data_packet()))),
         };
         Ok((net, link_events))
     }

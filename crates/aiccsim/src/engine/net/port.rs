@@ -252,10 +252,10 @@ impl Simulation {
         }
     }
 
-    /// What [`Simulation::start_tx`] does for packet `id` with a trace, link events or CONGA (out
-    /// of line: a run without any tests one flag, which it tested for the trace before): CONGA's
-    /// estimator and header, its arrival at `arrival`, or its loss if the link is dark, and its
-    /// trace row.
+    /// What [`Simulation::start_tx`] does for packet `id` with a trace, link events, CONGA or
+    /// credits (out of line: a run without any tests one flag, which it tested for the trace
+    /// before): CONGA's estimator and header, its arrival at `arrival`, or its loss if the link
+    /// is dark, its credits, its trace row.
     #[cold]
     #[inline(never)]
     fn tx_hooks(&mut self, p: u32, id: PacketId, arrival: SimTime) {
@@ -264,6 +264,9 @@ impl Simulation {
         }
         let dark = self.net.links.as_deref().is_some_and(|l| l.is_failed(p));
         self.events.push(arrival, if dark { Event::Lost(p, id.0) } else { Event::Arrive(p, id.0) });
+        if self.params.credit {
+            self.credit_sent(p, id);
+        }
         if self.params.tracing {
             self.trace_packet(TraceEvent::Send, p, id);
         }
@@ -324,6 +327,8 @@ impl Simulation {
 const _: () = assert!(std::mem::size_of::<PrioQueue>() == 64);
 const _: () = assert!(std::mem::offset_of!(Port, delay) == 64, "the first line holds 64 bytes");
 const _: () = assert!(std::mem::offset_of!(Port, prio) == 128, "the second line holds 64 bytes");
+// Twelve cache lines: the credit counters added to `PortStats` took padding, not a line.
+const _: () = assert!(std::mem::size_of::<Port>() == 768);
 
 #[cfg(test)]
 mod tests {

@@ -11,7 +11,7 @@
 use super::buffer::Pools;
 use super::port::Port;
 use crate::cc::Telemetry;
-use crate::config::{Routing, SwitchConfig};
+use crate::config::{FlowControl, Routing, SwitchConfig};
 use crate::engine::net::pool::PacketId;
 use crate::engine::Simulation;
 use crate::metrics::trace::TraceEvent;
@@ -30,6 +30,8 @@ pub struct SwitchState {
     /// This switch sends PFC frames and marks ECN (`[switch]`); an NVSwitch does neither.
     pub pfc: bool,
     pub ecn: bool,
+    /// What came in through its ports returns credits upstream (`credit.rs`); not an NVSwitch.
+    pub credit: bool,
     /// How it picks among equal-cost next hops (its tier's `switch.routing`).
     pub routing: Routing,
 }
@@ -41,8 +43,13 @@ impl SwitchState {
         let own = &topo.node_ports[node as usize];
         let reserve = if sw.pfc.enabled { sw.pfc.reserve.0 } else { 0 };
         let headroom = own.iter().map(|&p| ports[p as usize].headroom).sum();
-        let pools = Pools::new(sw.buffer.0, reserve.saturating_mul(own.len() as u64), headroom);
-        SwitchState { pools, max_used: 0, max_headroom: 0, reserve, pfc: sw.pfc.enabled, ecn: sw.ecn.enabled, routing }
+        let credit = sw.flow_control == FlowControl::Credit;
+        // Under credits each ingress has its own buffer, which its upstream never overfills
+        // (`credit.rs`): the pools only count what is held.
+        let capacity = if credit { u64::MAX } else { sw.buffer.0 };
+        let pools = Pools::new(capacity, reserve.saturating_mul(own.len() as u64), headroom);
+        let pfc = sw.pfc.enabled;
+        SwitchState { pools, max_used: 0, max_headroom: 0, reserve, pfc, ecn: sw.ecn.enabled, credit, routing }
     }
 
     /// A server's NVSwitch: NVLink's credit-based flow control never loses a packet, which we
@@ -50,7 +57,8 @@ impl SwitchState {
     /// what queues here is what credits would have held in the GPUs); no PFC, no ECN.
     pub fn nvswitch() -> Self {
         let pools = Pools::new(u64::MAX, 0, 0);
-        SwitchState { pools, max_used: 0, max_headroom: 0, reserve: 0, pfc: false, ecn: false, routing: Routing::Ecmp }
+        let routing = Routing::Ecmp;
+        SwitchState { pools, max_used: 0, max_headroom: 0, reserve: 0, pfc: false, ecn: false, credit: false, routing }
     }
 }
 
@@ -93,7 +101,8 @@ impl Simulation {
         let (dst, ecmp_key) = (pkt.dst, pkt.ecmp_key);
         let out = self.route(node, sw, dst, ecmp_key);
 
-        let (pfc, ecn) = (self.net.switches[sw].pfc, self.net.switches[sw].ecn);
+        let s = &self.net.switches[sw];
+        let (pfc, ecn, credit) = (s.pfc, s.ecn, s.credit);
         if !self.admit(sw, in_port, out, prio, size) {
             if self.observe.tracer.is_some() {
                 self.trace_packet(TraceEvent::Drop, out, id);
@@ -114,9 +123,10 @@ impl Simulation {
         if pfc && prio != CONTROL_PRIORITY {
             self.pause_if_due(in_port, prio, sw);
         }
+        let credited = !credit || self.credit_fits(out, prio, size);
         let port = &mut self.net.ports[out as usize];
         let paused = port.paused & !(1 << CONTROL_PRIORITY) & (1 << prio) != 0;
-        if self.now >= port.busy_until && port.nonempty == 0 && port.pfc_frames == 0 && !paused {
+        if self.now >= port.busy_until && port.nonempty == 0 && port.pfc_frames == 0 && !paused && credited {
             // The egress port is idle with nothing queued: the packet would be dequeued at once,
             // so it goes straight to the wire (the same accounting, without a trip through the
             // queue's memory).
@@ -176,7 +186,10 @@ impl Simulation {
 
     /// Picks the next packet for switch port `p` and releases its buffer.
     pub(crate) fn switch_dequeue(&mut self, p: u32) -> Option<PacketId> {
-        let id = self.net.ports[p as usize].dequeue(&self.net.packets)?;
+        let id = match self.params.credit {
+            false => self.net.ports[p as usize].dequeue(&self.net.packets)?,
+            true => self.credit_dequeue(p)?,
+        };
         self.leave_buffer(p, id);
         Some(id)
     }
@@ -189,7 +202,7 @@ impl Simulation {
         let (prio, size, kind, ingress) = (pkt.priority, pkt.size as u64, pkt.kind, pkt.ingress);
         let sw = self.switch_index(self.net.ports[p as usize].node);
         let s = &mut self.net.switches[sw];
-        let (pfc, ecn) = (s.pfc, s.ecn);
+        let (pfc, ecn, credit) = (s.pfc, s.ecn, s.credit);
         if prio == CONTROL_PRIORITY {
             s.pools.release_unowned(size);
         } else {
@@ -197,6 +210,8 @@ impl Simulation {
             self.net.ports[ing].prio[prio as usize].ingress.release(size, s.reserve, &mut s.pools);
             if pfc && self.net.ports[ing].pausing_peer & (1 << prio) != 0 {
                 self.resume_if_below_xon(ing as u32, prio, sw, ing as u32 == p);
+            } else if credit {
+                self.credit_freed(ingress, prio, size);
             }
         }
         if ecn && self.params.ecn_at_dequeue && kind == PacketKind::Data {

@@ -380,7 +380,11 @@ fn mcc_spray_runs_at_a_small_scale() {
     }
     let checks = std::fs::read_to_string(out.join("checks.csv")).unwrap();
     assert!(checks.contains("\"MCC with spray is near line rate (> 90%)\",true"), "{checks}");
-    assert!(checks.contains("\"DCQCN with spray stays well below line rate (< 70%)\",false"), "{checks}");
+    assert!(checks.contains("\"DCQCN with spray stays below 60% of line rate (the slides: < 60%)\",false"), "{checks}");
+    assert!(
+        checks.contains("\"0.5 GB: MCC with spray has at least 16% lower CCT than DCQCN and TIMELY with spray\",false"),
+        "{checks}"
+    );
 }
 
 /// mcc-spray-partial as shipped (16 runs, about 1.5 minutes): DCQCN's CNPs from the slow path
@@ -460,21 +464,27 @@ fn the_bus_bandwidth_bound_is_the_busiest_host_links() {
     assert!(col("busbw_gbps") <= col("busbw_bound_gbps") && col("busbw_gbps") > 80.0, "{}", col("busbw_gbps"));
 }
 
-/// barre-alltoall at a small scale (its 8 runs take about 4 minutes; the figures are in the
-/// experiment's README): 16 GPUs (2 racks of 2 servers of 4, 4 spines). Every run finishes, no
-/// run's bus bandwidth exceeds the bound of the hosts' links, and the lossless reference never
-/// pauses.
+/// barre-alltoall at a small scale (its 8 runs of six 256-GPU all-to-alls take minutes; the
+/// figures are in the experiment's README): 2 racks of 2 servers of 4 GPUs, 4 peers in flight.
+/// Every run finishes its six iterations, the warm bus bandwidth is measured for each, and the
+/// IB-like reference, on credit-based links, neither pauses nor drops.
 #[test]
 fn barre_alltoall_runs_at_a_small_scale() {
-    let (_root, out, header, rows) = reproduce_small("barre-alltoall", |text| text.replace("racks = 16", "racks = 2"));
+    let (_root, out, header, rows) = reproduce_small("barre-alltoall", |text| {
+        text.replace("racks = 16", "racks = 2").replace("peers_in_flight = 16", "peers_in_flight = 4")
+    });
     let col = |name: &str| header.iter().position(|h| h == name).unwrap();
     assert_eq!(rows.len(), 8);
     for r in &rows {
-        assert_eq!(r[col("flows")], r[col("finished")], "{}", &r[0]);
-        let (busbw, bound): (f64, f64) =
-            (r[col("busbw_gbps")].parse().unwrap(), r[col("busbw_bound_gbps")].parse().unwrap());
-        assert!(busbw <= bound, "{}: {busbw} > {bound}", &r[0]);
+        assert_eq!(r[col("flows")], r[col("finished")], "{}: every flow finishes", &r[0]);
+        // Six all-to-alls of 16 ranks, one flow per ordered pair each.
+        assert_eq!(&r[col("flows")], "1440", "{}", &r[0]);
+        let warm: f64 = r[col("warm_busbw_gbps")].parse().unwrap();
+        assert!(warm > 0.0 && warm < 400.0, "{}: {warm}", &r[0]);
     }
-    let checks = std::fs::read_to_string(out.join("checks.csv")).unwrap();
-    assert!(checks.contains("\"256 KB: the lossless reference never pauses\",true"), "{checks}");
+    for r in rows.iter().filter(|r| r[0].starts_with("IB-like")) {
+        assert_eq!((&r[col("pause_frames")], &r[col("drops")]), ("0", "0"), "{}", &r[0]);
+    }
+    let summary = std::fs::read_to_string(out.join("ib_like_reference__256_kb").join("summary.json")).unwrap();
+    assert!(summary.contains("\"credit\""), "the reference runs on credits");
 }

@@ -14,6 +14,7 @@ mod collective;
 mod hosts;
 pub mod jobs;
 mod kind;
+pub mod layer_cost;
 mod placement;
 
 pub use all_gather::{GatherAlgorithm, GatherWorkload};

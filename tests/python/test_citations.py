@@ -14,6 +14,9 @@ BY_NUMBER = re.compile(r"\b[Pp]apers? 00\d\b|\b00\d_[0-9a-f]{16}\.txt\b|shared/p
 
 def reader_facing_files() -> list[Path]:
     files = [REPO / "README.md", *(REPO / "docs").rglob("*.md")]
+    # Code comments are read too: a newcomer opening a CC file meets its source first there.
+    files += (REPO / "crates").rglob("*.rs")
+    files += (REPO / "python").rglob("*.py")
     for folder in ("experiments", "examples"):
         for pattern in ("*.md", "*.toml", "*.py"):
             files += (REPO / folder).rglob(pattern)

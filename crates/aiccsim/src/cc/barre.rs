@@ -1,5 +1,5 @@
 //! Barre: Peng, Wei et al., "Barre: Empowering Simplified and Versatile Programmable Congestion
-//! Control in High-Speed AI Clusters" (ByteDance; paper 004, the talk's slides). Written as a
+//! Control in High-Speed AI Clusters" (ByteDance; the talk's slides). Written as a
 //! program on a programmable NIC ([`NicProgram`]), as the slides' BlueField-3 implementation is:
 //! one handler over the NIC's events (TX, CNP, RTT-probe reply, timer).
 //!

@@ -120,7 +120,7 @@ impl DcqcnConfig {
     /// `rpg_threshold` 1, `rpg_ai_rate` 5 Mb/s, `rpg_hai_rate` 50 Mb/s, `clamp_tgt_rate` 0,
     /// `clamp_tgt_rate_after_time_inc` 1, `rpg_max_rate` 0 (port speed),
     /// `rate_to_set_on_first_cnp` 0 (port speed: no cut of its own), `min_time_between_cnps` 4 us.
-    /// `barre_tuned` is `nvidia` with the tuned table of the Barre talk (paper 004, "DCQCN
+    /// `barre_tuned` is `nvidia` with the tuned table of the Barre talk ("DCQCN
     /// Parameter Tuning Settings"), which gives ranges: the middle of each is taken.
     pub fn preset(name: &str) -> Option<DcqcnConfig> {
         match name {

@@ -1,6 +1,6 @@
 //! MCC: congestion control with message-level signals (Li, Ren, Li, Liu and Chen, "Congestion
 //! Control for AI Workloads with Message-Level Signaling", iSING Lab, HKUST, slides of August
-//! 2025: paper 003). Written in the NIC-event view (`program.rs`): it acts on messages, which
+//! 2025). Written in the NIC-event view (`program.rs`): it acts on messages, which
 //! that view hears of.
 //!
 //! Under packet spray or adaptive routing the paths between two hosts behave as one wide pipe.

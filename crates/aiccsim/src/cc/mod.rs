@@ -317,13 +317,14 @@ registry! {
     hpcc_pint: "hpcc_pint" => HpccPint(HpccPintConfig, HpccPint),
     /// Swift (Kumar et al., SIGCOMM 2020).
     swift: "swift" => Swift(SwiftConfig, Swift),
-    /// PC4 (paper 000): receiver base rate per collective, one-way delay against a target.
+    /// PC4 ("Precision Collective Communication Congestion Control for AI Cluster"): receiver base rate per collective, one-way delay against a target.
     pc4: "pc4" => Pc4(Pc4Config, Pc4, Pc4Receiver),
-    /// MCC (paper 003): a window in message chunks, cut on message delay, held on one path's.
+    /// MCC ("Congestion Control for AI Workloads with Message-Level Signaling", slides): a window in message chunks, cut on message delay, held on one path's.
     mcc: "mcc" => Mcc(MccConfig, Mcc),
     /// AIMD on ECN echoes: the worked example of docs/cc/adding.md.
     aimd: "aimd" => Aimd(AimdConfig, Aimd),
-    /// Barre (paper 004): a NIC program on CNPs and RTT probes.
+    /// Barre ("Barre: Empowering Simplified and Versatile Programmable Congestion Control in
+    /// High-Speed AI Clusters", slides): a NIC program on CNPs and RTT probes.
     barre: "barre" => Barre(BarreConfig, Barre),
 }
 

@@ -1,6 +1,5 @@
-//! PC4: "Precision Collective Communication Congestion Control for AI Cluster" (paper 000 in
-//! `shared/papers`). The receiver knows how many flows are coming in and for which collective,
-//! and tells each sender its share (the base rate); the sender jumps to a new share at once and
+//! PC4: "Precision Collective Communication Congestion Control for AI Cluster". The receiver
+//! knows how many flows are coming in and for which collective, and tells each sender its share (the base rate); the sender jumps to a new share at once and
 //! fine-tunes around it on the one-way delay, against a target queuing time.
 //!
 //! - **Receiver** (Algorithm 1, Table I), per data packet: base rate = receiver line rate / n for

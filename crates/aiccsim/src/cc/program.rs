@@ -1,7 +1,7 @@
 //! The NIC-event view of congestion control: an algorithm written as a program on a
 //! programmable NIC is.
 //!
-//! Programmable NICs (the Barre slides, paper 004; NVIDIA's DOCA PCC; Broadcom's) run congestion
+//! Programmable NICs (the Barre slides; NVIDIA's DOCA PCC; Broadcom's) run congestion
 //! control as one handler per flow, called on events the NIC raises (a packet sent, an ACK or
 //! NACK, a CNP, an RTT-probe reply, a timer), with the flow's context at hand; the handler
 //! writes the flow's rate (and, if the transport has one, its window) into that context. A

@@ -98,7 +98,7 @@ pub struct FatTreeTopology {
     pub nvlink: Option<LinkConfig>,
 }
 
-/// A two-tier Clos of GPU servers (paper 002, Table I): `racks` top-of-rack switches, each with
+/// A two-tier Clos of GPU servers (Khan et al., HOTI 2022, Table I): `racks` top-of-rack switches, each with
 /// `servers_per_rack` servers of `gpus_per_server` GPUs, every GPU with its own NIC on its
 /// rack's switch; every ToR linked to every spine. The ToR's up-links are as many `fabric_link`s
 /// as make its down-link capacity over `oversubscription` (1: non-blocking), spread evenly over

@@ -1,6 +1,6 @@
 //! The iterations of a `training` workload, measured after the run from its compute steps and
 //! flows: how long each took, and how much of that the ranks spent waiting for communication
-//! instead of computing (the exposed communication of paper 002 and ASTRA-sim).
+//! instead of computing (the exposed communication of Khan et al., HOTI 2022, and ASTRA-sim).
 //!
 //! Iterations tile the run: iteration k starts when the last rank starts its first forward
 //! compute of iteration k, and ends when iteration k + 1 starts. The last iteration ends when

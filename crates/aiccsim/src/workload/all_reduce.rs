@@ -55,7 +55,7 @@ pub enum AllReduceAlgorithm {
     /// each rank exchanges half of what it holds with a rank ever closer, then log2(n) steps in
     /// which it exchanges all it holds with a rank ever farther. Needs a power-of-two n.
     HalvingDoubling,
-    /// Two dimensions (paper 002's "2D"): the ranks form groups of `local_ranks` consecutive
+    /// Two dimensions (the "2D" all-reduce of Khan et al., HOTI 2022): the ranks form groups of `local_ranks` consecutive
     /// ranks (a server's GPUs); a direct reduce-scatter inside each group, a direct
     /// reduce-scatter among the ranks of the same local index across groups, then the
     /// all-gathers in reverse order. Only 1/local_ranks of the buffer leaves a group.

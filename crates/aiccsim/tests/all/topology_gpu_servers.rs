@@ -1,5 +1,5 @@
 //! GPU servers: transfers between GPUs of one server go over NVLink and never touch a NIC;
-//! the Clos and rail-optimised fabrics of Table I (paper 002) have the shape they promise.
+//! the Clos and rail-optimised fabrics of Table I of Khan et al. (HOTI 2022) have the shape they promise.
 
 use crate::common;
 

@@ -1,7 +1,7 @@
 //! The `training` workload's schedule: iterations of a model's forward and backward pass on
 //! every rank, as compute steps, with each layer's collectives as flows between them.
 //!
-//! Every rank runs the same chain of compute steps (the ASTRA-sim training loop, which paper 002
+//! Every rank runs the same chain of compute steps (the ASTRA-sim training loop, which Khan et al., HOTI 2022,
 //! used): in each iteration, the forward compute of layers 0, 1, ..., L-1, then, for layers
 //! L-1 down to 0, the layer's input-gradient compute and its weight-gradient compute. Each step
 //! starts when the rank's previous step is done and, besides:

@@ -206,18 +206,32 @@ mod tests {
             all_reduce: Some(LayerAllReduce { size, algorithm: AllReduceAlgorithm::Direct }),
             forward_all_to_all: Some(LayerAllToAll { size, algorithm: a2a }),
             backward_all_to_all: None,
+            forward_comm: None,
+            input_grad_comm: None,
+            weight_grad_comm: None,
         };
         let layers = vec![layer(AllToAllAlgorithm::Pairwise), layer(AllToAllAlgorithm::Hierarchical)];
         let local_ranks = Some(group);
         let hosts = set.clone();
-        cfgs.push(WorkloadConfig::Training(TrainingWorkload {
-            hosts,
-            iterations: 2,
-            start,
-            chunks: 3,
-            local_ranks,
-            layers,
-        }));
+        let training = TrainingWorkload { hosts, iterations: 2, start, chunks: 3, local_ranks, tp: 1, ep: 1, layers };
+        cfgs.push(WorkloadConfig::Training(training.clone()));
+        // SimAI-style rows: a collective per phase on each group of a dimension.
+        let dp = n / u64::from(group);
+        let ep = if dp.is_multiple_of(2) { 2 } else { 1 };
+        let comm = |op, group| Some(training::LayerComm { op, size, group });
+        let mut rows = Vec::new();
+        for (op, dim) in [
+            (training::CommOp::AllReduce, None),
+            (training::CommOp::AllGather, Some(training::CommGroup::Ep)),
+            (training::CommOp::ReduceScatter, Some(training::CommGroup::DpEp)),
+            (training::CommOp::AllToAll, Some(training::CommGroup::All)),
+        ] {
+            let mut l = layer(AllToAllAlgorithm::Direct);
+            (l.all_reduce, l.forward_all_to_all) = (None, None);
+            (l.forward_comm, l.input_grad_comm, l.weight_grad_comm) = (comm(op, dim), comm(op, dim), comm(op, None));
+            rows.push(l);
+        }
+        cfgs.push(WorkloadConfig::Training(TrainingWorkload { tp: group, ep, layers: rows, ..training }));
         cfgs
     }
 

@@ -2,8 +2,10 @@
 //! each layer's collectives between its compute steps. Its settings and checks are here; the
 //! loop they make, and the layout `iterations.csv` is measured from, in `training/schedule.rs`.
 
+mod groups;
 mod schedule;
 
+pub use groups::{CommGroup, CommOp, Groups, LayerComm};
 pub use schedule::{LayerCollective, Layout, Op, Phase};
 
 use super::all_reduce::{all_reduce_flows, bytes_per_rank, fits, AllReduceAlgorithm};
@@ -52,6 +54,13 @@ pub struct TrainingWorkload {
     /// workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local_ranks: Option<u32>,
+    /// Ranks per tensor-parallel group (consecutive ranks), for the layers' `*_comm`
+    /// collectives (`training/groups.rs`).
+    #[serde(default = "one")]
+    pub tp: u32,
+    /// Data-parallel ranks per expert-parallel group.
+    #[serde(default = "one")]
+    pub ep: u32,
     /// From the model's input to its output.
     pub layers: Vec<LayerConfig>,
 }
@@ -83,6 +92,18 @@ pub struct LayerConfig {
     /// backward compute of the layer below waits for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backward_all_to_all: Option<LayerAllToAll>,
+    /// A collective on every group of one parallel dimension after the forward compute, which
+    /// the next compute waits for (as `forward_all_to_all`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forward_comm: Option<LayerComm>,
+    /// One after the input-gradient compute, which the input-gradient compute of the layer
+    /// below waits for (as `backward_all_to_all`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_grad_comm: Option<LayerComm>,
+    /// One after the weight-gradient compute, overlapping the rest of the backward pass; the
+    /// next iteration's forward of this layer waits for it (as `all_reduce`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight_grad_comm: Option<LayerComm>,
 }
 
 impl LayerConfig {
@@ -100,6 +121,17 @@ impl LayerConfig {
     /// Its all-to-alls that are issued (not "0B").
     fn all_to_alls(&self) -> impl Iterator<Item = LayerAllToAll> {
         [self.forward_all_to_all, self.backward_all_to_all].into_iter().flatten().filter(|a| a.size.0 > 0)
+    }
+
+    /// Its group collectives that are issued (not "0B"), with their key and resolved group.
+    pub fn comms(&self) -> impl Iterator<Item = (&'static str, LayerComm, CommGroup)> {
+        let phases = [
+            ("forward_comm", self.forward_comm, CommGroup::Tp),
+            ("input_grad_comm", self.input_grad_comm, CommGroup::Tp),
+            ("weight_grad_comm", self.weight_grad_comm, CommGroup::Dp),
+        ];
+        (phases.into_iter())
+            .filter_map(|(key, c, default)| c.filter(|c| c.size.0 > 0).map(|c| (key, c, c.group.unwrap_or(default))))
     }
 }
 
@@ -146,8 +178,14 @@ impl WorkloadKind for TrainingWorkload {
                 "the model has no layers; add at least one [[workload.layers]] with forward and backward",
             );
         }
+        for (key, value) in [("workload.tp", self.tp), ("workload.ep", self.ep)] {
+            if value == 0 {
+                return fail(key, "must be at least 1 (1: no such parallelism)");
+            }
+        }
         for (i, layer) in self.layers.iter().enumerate() {
             backward_given(i, layer)?;
+            one_collective_per_phase(i, layer)?;
         }
         chunks_fit(self.chunks, u64::MAX)?;
         // A training loop's collectives have sizes of their own: an all-to-all sends each rank
@@ -192,6 +230,7 @@ impl WorkloadKind for TrainingWorkload {
                 return groups_do_not_fit("workload", n, self.local_ranks);
             }
         }
+        self.groups_fit(n)?;
         let steps = self.size(ranks.n).computes;
         if steps > MAX_COMPUTE_STEPS {
             return fail(
@@ -217,6 +256,15 @@ impl WorkloadKind for TrainingWorkload {
                 flows = flows.saturating_add(all_reduce_flows(n, ar.algorithm, self.local_ranks));
                 per_rank += bytes_per_rank(n.max(1), ar.size.0, ar.algorithm, self.local_ranks);
             }
+            let groups = self.groups(n);
+            for (_, comm, group) in layer.comms() {
+                let g = u64::from(groups.size(group));
+                if g > 1 {
+                    let count = u64::from(groups.n) / g;
+                    flows = flows.saturating_add(comm.op.flows(g).saturating_mul(count));
+                    per_rank += comm.op.bytes_per_rank(g, comm.size.0);
+                }
+            }
             let backward = [layer.backward, layer.input_grad, layer.weight_grad];
             compute = backward.into_iter().flatten().fold(compute + layer.forward, |sum, t| sum + t);
         }
@@ -240,9 +288,20 @@ impl WorkloadKind for TrainingWorkload {
     fn collectives(&self, _ranks: u32, made: &Workload) -> Vec<CollectiveInfo> {
         let Some(layout) = made.training.first() else { return Vec::new() };
         let n = layout.ranks.len() as u64;
+        let groups = self.groups(n);
         (layout.collectives.iter())
             .map(|c| {
                 let layer = &self.layers[c.layer as usize];
+                if let Some((_, comm, group)) = layer.comms().find(|(key, ..)| Some(*key) == c.op.comm_key()) {
+                    let g = u64::from(groups.size(group));
+                    let (kind, algorithm) = match comm.op {
+                        CommOp::AllReduce => (CollectiveKind::AllReduce, "ring"),
+                        CommOp::AllGather => (CollectiveKind::AllGather, "ring"),
+                        CommOp::ReduceScatter => (CollectiveKind::ReduceScatter, "ring"),
+                        CommOp::AllToAll => (CollectiveKind::AllToAll, "direct"),
+                    };
+                    return info(kind, c.id, algorithm, comm.size.0, g);
+                }
                 let a2a = match c.op {
                     Op::AllReduce => {
                         let ar = layer.all_reduce.expect("an issued all-reduce is configured");
@@ -250,6 +309,7 @@ impl WorkloadKind for TrainingWorkload {
                     }
                     Op::ForwardAllToAll => layer.forward_all_to_all,
                     Op::BackwardAllToAll => layer.backward_all_to_all,
+                    Op::ForwardComm | Op::InputGradComm | Op::WeightGradComm => None,
                 };
                 let a = a2a.expect("an issued all-to-all is configured");
                 info(CollectiveKind::AllToAll, c.id, a.algorithm.name(), a.size.0.saturating_mul(n), n)
@@ -260,6 +320,73 @@ impl WorkloadKind for TrainingWorkload {
     fn too_many_flows(&self) -> (&'static str, &'static str) {
         ("iterations", "lower iterations or use fewer ranks")
     }
+}
+
+impl TrainingWorkload {
+    /// The parallel groups on `n` ranks (only meaningful once `groups_fit(n)` passed).
+    pub fn groups(&self, n: u64) -> Groups {
+        Groups { n: n as u32, tp: self.tp.max(1), ep: self.ep.max(1) }
+    }
+
+    /// `tp` and `ep` divide the ranks, and every layer's group collective can be cut into its
+    /// pieces on its groups.
+    fn groups_fit(&self, n: u64) -> Check {
+        let (tp, ep) = (u64::from(self.tp), u64::from(self.ep));
+        if !n.is_multiple_of(tp) {
+            return fail(
+                "workload.tp",
+                format!("{tp} does not divide the {n} ranks into tensor-parallel groups; use a divisor of {n}"),
+            );
+        }
+        if !(n / tp).is_multiple_of(ep) {
+            return fail(
+                "workload.ep",
+                format!(
+                    "{ep} does not divide the {} data-parallel ranks (ranks / tp) into expert-parallel groups; use a divisor of {}",
+                    n / tp,
+                    n / tp
+                ),
+            );
+        }
+        let groups = self.groups(n);
+        for (i, layer) in self.layers.iter().enumerate() {
+            for (key, comm, group) in layer.comms() {
+                let g = u64::from(groups.size(group));
+                let pieces = g.saturating_mul(u64::from(self.chunks));
+                if g > 1 && comm.size.0 < pieces {
+                    return fail(
+                        format!("workload.layers[{i}].{key}.size"),
+                        format!(
+                            "{} cannot be split into {pieces} pieces ({} ranks of each {} group x chunks) of at least 1 byte; raise the size, or \"0B\" for none",
+                            comm.size,
+                            g,
+                            group.name()
+                        ),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Layer `i` ends each compute phase with one collective at most: its all-to-all, all-reduce or
+/// group collective.
+fn one_collective_per_phase(i: usize, layer: &LayerConfig) -> Check {
+    let pairs = [
+        ("forward_all_to_all", layer.forward_all_to_all.is_some(), "forward_comm", layer.forward_comm.is_some()),
+        ("backward_all_to_all", layer.backward_all_to_all.is_some(), "input_grad_comm", layer.input_grad_comm.is_some()),
+        ("all_reduce", layer.all_reduce.is_some(), "weight_grad_comm", layer.weight_grad_comm.is_some()),
+    ];
+    for (old, has_old, comm, has_comm) in pairs {
+        if has_old && has_comm {
+            return fail(
+                format!("workload.layers[{i}].{comm}"),
+                format!("the layer has {old} too: give one collective per compute phase (for an all-to-all or all-reduce of every rank, {comm} with group = \"all\")"),
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Layer `i`'s backward compute is given once: whole, or split in two.

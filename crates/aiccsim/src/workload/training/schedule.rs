@@ -20,9 +20,10 @@
 //! blocks nothing in its own iteration: it overlaps the rest of the backward pass and whatever
 //! of the next forward pass comes before its layer.
 
-use super::TrainingWorkload;
+use super::{CommGroup, CommOp, LayerComm, TrainingWorkload};
 use crate::workload::collective::pipelined;
-use crate::workload::{all_reduce, all_to_all, ComputeDef, FlowDef, Workload};
+use crate::workload::{all_gather, all_reduce, all_to_all, ComputeDef, FlowDef, Workload};
+use crate::workload::{AllReduceAlgorithm, AllToAllAlgorithm, GatherAlgorithm};
 use crate::time::SimTime;
 use std::ops::Range;
 
@@ -41,6 +42,23 @@ pub enum Op {
     ForwardAllToAll,
     BackwardAllToAll,
     AllReduce,
+    /// The layer's group collectives (`forward_comm`, `input_grad_comm`, `weight_grad_comm`),
+    /// one per group of their dimension.
+    ForwardComm,
+    InputGradComm,
+    WeightGradComm,
+}
+
+impl Op {
+    /// The layer key of a group collective.
+    pub fn comm_key(self) -> Option<&'static str> {
+        match self {
+            Op::ForwardComm => Some("forward_comm"),
+            Op::InputGradComm => Some("input_grad_comm"),
+            Op::WeightGradComm => Some("weight_grad_comm"),
+            _ => None,
+        }
+    }
 }
 
 /// One collective the workload issued.
@@ -132,8 +150,8 @@ pub(super) fn expand(w: &TrainingWorkload, hosts: u32) -> Workload {
         let mut issue = |b: &mut Builder, layer: u32, op: Op, made: Vec<FlowDef>| {
             let id = layout.collectives.len() as u32;
             let into = match op {
-                Op::AllReduce => Target::Reduced(layer),
-                Op::ForwardAllToAll | Op::BackwardAllToAll => Target::Blocking,
+                Op::AllReduce | Op::WeightGradComm => Target::Reduced(layer),
+                Op::ForwardAllToAll | Op::BackwardAllToAll | Op::ForwardComm | Op::InputGradComm => Target::Blocking,
             };
             let flows = b.issue(made, id, into);
             layout.collectives.push(LayerCollective { iteration: k, layer, op, id, flows });
@@ -147,6 +165,9 @@ pub(super) fn expand(w: &TrainingWorkload, hosts: u32) -> Workload {
                 });
                 issue(&mut b, l, Op::ForwardAllToAll, made);
             }
+            for made in group_comm(w, &ranks, layer.forward_comm, CommGroup::Tp) {
+                issue(&mut b, l, Op::ForwardComm, made);
+            }
         }
         for (l, layer) in w.layers.iter().enumerate().rev() {
             let (input_grad, weight_grad) = backward[l];
@@ -158,6 +179,9 @@ pub(super) fn expand(w: &TrainingWorkload, hosts: u32) -> Workload {
                 });
                 issue(&mut b, l, Op::BackwardAllToAll, made);
             }
+            for made in group_comm(w, &ranks, layer.input_grad_comm, CommGroup::Tp) {
+                issue(&mut b, l, Op::InputGradComm, made);
+            }
             // Runs while the backward all-to-all just issued is under way.
             b.step(weight_grad, Waits::Previous);
             if let Some(ar) = layer.all_reduce.filter(|c| c.size.0 > 0) {
@@ -166,10 +190,35 @@ pub(super) fn expand(w: &TrainingWorkload, hosts: u32) -> Workload {
                 });
                 issue(&mut b, l, Op::AllReduce, made);
             }
+            for made in group_comm(w, &ranks, layer.weight_grad_comm, CommGroup::Dp) {
+                issue(&mut b, l, Op::WeightGradComm, made);
+            }
         }
         layout.iteration_flows.push(first_flow..b.flows.len() as u32);
     }
     Workload { flows: b.flows, computes: b.computes, training: vec![layout], ..Workload::default() }
+}
+
+/// The flows of a layer's group collective, one list per group of its dimension (`default`
+/// when it names none) with more than one rank, in group order; none for "0B".
+fn group_comm(w: &TrainingWorkload, ranks: &[u32], comm: Option<LayerComm>, default: CommGroup) -> Vec<Vec<FlowDef>> {
+    let Some(comm) = comm.filter(|c| c.size.0 > 0) else { return Vec::new() };
+    let groups = w.groups(ranks.len() as u64);
+    let members = groups.of(comm.group.unwrap_or(default));
+    (members.into_iter().filter(|m| m.len() > 1))
+        .map(|m| {
+            let hosts: Vec<u32> = m.iter().map(|&r| ranks[r as usize]).collect();
+            pipelined(comm.size.0, w.chunks, |bytes| match comm.op {
+                CommOp::AllReduce => all_reduce::all_reduce(&hosts, bytes, AllReduceAlgorithm::Ring, 1, w.start),
+                CommOp::AllGather => all_gather::all_gather(&hosts, bytes, GatherAlgorithm::Ring, w.start),
+                CommOp::ReduceScatter => all_gather::reduce_scatter(&hosts, bytes, GatherAlgorithm::Ring, w.start),
+                CommOp::AllToAll => {
+                    let share = bytes / hosts.len() as u64;
+                    all_to_all::all_to_all(&hosts, share, AllToAllAlgorithm::Direct, 1, 1, 1, w.start)
+                }
+            })
+        })
+        .collect()
 }
 
 /// Position in the rank list of each host that is a rank.
@@ -277,6 +326,9 @@ mod tests {
             all_reduce: None,
             forward_all_to_all: None,
             backward_all_to_all: None,
+            forward_comm: None,
+            input_grad_comm: None,
+            weight_grad_comm: None,
         }
     }
 
@@ -287,6 +339,8 @@ mod tests {
             start: SimTime::ZERO,
             local_ranks: None,
             chunks: 1,
+            tp: 1,
+            ep: 1,
             layers,
         }
     }

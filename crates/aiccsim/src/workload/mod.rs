@@ -15,6 +15,7 @@ mod hosts;
 pub mod jobs;
 mod kind;
 pub mod layer_cost;
+pub mod model;
 mod placement;
 
 pub use all_gather::{GatherAlgorithm, GatherWorkload};

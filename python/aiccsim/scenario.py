@@ -95,6 +95,18 @@ class LayerCollective(_CollectiveAlgorithm):
     size: str
 
 
+class LayerComm(TypedDict, total=False):
+    """A training layer's collective on every group of one parallel dimension, as SimAI's layer
+    rows give it: ``{"op": "all_gather", "size": "1MB", "group": "tp"}``. ``op`` is
+    ``"all_reduce"``, ``"all_gather"``, ``"reduce_scatter"`` or ``"all_to_all"``; ``group`` is
+    ``"tp"``, ``"dp"``, ``"ep"``, ``"dp_ep"`` or ``"all"`` (default ``"tp"`` after a forward or
+    input-gradient compute, ``"dp"`` after a weight-gradient one)."""
+
+    op: str
+    size: str
+    group: str
+
+
 class Scenario(dict[str, Any]):
     """A scenario, or part of one: a dict shaped like the TOML file.
 
@@ -842,12 +854,15 @@ def training(
     start: str | None = None,
     local_ranks: int | None = None,
     chunks: int | None = None,
+    tp: int | None = None,
+    ep: int | None = None,
 ) -> Scenario:
     """``[workload] kind = "training"``: ``iterations`` of a training loop on the ranks
     ``hosts``, over ``layers`` (from the input to the output), each made by ``layer(...)``: every
     layer's forward compute, then every layer's backward compute from the top, with the layers'
     collectives between them. ``local_ranks`` groups the ranks of hierarchical collectives;
-    ``chunks`` pipelines every collective."""
+    ``chunks`` pipelines every collective; ``tp`` and ``ep`` size the tensor- and
+    expert-parallel groups the layers' ``LayerComm`` collectives run on."""
     return Scenario(
         workload=_table(
             kind="training",
@@ -856,6 +871,8 @@ def training(
             start=start,
             local_ranks=local_ranks,
             chunks=chunks,
+            tp=tp,
+            ep=ep,
             layers=layers,
         )
     )
@@ -870,12 +887,17 @@ def layer(
     all_reduce: str | LayerCollective | None = None,
     forward_all_to_all: str | LayerCollective | None = None,
     backward_all_to_all: str | LayerCollective | None = None,
+    forward_comm: LayerComm | None = None,
+    input_grad_comm: LayerComm | None = None,
+    weight_grad_comm: LayerComm | None = None,
 ) -> dict[str, Any]:
     """One layer of ``training(layers=[...])``: its ``forward`` compute time and its backward
     one, whole (``backward``) or split into ``input_grad`` then ``weight_grad``; the weight
     gradient's ``all_reduce``, and all-to-alls after the forward compute and after
     ``input_grad``. Each collective is a ``LayerCollective`` (``{"size": "1MB", "algorithm":
-    "ring"}``), or its size alone (``"1MB"``)."""
+    "ring"}``), or its size alone (``"1MB"``). ``forward_comm``, ``input_grad_comm`` and
+    ``weight_grad_comm`` are a ``LayerComm`` each: a collective on every group of one parallel
+    dimension after that compute (SimAI's layer rows)."""
     return _table(
         forward=forward,
         backward=backward,
@@ -884,6 +906,9 @@ def layer(
         all_reduce=_layer_collective(all_reduce),
         forward_all_to_all=_layer_collective(forward_all_to_all),
         backward_all_to_all=_layer_collective(backward_all_to_all),
+        forward_comm=forward_comm,
+        input_grad_comm=input_grad_comm,
+        weight_grad_comm=weight_grad_comm,
     )
 
 

@@ -399,6 +399,8 @@ iterations = 1
 start = "5us"
 local_ranks = 4
 chunks = 2
+tp = 2
+ep = 2
 [[workload.layers]]
 forward = "10us"
 backward = "10us"
@@ -409,6 +411,13 @@ input_grad = "5us"
 weight_grad = "5us"
 backward_all_to_all = { size = "16KB", algorithm = "pairwise" }
 all_reduce = { size = "256KB", algorithm = "hierarchical" }
+[[workload.layers]]
+forward = "5us"
+input_grad = "5us"
+weight_grad = "5us"
+forward_comm = { op = "all_gather", size = "64KB", group = "tp" }
+input_grad_comm = { op = "all_to_all", size = "64KB", group = "ep" }
+weight_grad_comm = { op = "reduce_scatter", size = "64KB", group = "dp_ep" }
 """
 
 
@@ -422,6 +431,8 @@ def training_hierarchical() -> Scenario:
             start="5us",
             local_ranks=4,
             chunks=2,
+            tp=2,
+            ep=2,
             layers=[
                 layer("10us", backward="10us", forward_all_to_all={"size": "32KB", "algorithm": "hierarchical"}),
                 layer(
@@ -430,6 +441,14 @@ def training_hierarchical() -> Scenario:
                     weight_grad="5us",
                     backward_all_to_all={"algorithm": "pairwise", "size": "16KB"},
                     all_reduce={"size": "256KB", "algorithm": "hierarchical"},
+                ),
+                layer(
+                    "5us",
+                    input_grad="5us",
+                    weight_grad="5us",
+                    forward_comm={"op": "all_gather", "size": "64KB", "group": "tp"},
+                    input_grad_comm={"op": "all_to_all", "size": "64KB", "group": "ep"},
+                    weight_grad_comm={"op": "reduce_scatter", "size": "64KB", "group": "dp_ep"},
                 ),
             ],
         )

@@ -21,6 +21,7 @@ import aiccsim
 from aiccsim import scenario
 from aiccsim.scenario import (
     LayerCollective,
+    LayerComm,
     RoutingTiers,
     Scenario,
     all_gather,
@@ -135,8 +136,9 @@ SUBTABLES: dict[tuple[Builder, str], Builder] = {
 # them), and a job's workloads, `workload` in the file (one, or a list run in order).
 UNDOCUMENTED = {(cc, "algorithm"), (job, "workloads")}
 RENAMED = {(job, "workload"): "workloads"}
-# A layer's `{ size, algorithm }` is described in the layer table's text, not in a table.
-NO_TABLE = {LayerCollective}
+# A layer's `{ size, algorithm }` and `{ op, size, group }` are described in the layer table's
+# text, not in a table.
+NO_TABLE = {LayerCollective, LayerComm}
 
 
 def docs_tables() -> Iterator[tuple[str, int, list[str]]]:
@@ -336,6 +338,9 @@ TABLES: dict[str, Builder] = {
     "all_reduce": LayerCollective,
     "forward_all_to_all": LayerCollective,
     "backward_all_to_all": LayerCollective,
+    "forward_comm": LayerComm,
+    "input_grad_comm": LayerComm,
+    "weight_grad_comm": LayerComm,
     # A link value (`link`, `fabric_link`, ...) has the keys of a custom topology's link.
     "link": link,
     "fabric_link": link,

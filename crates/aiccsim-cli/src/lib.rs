@@ -145,6 +145,22 @@ enum Command {
         #[arg(long, short)]
         out: PathBuf,
     },
+    /// Turn a SimAI / AICB workload file into a scenario of a `training` workload (see
+    /// docs/simai.md).
+    ImportSimai {
+        /// The SimAI workload file (e.g. example/microAllReduce.txt).
+        file: PathBuf,
+        /// A scenario whose other sections ([topology], [cc], [switch], [nic], ...) the result
+        /// keeps; without one, aiccsim's defaults and a Clos of 8-GPU servers at 400 Gbps.
+        #[arg(long)]
+        base: Option<PathBuf>,
+        /// Training iterations to run.
+        #[arg(long, default_value_t = 1)]
+        iterations: u32,
+        /// The scenario file to write.
+        #[arg(long, short)]
+        out: PathBuf,
+    },
     /// Write a self-contained HTML page of a run's results: summary, plots, scenario.
     ///
     /// For an experiment's folder (aiccsim reproduce), a page per run and an index page comparing
@@ -269,6 +285,7 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
             (SweepBackend::Ray, address) => sweep::run(&file, jobs, out, sweep::Backend::Ray { address }, &relaunch),
             (SweepBackend::Local, Some(_)) => Err(CliError::input("--address is for --backend ray")),
         },
+        Command::ImportSimai { file, base, iterations, out } => import_simai(&file, base.as_deref(), iterations, &out),
         Command::ImportNs3 { topology, flows, config, base, out } => {
             import_ns3(&topology, &flows, config.as_deref(), base.as_deref(), &out)
         }
@@ -405,6 +422,34 @@ fn import_ns3(
     );
     println!("hosts: {}", aiccsim::config::ns3::mapping("h", &imported.host_ids));
     println!("switches: {}", aiccsim::config::ns3::mapping("s", &imported.switch_ids));
+    Ok(())
+}
+
+fn import_simai(file: &Path, base: Option<&Path>, iterations: u32, out: &Path) -> Result<(), CliError> {
+    let text = read(file, "SimAI workload file")?;
+    let mut imported = aiccsim::config::simai::import(&text, &file.display().to_string())?;
+    imported.workload.iterations = iterations;
+    let (base_text, base_origin) = match base {
+        Some(b) => (read(b, "base scenario")?, b.display().to_string()),
+        None => (String::new(), String::from("(no base)")),
+    };
+    let scenario = imported.scenario_toml(&base_text, &base_origin)?;
+    admit::check(&Scenario::from_toml(&scenario, &out.display().to_string())?)?;
+    std::fs::write(out, &scenario).map_err(|e| CliError::io(&format!("cannot write {}", out.display()), e))?;
+    for w in &imported.warnings {
+        eprintln!("warning: {w}");
+    }
+    let w = &imported.workload;
+    let comms = w.layers.iter().map(|l| l.comms().count()).sum::<usize>();
+    println!(
+        "wrote {}: {} GPUs (tp {}, ep {}), {} layers, {comms} collectives per iteration (each on every group of its dimension), {} iteration(s)",
+        out.display(),
+        imported.gpus,
+        w.tp,
+        w.ep,
+        w.layers.len(),
+        w.iterations
+    );
     Ok(())
 }
 

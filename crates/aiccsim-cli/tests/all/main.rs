@@ -13,4 +13,5 @@ mod examples;
 mod experiments;
 mod limits;
 mod ns3;
+mod simai;
 mod sweep;

@@ -13,6 +13,7 @@ pub mod fast_forward;
 mod nic;
 pub mod ns3;
 mod output;
+pub mod simai;
 mod switch;
 mod topology;
 mod validate;

@@ -297,3 +297,56 @@ fn the_example_runs_quickly() {
     assert_eq!(rows.len(), 2);
     assert!(rows.iter().all(|i| i.exposed_comm().unwrap() > SimTime::ZERO));
 }
+
+#[test]
+fn group_collectives_stay_in_their_groups_and_take_their_lone_time() {
+    // 8 ranks: tensor groups of 2, expert groups of 2 data-parallel ranks (Megatron order).
+    let layer = "forward = \"10us\"\ninput_grad = \"5us\"\nweight_grad = \"30us\"\n\
+        forward_comm = { op = \"all_gather\", size = \"200KB\" }\n\
+        input_grad_comm = { op = \"all_to_all\", size = \"400KB\", group = \"ep\" }\n\
+        weight_grad_comm = { op = \"reduce_scatter\", size = \"300KB\", group = \"dp_ep\" }";
+    let toml = training(8, 1, &[layer], "").replace("iterations = 1", "iterations = 1\ntp = 2\nep = 2");
+    let r = common::run(&toml);
+    let (_, layout) = layout(&toml);
+    let (tp_index, dp_index) = (|h: u32| h % 2, |h: u32| h / 2);
+    type SameGroup<'a> = &'a dyn Fn(u32, u32) -> bool;
+    let same_group: [(Op, SameGroup, usize); 3] = [
+        (Op::ForwardComm, &|s, d| dp_index(s) == dp_index(d), 4),
+        (Op::InputGradComm, &|s, d| tp_index(s) == tp_index(d) && dp_index(s) / 2 == dp_index(d) / 2, 4),
+        (Op::WeightGradComm, &|s, d| tp_index(s) == tp_index(d) && dp_index(s) % 2 == dp_index(d) % 2, 4),
+    ];
+    for (op, inside, groups) in same_group {
+        let issued: Vec<_> = layout.collectives.iter().filter(|c| c.op == op).collect();
+        assert_eq!(issued.len(), groups, "{op:?}: one collective per group");
+        for c in issued {
+            for f in &r.flows[c.flows.start as usize..c.flows.end as usize] {
+                assert!(inside(f.src, f.dst), "{op:?}: flow {} -> {} leaves its group", f.src, f.dst);
+            }
+        }
+    }
+    // The groups of a dimension use disjoint NICs of a non-blocking switch, and the weight-gradient
+    // compute outlasts the all-to-all: each collective takes what it takes alone.
+    let ag = alone(2, "kind = \"all_gather\"\nsize = \"200KB\"");
+    let a2a = alone(2, "kind = \"all_to_all\"\nsize = \"200KB\"");
+    let rs = alone(2, "kind = \"reduce_scatter\"\nsize = \"300KB\"");
+    for (op, lone) in [(Op::ForwardComm, ag), (Op::InputGradComm, a2a), (Op::WeightGradComm, rs)] {
+        for c in layout.collectives.iter().filter(|c| c.op == op) {
+            let flows = &r.flows[c.flows.start as usize..c.flows.end as usize];
+            let start = flows.iter().map(|f| f.start).min().unwrap();
+            let took = (flows.iter().map(|f| f.finish.unwrap()).max().unwrap() - start).0 as f64;
+            assert!(
+                (took / lone.0 as f64 - 1.0).abs() < 0.01,
+                "{op:?} (id {}): {took} ps against {lone:?} alone",
+                c.id
+            );
+        }
+    }
+    // The forward all-gather blocks the input-gradient compute; the all-to-all after it runs
+    // under the weight-gradient compute; the reduce-scatter is the last iteration's tail.
+    let row = &rows(&r)[0];
+    assert_eq!(row.compute, SimTime::from_us(45));
+    assert!(a2a < SimTime::from_us(30));
+    let exposed = row.exposed_comm().unwrap().0 as f64;
+    let blocking = (ag.0 + rs.0) as f64;
+    assert!((exposed / blocking - 1.0).abs() < 0.02, "exposed {exposed} ps, expected about {blocking}");
+}

@@ -196,6 +196,7 @@ impl Simulation {
             self.scenario,
             records,
             self.work.training,
+            self.work.parallel_training,
             &self.work.collectives,
             &self.work.jobs,
             totals,

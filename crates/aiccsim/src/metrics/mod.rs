@@ -148,17 +148,20 @@ impl Results {
         scenario: Scenario,
         records: RunRecords,
         training: Vec<Layout>,
+        parallel_training: Vec<crate::workload::parallel_training::Layout>,
         collectives: &[CollectiveInfo],
         jobs: &[JobInfo],
         totals: RunTotals,
         topology: NodeNames,
     ) -> Results {
         let job_name = |j: u32| jobs.get(j as usize).map_or("", |job| job.name.as_str());
-        let iterations = (!training.is_empty()).then(|| {
-            (training.iter())
-                .flat_map(|layout| iterations::measure(layout, job_name(layout.job), &records.computes, &records.flows))
-                .collect::<Vec<_>>()
+        let loops = (training.iter())
+            .flat_map(|layout| iterations::measure(layout, job_name(layout.job), &records.computes, &records.flows));
+        let parallel = (parallel_training.iter()).flat_map(|layout| {
+            iterations::measure_parallel(layout, job_name(layout.job), &records.computes, &records.flows)
         });
+        let iterations =
+            (!training.is_empty() || !parallel_training.is_empty()).then(|| loops.chain(parallel).collect::<Vec<_>>());
         let collectives = CollectiveRow::join(collectives, &records.flows);
         let jobs = match scenario.jobs.is_empty() {
             true => Vec::new(),

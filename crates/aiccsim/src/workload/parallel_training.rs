@@ -406,3 +406,137 @@ impl ParallelTrainingWorkload {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tags::CollectiveKind;
+    use crate::workload::WorkloadConfig;
+
+    fn parse(body: &str) -> ParallelTrainingWorkload {
+        let text = format!("kind = \"parallel_training\"\niterations = 2\n{body}");
+        match toml::from_str::<WorkloadConfig>(&text).unwrap_or_else(|e| panic!("{e}")) {
+            WorkloadConfig::ParallelTraining(w) => w,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Its checks, on `ranks` ranks.
+    fn checked(w: &ParallelTrainingWorkload, ranks: u32) -> Check {
+        w.check()?;
+        w.check_ranks(&Ranks::new(ranks, "host", "the topology has hosts"))
+    }
+
+    const LAYER: &str = r#"forward = "10us", input_grad = "10us", weight_grad = "10us""#;
+
+    #[test]
+    fn the_counted_size_is_what_expand_makes() {
+        let dense = format!("layers = [{{ {LAYER}, tp_bytes = \"64KB\", grad_bytes = \"3MB\", repeat = 8 }}]");
+        let moe = format!("layers = [{{ {LAYER}, tp_bytes = \"64KB\", ep_bytes = \"40KB\", grad_bytes = \"1MB\", repeat = 4 }}, {{ {LAYER}, grad_bytes = \"2MB\", repeat = 4 }}]");
+        let cases = [
+            (16, format!("tp = 2\npp = 2\nmicrobatches = 4\nactivation_bytes = \"1MB\"\n{dense}")),
+            (16, format!("tp = 2\npp = 2\nmicrobatches = 4\nsequence_parallel = true\ndp_mode = \"zero\"\ndp_bucket = \"5MB\"\nactivation_bytes = \"1MB\"\n{dense}")),
+            (16, format!("tp = 2\npp = 2\nmicrobatches = 4\nschedule = \"interleaved_1f1b\"\nvirtual_stages = 2\ntp_algorithm = \"halving_doubling\"\ndp_algorithm = \"direct\"\nactivation_bytes = \"1MB\"\n{dense}")),
+            (16, format!("pp = 2\nep = 4\nmicrobatches = 3\nschedule = \"gpipe\"\nep_algorithm = \"pairwise\"\nactivation_bytes = \"1KB\"\n{moe}")),
+            (12, format!("tp = 3\npp = 4\nmicrobatches = 5\nactivation_bytes = \"0B\"\n{dense}")),
+        ];
+        for (ranks, body) in cases {
+            let w = parse(&body);
+            checked(&w, ranks).unwrap_or_else(|e| panic!("{body}: {e:?}"));
+            let (size, made) = (w.size(ranks), w.expand(ranks, 7));
+            assert_eq!(size.flows, made.flows.len() as u64, "{body}");
+            assert_eq!(size.computes, made.computes.len() as u64, "{body}");
+            let layout = &made.parallel_training[0];
+            assert_eq!(layout.steps.len(), made.computes.len());
+            // Every dependency points back, and every collective's flows carry its id.
+            for (i, f) in made.flows.iter().enumerate() {
+                assert!(f.after.iter().all(|&a| (a as usize) < i), "{body}: flow {i} waits for a later flow");
+            }
+            for c in &layout.collectives {
+                let flows = &made.flows[c.flows.start as usize..c.flows.end as usize];
+                assert!(flows.iter().all(|f| f.collective.unwrap().id == c.id && f.connection == Some(c.dim.connection())));
+            }
+            for (i, c) in made.computes.iter().enumerate() {
+                assert!(c.after_compute.iter().all(|&a| (a as usize) < i), "{body}: step {i} waits for a later step");
+                let step = layout.step(i as u32);
+                assert_eq!(c.host, layout.ranks[step.rank as usize]);
+            }
+        }
+    }
+
+    #[test]
+    fn each_dimension_uses_its_groups() {
+        // 8 ranks: tp 2, pp 2, dp 2; one TP all-reduce per pass, 2 layers per stage.
+        let w = parse(&format!(
+            "tp = 2\npp = 2\nmicrobatches = 2\nactivation_bytes = \"1KB\"\nlayers = [{{ {LAYER}, tp_collectives = 1, tp_bytes = \"8KB\", grad_bytes = \"4KB\", repeat = 4 }}]"
+        ));
+        let made = w.expand(8, 1);
+        let layout = &made.parallel_training[0];
+        for c in &layout.collectives {
+            for f in &made.flows[c.flows.start as usize..c.flows.end as usize] {
+                let g = layout.groups;
+                let (a, b) = (f.src, f.dst);
+                match c.dim {
+                    Dim::Tp => assert!(a / 2 == b / 2, "{c:?}: {a} -> {b}"),
+                    Dim::Dp => assert!(a % 2 == b % 2 && g.stage(a) == g.stage(b) && a != b, "{c:?}: {a} -> {b}"),
+                    Dim::Pp => assert_eq!(a % 4, b % 4, "{c:?}: {a} -> {b}"),
+                    Dim::Ep => panic!("no expert parallelism here"),
+                }
+                assert_eq!(g.stage(a), c.stage, "issued on its stage");
+            }
+        }
+        // Per iteration: TP 2 passes x 2 microbatches x 4 layers x 2 groups per stage = 32
+        // all-reduces; PP 2 microbatches x 2 passes = 4 sends; DP one bucket per stage.
+        let count = |dim| layout.collectives.iter().filter(|c| c.dim == dim && c.iteration == 0).count();
+        assert_eq!((count(Dim::Tp), count(Dim::Pp), count(Dim::Dp)), (16, 4, 2));
+        assert!(layout.collectives.iter().all(|c| c.dim != Dim::Tp || c.kind == CollectiveKind::AllReduce));
+        // Sequence parallelism: a reduce-scatter and an all-gather in place of each all-reduce.
+        let sp = parse(&format!(
+            "tp = 2\npp = 2\nmicrobatches = 2\nsequence_parallel = true\nlayers = [{{ {LAYER}, tp_collectives = 1, tp_bytes = \"8KB\", repeat = 4 }}]"
+        ));
+        let made = sp.expand(8, 1);
+        let kinds: Vec<CollectiveKind> = made.parallel_training[0].collectives.iter().take(2).map(|c| c.kind).collect();
+        assert_eq!(kinds, [CollectiveKind::ReduceScatter, CollectiveKind::AllGather]);
+    }
+
+    #[test]
+    fn bad_settings_name_their_key_and_the_fix() {
+        let layers = |n: u32| format!("layers = [{{ {LAYER}, repeat = {n} }}]");
+        let cases = [
+            (8, format!("tp = 2\npp = 2\ndp = 3\n{}", layers(4)), "workload.dp", "set dp = 2"),
+            (8, format!("tp = 3\n{}", layers(4)), "workload.tp", "does not divide the 8 ranks"),
+            (8, format!("tp = 2\nep = 3\n{}", layers(4)), "workload.ep", "ep must divide dp"),
+            (8, format!("pp = 4\n{}", layers(6)), "workload.layers", "multiple of 4 layers"),
+            (
+                8,
+                format!("pp = 2\nschedule = \"interleaved_1f1b\"\nvirtual_stages = 2\nmicrobatches = 3\n{}", layers(8)),
+                "workload.microbatches",
+                "multiple of pp = 2",
+            ),
+            (
+                8,
+                format!("pp = 2\nschedule = \"interleaved_1f1b\"\nvirtual_stages = 3\nmicrobatches = 4\n{}", layers(8)),
+                "workload.layers",
+                "pp x virtual_stages = 2 x 3 = 6",
+            ),
+            (8, format!("microbatches = 0\n{}", layers(4)), "workload.microbatches", "at least 1"),
+            (8, format!("virtual_stages = 2\n{}", layers(4)), "workload.virtual_stages", "interleaved_1f1b"),
+            (8, format!("jitter = 1.5\n{}", layers(4)), "workload.jitter", "outside [0, 1)"),
+            (8, format!("stragglers = [{{ ranks = [9], slowdown = 2.0 }}]\n{}", layers(4)), "workload.stragglers[0].ranks", "rank 9"),
+            (8, format!("sequence_parallel = true\ntp = 2\ntp_algorithm = \"halving_doubling\"\n{}", layers(4)), "workload.tp_algorithm", "ring or direct"),
+        ];
+        for (ranks, body, key, says) in cases {
+            let (k, msg) = checked(&parse(&body), ranks).expect_err(&body);
+            assert_eq!(k, key, "{body}: {msg}");
+            assert!(msg.contains(says), "{body}: {msg}");
+        }
+    }
+
+    #[test]
+    fn a_tensor_parallel_group_across_servers_is_warned_about() {
+        let w = parse(&format!("tp = 4\nlayers = [{{ {LAYER} }}]"));
+        assert_eq!(w.tp_warning(16, 8), None);
+        let warning = w.tp_warning(16, 2).unwrap();
+        assert!(warning.contains("[0, 1, 2, 3] spans servers of 2 GPUs"), "{warning}");
+    }
+}

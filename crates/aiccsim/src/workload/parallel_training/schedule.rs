@@ -69,7 +69,10 @@ pub(super) fn size(w: &ParallelTrainingWorkload, model: &ModelCost, hosts: u32) 
     let (tp, dp, pp, ep) = (groups.tp as u64, groups.dp as u64, groups.pp as u64, groups.ep as u64);
     let v = w.chunks_per_stage() as u64;
     let m = u64::from(w.microbatches);
-    let stage_groups = |size: u64| if size == 0 { 0 } else { n / size };
+    // A layer lives on one stage: its collectives run on that stage's groups, its bytes leave
+    // that stage's ranks.
+    let on_stage = n / pp.max(1);
+    let stage_groups = |size: u64| on_stage / size.max(1);
     let (mut flows, mut bytes, mut compute) = (0u64, 0u128, SimTime::ZERO);
     for l in &model.layers {
         compute = compute + l.forward + l.input_grad + l.weight_grad;
@@ -78,11 +81,11 @@ pub(super) fn size(w: &ParallelTrainingWorkload, model: &ModelCost, hosts: u32) 
             let per = tp_flows(w, tp) * u64::from(l.tp_collectives) * stage_groups(tp);
             flows += 2 * m * per;
             let moved = if w.sequence_parallel { 2 * (tp - 1) * (l.tp_bytes / tp) } else { 2 * (tp - 1) * l.tp_bytes / tp };
-            bytes += u128::from(2 * m * u64::from(l.tp_collectives) * moved) * u128::from(n);
+            bytes += u128::from(2 * m * u64::from(l.tp_collectives) * moved) * u128::from(on_stage);
         }
         if ep > 1 && l.ep_bytes > 0 {
             flows += 2 * 2 * m * all_to_all_flows(ep, w.ep_algorithm, None) * stage_groups(ep);
-            bytes += u128::from(4 * m * (ep - 1) * (l.ep_bytes / ep)) * u128::from(n);
+            bytes += u128::from(4 * m * (ep - 1) * (l.ep_bytes / ep)) * u128::from(on_stage);
         }
     }
     // Pipeline sends: each microbatch crosses pp x v - 1 boundaries each way, from every rank

@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 /// The registry's example: `docs/scenario.md` shows it, and a test runs it.
 pub const EXAMPLE: &str = r#"[workload]         # 4 ranks: 2-way tensor parallel, 2 pipeline stages
 kind = "parallel_training"
+hosts = "0..4"
 iterations = 2
 tp = 2
 pp = 2

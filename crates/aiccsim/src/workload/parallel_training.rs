@@ -205,7 +205,7 @@ impl ParallelTrainingWorkload {
         let (tp, server) = (self.tp as usize, |h: u32| h / per_server.max(1));
         let split = ranks.chunks(tp).find(|g| g.iter().any(|&h| server(h) != server(g[0])))?;
         Some(format!(
-            "the tensor-parallel group on hosts {split:?} spans servers of {per_server} GPUs: its all-reduces, two per layer, microbatch and pass, cross the fabric; use tp of at most {per_server} that divides it, or hosts whose groups of {tp} sit on one server"
+            "the tensor-parallel group on hosts {split:?} spans servers of {per_server} GPUs: its all-reduces, two per layer, microbatch and pass, cross the fabric; use a tp that divides the {per_server} GPUs of a server, or hosts whose groups of {tp} sit on one server"
         ))
     }
 }

@@ -248,3 +248,16 @@ fn the_same_seed_makes_the_same_flows_and_steps() {
     let (x, y) = (common::run(&toml), common::run(&toml));
     assert_eq!(rows(&x), rows(&y));
 }
+
+#[test]
+fn a_tensor_parallel_group_across_gpu_servers_is_warned_about() {
+    let warned = |per_server: u32, tp: u32| {
+        let toml = scenario(8, &format!("iterations = 1\ntp = {tp}\n{}", compute_layers(1)))
+            .replace("hosts = 8\n", &format!("hosts = 8\nnics_per_server = {per_server}\n"));
+        let sim = aiccsim::Simulation::new(&common::scenario(&toml)).unwrap_or_else(|e| panic!("{e}"));
+        sim.warnings().iter().any(|w| w.key == "workload.tp")
+    };
+    assert!(warned(2, 4), "a group of 4 over servers of 2");
+    assert!(!warned(4, 4) && !warned(8, 2), "groups inside a server");
+    assert!(!warned(1, 4), "a fabric without GPU servers has no NVLink to prefer");
+}

@@ -49,6 +49,8 @@ from aiccsim.scenario import (
     link,
     nic,
     output,
+    parallel_layer,
+    parallel_training,
     permutation,
     pfc,
     rail,
@@ -102,6 +104,7 @@ DOCS: dict[str, list[tuple[Builder, ...]]] = {
     '`kind = "broadcast"`': [(broadcast,)],
     '`kind = "send_recv"`': [(send_recv,)],
     '`kind = "training"`': [(training,), (layer,)],
+    '`kind = "parallel_training"`': [(parallel_training,), (parallel_layer,)],
     '`kind = "permutation"`': [(permutation,)],
     "`[[jobs]]`": [(job,)],
     "`[output]`": [(output,)],
@@ -136,7 +139,7 @@ SUBTABLES: dict[tuple[Builder, str], Builder] = {
 UNDOCUMENTED = {(cc, "algorithm"), (job, "workloads")}
 RENAMED = {(job, "workload"): "workloads"}
 # A layer's `{ size, algorithm }` is described in the layer table's text, not in a table.
-NO_TABLE = {LayerCollective}
+NO_TABLE = {LayerCollective, scenario.Straggler}
 
 
 def docs_tables() -> Iterator[tuple[str, int, list[str]]]:
@@ -303,6 +306,8 @@ def _resolved_keys(value: object, path: str) -> Iterator[tuple[str, str]]:
 def _builder_of(path: str) -> Builder | None:
     """The builder that makes the table at `path` of a resolved scenario; None for `[cc]`, whose
     keys `cc` takes all."""
+    if path.startswith("workload{parallel_training}.") or "workload[]{parallel_training}." in path:
+        return PARALLEL_TRAINING_TABLES.get(path.split(".")[-1])
     last = re.sub(r"\{\w+\}", "", path.split(".")[-1])
     if last.startswith("cc"):
         return None
@@ -310,6 +315,9 @@ def _builder_of(path: str) -> Builder | None:
         return getattr(scenario, re.findall(r"\{(\w+)\}$", path)[0])
     return TABLES.get(last)
 
+
+# The tables of a parallel training workload, whose layers are not a training workload's.
+PARALLEL_TRAINING_TABLES: dict[str, Builder] = {"layers[]": parallel_layer, "stragglers[]": scenario.Straggler}
 
 # The builder of each table of a resolved scenario, by its key (a tagged table by its tag).
 TABLES: dict[str, Builder] = {

@@ -89,7 +89,10 @@ fn one_f_one_b_and_gpipe_leave_the_bubble_p_minus_1_over_m_plus_p_minus_1() {
                 let bubble = f64::from(p - 1) / f64::from(m + p - 1);
                 for row in rows(&r) {
                     let d = us(row.duration().unwrap());
-                    assert!(near(d, expected, 2.0), "p {p} m {m} {schedule} {activations}: {d} us, expected {expected}");
+                    assert!(
+                        near(d, expected, 2.0),
+                        "p {p} m {m} {schedule} {activations}: {d} us, expected {expected}"
+                    );
                     assert_eq!(row.compute, SimTime::from_us(300 * u64::from(m)), "the busiest rank's compute");
                     let measured = us(row.exposed_comm().unwrap()) / d;
                     assert!((measured - bubble).abs() <= 0.02 * bubble, "bubble {measured}, expected {bubble}");
@@ -120,7 +123,11 @@ fn interleaving_divides_the_bubble_by_the_virtual_stages() {
     let bubble = |r: &Results| us(rows(r)[0].exposed_comm().unwrap());
     assert!(near(bubble(&plain), f64::from(p - 1) * fb, 2.0), "1f1b bubble {}", bubble(&plain));
     let expected = f64::from(p - 1) * fb / f64::from(v);
-    assert!(near(bubble(&interleaved), expected, 2.0), "interleaved bubble {}, expected {expected}", bubble(&interleaved));
+    assert!(
+        near(bubble(&interleaved), expected, 2.0),
+        "interleaved bubble {}, expected {expected}",
+        bubble(&interleaved)
+    );
     // As a fraction of the ideal time, (p - 1) / (v m).
     let relative = bubble(&interleaved) / (m_f * fb);
     assert!(near(relative, f64::from(p - 1) / f64::from(v * m), 2.0), "{relative}");
@@ -188,7 +195,8 @@ fn an_expert_all_to_all_takes_its_formula_time() {
     let mut spans = 0.0;
     for c in &a2a {
         let flows = &r.flows[c.flows.start as usize..c.flows.end as usize];
-        let span = flows.iter().map(|f| f.finish.unwrap()).max().unwrap() - flows.iter().map(|f| f.start).min().unwrap();
+        let span =
+            flows.iter().map(|f| f.finish.unwrap()).max().unwrap() - flows.iter().map(|f| f.start).min().unwrap();
         assert!(near(us(span), idle, 2.0), "an all-to-all took {span}, alone {idle} us");
         spans += us(span);
     }

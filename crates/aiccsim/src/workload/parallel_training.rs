@@ -296,7 +296,7 @@ impl WorkloadKind for ParallelTrainingWorkload {
                 );
             }
             Some(dp) => u64::from(dp),
-            None if n % (tp * pp) != 0 => {
+            None if !n.is_multiple_of(tp * pp) => {
                 return fail(
                     "workload.tp",
                     format!("tp x pp = {tp} x {pp} = {} does not divide the {n} ranks; choose tp and pp whose product divides {n}", tp * pp),
@@ -304,7 +304,7 @@ impl WorkloadKind for ParallelTrainingWorkload {
             }
             None => n / (tp * pp),
         };
-        if dp % u64::from(self.ep) != 0 {
+        if !dp.is_multiple_of(u64::from(self.ep)) {
             return fail(
                 "workload.ep",
                 format!("expert-parallel groups are carved out of the {dp} data-parallel ranks, so ep must divide dp, got ep = {}; use a divisor of {dp}", self.ep),
@@ -372,14 +372,14 @@ impl ParallelTrainingWorkload {
                 "interleaved_1f1b needs at least 2 model chunks per stage; set virtual_stages, or use schedule = \"1f1b\"",
             );
         }
-        if interleaved && m % pp != 0 {
+        if interleaved && !m.is_multiple_of(pp) {
             return fail(
                 "workload.microbatches",
                 format!("interleaved_1f1b runs microbatches in groups of pp (as Megatron-LM requires), so microbatches must be a multiple of pp = {pp}, got {m}; use {} or {}", (m / pp).max(1) * pp, (m / pp + 1) * pp),
             );
         }
         let (layers, parts) = (self.layer_count(), u64::from(pp) * u64::from(v));
-        if layers % parts != 0 {
+        if !layers.is_multiple_of(parts) {
             let split = if v > 1 { format!("pp x virtual_stages = {pp} x {v} = {parts}") } else { format!("pp = {pp}") };
             return fail(
                 "workload.layers",

@@ -31,6 +31,7 @@ __all__ = [
     "LayerCollective",
     "RoutingTiers",
     "Scenario",
+    "Straggler",
     "all_gather",
     "all_reduce",
     "all_to_all",
@@ -57,6 +58,8 @@ __all__ = [
     "link",
     "nic",
     "output",
+    "parallel_layer",
+    "parallel_training",
     "permutation",
     "pfc",
     "rail",
@@ -105,6 +108,14 @@ class LayerComm(TypedDict, total=False):
     op: str
     size: str
     group: str
+
+
+class Straggler(TypedDict):
+    """A straggler of ``parallel_training(stragglers=[...])``: its ``ranks`` (a list, or a range
+    string ``"0..4"``) compute ``slowdown`` times as long."""
+
+    ranks: str | list[int]
+    slowdown: float
 
 
 class Scenario(dict[str, Any]):
@@ -909,6 +920,90 @@ def layer(
         forward_comm=forward_comm,
         input_grad_comm=input_grad_comm,
         weight_grad_comm=weight_grad_comm,
+    )
+
+
+def parallel_training(
+    *,
+    iterations: int,
+    layers: Iterable[Mapping[str, Any]],
+    hosts: HostSet | None = None,
+    start: str | None = None,
+    tp: int | None = None,
+    pp: int | None = None,
+    dp: int | None = None,
+    ep: int | None = None,
+    microbatches: int | None = None,
+    schedule: str | None = None,
+    virtual_stages: int | None = None,
+    sequence_parallel: bool | None = None,
+    dp_mode: str | None = None,
+    dp_bucket: str | None = None,
+    tp_algorithm: str | None = None,
+    dp_algorithm: str | None = None,
+    ep_algorithm: str | None = None,
+    activation_bytes: str | None = None,
+    stragglers: Iterable[Straggler] | None = None,
+    jitter: float | None = None,
+) -> Scenario:
+    """``[workload] kind = "parallel_training"``: ``iterations`` of a model split over ``tp``
+    tensor-, ``pp`` pipeline-, ``dp`` data- and ``ep`` expert-parallel ranks (Megatron-LM's
+    grouping), ``microbatches`` per iteration in a pipeline ``schedule`` (``"gpipe"``,
+    ``"1f1b"``, ``"interleaved_1f1b"`` with ``virtual_stages``), over ``layers`` made by
+    ``parallel_layer(...)``; ``activation_bytes`` go between stages per microbatch, gradients are
+    reduced in buckets of ``dp_bucket`` (``dp_mode`` ``"all_reduce"`` or ``"zero"``);
+    ``stragglers`` and ``jitter`` slow ranks' compute."""
+    return Scenario(
+        workload=_table(
+            kind="parallel_training",
+            hosts=_hosts(hosts),
+            iterations=iterations,
+            start=start,
+            tp=tp,
+            pp=pp,
+            dp=dp,
+            ep=ep,
+            microbatches=microbatches,
+            schedule=schedule,
+            virtual_stages=virtual_stages,
+            sequence_parallel=sequence_parallel,
+            dp_mode=dp_mode,
+            dp_bucket=dp_bucket,
+            tp_algorithm=tp_algorithm,
+            dp_algorithm=dp_algorithm,
+            ep_algorithm=ep_algorithm,
+            activation_bytes=activation_bytes,
+            layers=layers,
+            stragglers=stragglers,
+            jitter=jitter,
+        )
+    )
+
+
+def parallel_layer(
+    forward: str,
+    *,
+    input_grad: str,
+    weight_grad: str,
+    tp_collectives: int | None = None,
+    tp_bytes: str | None = None,
+    ep_bytes: str | None = None,
+    grad_bytes: str | None = None,
+    repeat: int | None = None,
+) -> dict[str, Any]:
+    """One row of ``parallel_training(layers=[...])``: a layer's compute times on one rank for
+    one microbatch, the buffer of each of its ``tp_collectives`` tensor-parallel collectives,
+    the tokens its experts exchange (``ep_bytes``), its weight gradient (``grad_bytes``), for
+    ``repeat`` identical layers."""
+    return _table(
+        forward=forward,
+        input_grad=input_grad,
+        weight_grad=weight_grad,
+        tp_collectives=tp_collectives,
+        tp_bytes=tp_bytes,
+        ep_bytes=ep_bytes,
+        grad_bytes=grad_bytes,
+        repeat=repeat,
     )
 
 

@@ -38,6 +38,8 @@ from aiccsim.scenario import (
     link,
     nic,
     output,
+    parallel_layer,
+    parallel_training,
     permutation,
     pfc,
     rail,
@@ -450,6 +452,87 @@ def training_hierarchical() -> Scenario:
                     input_grad_comm={"op": "all_to_all", "size": "64KB", "group": "ep"},
                     weight_grad_comm={"op": "reduce_scatter", "size": "64KB", "group": "dp_ep"},
                 ),
+            ],
+        )
+    )
+
+
+# Every key of a parallel training workload and its layers: 8 ranks, tp 2 x pp 2 x dp 2, ep 2.
+PARALLEL_TRAINING = """
+[topology]
+kind = "star"
+hosts = 8
+link = { bandwidth = "100Gbps", delay = "1us" }
+[cc]
+algorithm = "none"
+[workload]
+kind = "parallel_training"
+hosts = "0..8"
+iterations = 1
+start = "5us"
+tp = 2
+pp = 2
+dp = 2
+ep = 2
+microbatches = 2
+schedule = "interleaved_1f1b"
+virtual_stages = 2
+sequence_parallel = true
+dp_mode = "zero"
+dp_bucket = "64KB"
+tp_algorithm = "direct"
+dp_algorithm = "ring"
+ep_algorithm = "pairwise"
+activation_bytes = "16KB"
+stragglers = [{ ranks = [3], slowdown = 1.5 }]
+jitter = 0.05
+[[workload.layers]]
+forward = "10us"
+input_grad = "10us"
+weight_grad = "10us"
+tp_collectives = 1
+tp_bytes = "16KB"
+ep_bytes = "8KB"
+grad_bytes = "32KB"
+repeat = 4
+"""
+
+
+def parallel_training_all_keys() -> Scenario:
+    return (
+        star(hosts=8, **LINK)
+        | cc("none")
+        | parallel_training(
+            hosts=range(8),
+            iterations=1,
+            start="5us",
+            tp=2,
+            pp=2,
+            dp=2,
+            ep=2,
+            microbatches=2,
+            schedule="interleaved_1f1b",
+            virtual_stages=2,
+            sequence_parallel=True,
+            dp_mode="zero",
+            dp_bucket="64KB",
+            tp_algorithm="direct",
+            dp_algorithm="ring",
+            ep_algorithm="pairwise",
+            activation_bytes="16KB",
+            stragglers=[{"ranks": [3], "slowdown": 1.5}],
+            jitter=0.05,
+            layers=[
+                parallel_layer(
+                    "10us",
+                    input_grad="10us",
+                    weight_grad="10us",
+                    tp_collectives=1,
+                    tp_bytes="16KB",
+                    ep_bytes="8KB",
+                    grad_bytes="32KB",
+                    repeat=4,
+                )
             ],
         )
     )
@@ -885,6 +968,7 @@ EQUIVALENTS: list[tuple[str | Path, Callable[[], Scenario]]] = [
     (REPO / "examples" / "jobs.toml", jobs_example),
     (REPO / "examples" / "pipeline-send-recv.toml", pipeline_send_recv),
     (TRAINING_HIERARCHICAL, training_hierarchical),
+    (PARALLEL_TRAINING, parallel_training_all_keys),
     (LINK_EVENTS, link_events),
     (LOSSY, lossy),
     (PFC_POOLS, pfc_pools),

@@ -50,6 +50,8 @@ from aiccsim.scenario import (
     link,
     nic,
     output,
+    parallel_layer,
+    parallel_training,
     permutation,
     pfc,
     rail,
@@ -103,6 +105,7 @@ DOCS: dict[str, list[tuple[Builder, ...]]] = {
     '`kind = "broadcast"`': [(broadcast,)],
     '`kind = "send_recv"`': [(send_recv,)],
     '`kind = "training"`': [(training,), (layer,)],
+    '`kind = "parallel_training"`': [(parallel_training,), (parallel_layer,)],
     '`kind = "permutation"`': [(permutation,)],
     "`[[jobs]]`": [(job,)],
     "`[output]`": [(output,)],
@@ -136,9 +139,9 @@ SUBTABLES: dict[tuple[Builder, str], Builder] = {
 # them), and a job's workloads, `workload` in the file (one, or a list run in order).
 UNDOCUMENTED = {(cc, "algorithm"), (job, "workloads")}
 RENAMED = {(job, "workload"): "workloads"}
-# A layer's `{ size, algorithm }` and `{ op, size, group }` are described in the layer table's
-# text, not in a table.
-NO_TABLE = {LayerCollective, LayerComm}
+# A layer's `{ size, algorithm }` and `{ op, size, group }`, and a straggler, are described in
+# their table's text, not in a table of their own.
+NO_TABLE = {LayerCollective, LayerComm, scenario.Straggler}
 
 
 def docs_tables() -> Iterator[tuple[str, int, list[str]]]:
@@ -305,6 +308,8 @@ def _resolved_keys(value: object, path: str) -> Iterator[tuple[str, str]]:
 def _builder_of(path: str) -> Builder | None:
     """The builder that makes the table at `path` of a resolved scenario; None for `[cc]`, whose
     keys `cc` takes all."""
+    if path.startswith("workload{parallel_training}.") or "workload[]{parallel_training}." in path:
+        return PARALLEL_TRAINING_TABLES.get(path.split(".")[-1])
     last = re.sub(r"\{\w+\}", "", path.split(".")[-1])
     if last.startswith("cc"):
         return None
@@ -312,6 +317,9 @@ def _builder_of(path: str) -> Builder | None:
         return getattr(scenario, re.findall(r"\{(\w+)\}$", path)[0])
     return TABLES.get(last)
 
+
+# The tables of a parallel training workload, whose layers are not a training workload's.
+PARALLEL_TRAINING_TABLES: dict[str, Builder] = {"layers[]": parallel_layer, "stragglers[]": scenario.Straggler}
 
 # The builder of each table of a resolved scenario, by its key (a tagged table by its tag).
 TABLES: dict[str, Builder] = {

@@ -261,6 +261,9 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
                 );
             }
             print!("{}", s.to_toml());
+            if let Some(aiccsim::workload::WorkloadConfig::ParallelTraining(w)) = &s.workload {
+                print!("{}", w.describe_groups(s.topology.fabric_hosts() as u32));
+            }
             let e = aiccsim::estimate::estimate(&s);
             println!("# estimated memory: {}", aiccsim::estimate::Estimate::describe(&e.memory));
             println!("# estimated result files: {}", aiccsim::estimate::Estimate::describe(&e.output));

@@ -5,7 +5,7 @@
 use super::Simulation;
 use crate::cc::CongestionControl;
 use crate::metrics::{
-    CreditSummary, FlowRecord, PauseRow, PortRecord, QueueSample, RateSample, Results, RunRecords, RunTotals,
+    CreditSummary, FlowRecord, Layouts, PauseRow, PortRecord, QueueSample, RateSample, Results, RunRecords, RunTotals,
     StallReport, StopReason, TraceSummary,
 };
 use crate::tags::CollectiveTag;
@@ -195,7 +195,7 @@ impl Simulation {
         Results::assemble(
             self.scenario,
             records,
-            self.work.training,
+            Layouts { training: self.work.training, parallel_training: self.work.parallel_training },
             &self.work.collectives,
             &self.work.jobs,
             totals,

@@ -134,6 +134,14 @@ impl Simulation {
             }
         }
 
+        // Tensor parallelism over the fabric where the servers have GPUs to keep it inside.
+        let per_server = s.topology.per_server();
+        if let (Some(crate::workload::WorkloadConfig::ParallelTraining(w)), true) = (&s.workload, per_server > 1) {
+            if let Some(message) = w.tp_warning(self.topo.fabric_hosts, per_server) {
+                warn("workload.tp", message);
+            }
+        }
+
         // A run that ends before what it measures begins.
         if let Some(stop) = s.simulation.stop_time {
             let first = self.nic.flows.iter().filter(|f| self.work.deps.flow_ready(f.id)).map(|f| f.start).min();

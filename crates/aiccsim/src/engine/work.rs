@@ -11,6 +11,7 @@ pub(crate) struct WorkProgress {
     pub(crate) deps: Dependencies,
     /// Which steps and flows make up which training iteration, per `training` workload.
     pub(crate) training: Vec<workload::training::Layout>,
+    pub(crate) parallel_training: Vec<workload::parallel_training::Layout>,
     /// What each collective of the workload is (for `collectives.csv`).
     pub(crate) collectives: Vec<workload::CollectiveInfo>,
     /// The jobs (for `jobs.csv`).
@@ -35,6 +36,7 @@ impl WorkProgress {
         WorkProgress {
             deps,
             training: std::mem::take(&mut work.training),
+            parallel_training: std::mem::take(&mut work.parallel_training),
             collectives: std::mem::take(&mut work.collectives),
             jobs: std::mem::take(&mut work.jobs),
             flows_done: 0,

@@ -1,4 +1,4 @@
-//! The iterations of a `training` workload, measured after the run from its compute steps and
+//! The iterations of a `training` or `parallel_training` workload, measured after the run from its compute steps and
 //! flows: how long each took, and how much of that the ranks spent waiting for communication
 //! instead of computing (the exposed communication of Khan et al., HOTI 2022, and ASTRA-sim).
 //!
@@ -13,8 +13,10 @@ use super::json_time::{mean, opt_ns};
 use super::ComputeStep;
 use super::FlowRecord;
 use crate::time::SimTime;
+use crate::workload::parallel_training;
 use crate::workload::training::{Layout, Phase};
 use serde::Serialize;
+use std::ops::Range;
 
 /// One row of `iterations.csv`.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,26 +84,71 @@ pub fn measure(layout: &Layout, job: &str, computes: &[ComputeStep], flows: &[Fl
             firsts.collect::<Option<Vec<SimTime>>>()?.into_iter().max()
         })
         .collect();
-    (0..layout.iterations)
+    let tiles = Tiles { job, starts, computes: &|k| layout.iteration_computes(k), flows: &layout.iteration_flows };
+    tiles.measure(&|_| layout.compute, computes, flows)
+}
+
+/// Measures every iteration of a `parallel_training` workload. A pipeline fills from its first
+/// stage: iteration k starts when the first rank starts it (the earliest start of the ranks'
+/// first steps, once every rank has started it), and its compute is its busiest rank's, so
+/// that the pipeline's bubble counts with the exposed communication.
+pub fn measure_parallel(
+    layout: &parallel_training::Layout,
+    job: &str,
+    computes: &[ComputeStep],
+    flows: &[FlowRecord],
+) -> Vec<IterationRecord> {
+    let ranks = layout.ranks.len();
+    let starts: Vec<Option<SimTime>> = (0..layout.iterations)
         .map(|k| {
-            let own = layout.iteration_flows[k as usize].clone();
-            let own = &flows[own.start as usize..own.end as usize];
-            let end = if k + 1 < layout.iterations {
-                starts[k as usize + 1]
-            } else {
-                let steps = layout.iteration_computes(k).map(|c| computes[c as usize].end);
-                let ends: Option<Vec<SimTime>> = steps.chain(own.iter().map(|f| f.finish)).collect();
-                ends.and_then(|e| e.into_iter().max())
-            };
-            IterationRecord {
-                job: job.to_string(),
-                iteration: k,
-                start: starts[k as usize],
-                end,
-                compute: layout.compute,
-                flows: own.len() as u32,
-                bytes: own.iter().fold(0u64, |sum, f| sum.saturating_add(f.size_bytes)),
-            }
+            let firsts = (0..ranks).map(|r| computes[layout.first_step(k, r) as usize].start);
+            firsts.collect::<Option<Vec<SimTime>>>()?.into_iter().min()
         })
-        .collect()
+        .collect();
+    let steps = |k: u32| layout.iteration_computes[k as usize].clone();
+    let tiles = Tiles { job, starts, computes: &steps, flows: &layout.iteration_flows };
+    tiles.measure(&|k| layout.compute[k as usize], computes, flows)
+}
+
+/// Iterations that tile a run: when each starts, and its steps and flows.
+struct Tiles<'a> {
+    job: &'a str,
+    starts: Vec<Option<SimTime>>,
+    computes: &'a dyn Fn(u32) -> Range<u32>,
+    flows: &'a [Range<u32>],
+}
+
+impl Tiles<'_> {
+    /// Iteration k ends when k + 1 starts; the last when its last step has ended and its last
+    /// flow is delivered. `compute(k)` is the iteration's compute time.
+    fn measure(
+        &self,
+        compute: &dyn Fn(u32) -> SimTime,
+        computes: &[ComputeStep],
+        flows: &[FlowRecord],
+    ) -> Vec<IterationRecord> {
+        let iterations = self.starts.len() as u32;
+        (0..iterations)
+            .map(|k| {
+                let own = self.flows[k as usize].clone();
+                let own = &flows[own.start as usize..own.end as usize];
+                let end = if k + 1 < iterations {
+                    self.starts[k as usize + 1]
+                } else {
+                    let steps = (self.computes)(k).map(|c| computes[c as usize].end);
+                    let ends: Option<Vec<SimTime>> = steps.chain(own.iter().map(|f| f.finish)).collect();
+                    ends.and_then(|e| e.into_iter().max())
+                };
+                IterationRecord {
+                    job: self.job.to_string(),
+                    iteration: k,
+                    start: self.starts[k as usize],
+                    end,
+                    compute: compute(k),
+                    flows: own.len() as u32,
+                    bytes: own.iter().fold(0u64, |sum, f| sum.saturating_add(f.size_bytes)),
+                }
+            })
+            .collect()
+    }
 }

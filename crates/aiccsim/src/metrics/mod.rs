@@ -141,24 +141,34 @@ pub struct RunRecords {
     pub computes: Vec<ComputeStep>,
 }
 
+/// What the training iterations are measured from: each `training` workload's layout and each
+/// `parallel_training` workload's.
+pub struct Layouts {
+    pub training: Vec<Layout>,
+    pub parallel_training: Vec<crate::workload::parallel_training::Layout>,
+}
+
 impl Results {
     /// The results of a run of `scenario`: its records, the training iterations measured from
     /// them (with the workload's `training` layout), and the summary.
     pub fn assemble(
         scenario: Scenario,
         records: RunRecords,
-        training: Vec<Layout>,
+        layouts: Layouts,
         collectives: &[CollectiveInfo],
         jobs: &[JobInfo],
         totals: RunTotals,
         topology: NodeNames,
     ) -> Results {
         let job_name = |j: u32| jobs.get(j as usize).map_or("", |job| job.name.as_str());
-        let iterations = (!training.is_empty()).then(|| {
-            (training.iter())
-                .flat_map(|layout| iterations::measure(layout, job_name(layout.job), &records.computes, &records.flows))
-                .collect::<Vec<_>>()
+        let Layouts { training, parallel_training } = layouts;
+        let loops = (training.iter())
+            .flat_map(|layout| iterations::measure(layout, job_name(layout.job), &records.computes, &records.flows));
+        let parallel = (parallel_training.iter()).flat_map(|layout| {
+            iterations::measure_parallel(layout, job_name(layout.job), &records.computes, &records.flows)
         });
+        let iterations =
+            (!training.is_empty() || !parallel_training.is_empty()).then(|| loops.chain(parallel).collect::<Vec<_>>());
         let collectives = CollectiveRow::join(collectives, &records.flows);
         let jobs = match scenario.jobs.is_empty() {
             true => Vec::new(),

@@ -268,6 +268,10 @@ pub fn lay_out(plans: &[JobPlan], seed: u64, watch: &mut Watch) -> Result<Worklo
                 }
                 all.training.push(layout);
             }
+            for mut layout in made.parallel_training {
+                layout.shift(j as u32, compute_base, flow_base, collective_base, &plan.hosts);
+                all.parallel_training.push(layout);
+            }
             all.collectives.extend(infos.into_iter().map(|c| CollectiveInfo {
                 id: c.id + collective_base,
                 job: plan.name.clone(),

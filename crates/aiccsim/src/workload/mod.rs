@@ -54,6 +54,8 @@ registry! {
     send_recv: "send_recv" => SendRecv(SendRecvWorkload),
     /// Iterations of a model's forward and backward pass, with its layers' collectives.
     training: "training" => Training(TrainingWorkload),
+    /// Iterations of a model split over tensor, pipeline, data and expert parallel ranks.
+    parallel_training: "parallel_training" => ParallelTraining(ParallelTrainingWorkload),
 }
 
 impl WorkloadConfig {
@@ -117,6 +119,8 @@ pub struct Workload {
     pub computes: Vec<ComputeDef>,
     /// Which flows and steps make up which training iteration, per `training` workload.
     pub training: Vec<training::Layout>,
+    /// The same for each `parallel_training` workload.
+    pub parallel_training: Vec<parallel_training::Layout>,
     /// The collectives issued (`jobs::lay_out` fills this in).
     pub collectives: Vec<CollectiveInfo>,
     /// The jobs (`jobs::lay_out` fills this in).

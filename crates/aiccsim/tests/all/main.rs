@@ -57,5 +57,6 @@ mod warmup;
 mod warnings;
 mod workload_collectives;
 mod workload_jobs;
+mod workload_parallel_training;
 mod workload_registry;
 mod workload_training;

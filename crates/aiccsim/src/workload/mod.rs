@@ -54,6 +54,8 @@ registry! {
     send_recv: "send_recv" => SendRecv(SendRecvWorkload),
     /// Iterations of a model's forward and backward pass, with its layers' collectives.
     training: "training" => Training(TrainingWorkload),
+    /// A Chakra execution trace, one file per rank.
+    chakra: "chakra" => Chakra(ChakraWorkload),
 }
 
 impl WorkloadConfig {

@@ -293,3 +293,39 @@ fn written_back_the_trace_is_absolute_and_reads_again() {
     let (a, b) = (s.workload.as_ref().unwrap().as_kind().size(4), again.workload.as_ref().unwrap().as_kind().size(4));
     assert_eq!((a.flows, a.computes), (b.flows, b.computes));
 }
+
+#[test]
+fn traces_converted_from_pytorch_can_leave_their_ctrl_deps_out() {
+    // Chakra's PyTorch converter writes the calling operator in ctrl_deps (here node 3, the
+    // process's root, which it leaves out of the file) and the execution order in data_deps;
+    // the CPU-side call of a collective is a COMM_COLL_NODE marked is_cpu_op, without comm_type.
+    use aiccsim::workload::chakra::schema::{AttributeProto, Value};
+    let mut cpu_call = collective(11, Coll::AllReduce, 0, "", &[]);
+    cpu_call.attr = vec![AttributeProto::new("is_cpu_op", Value::BoolVal(true))];
+    cpu_call.duration_micros = 3;
+    let rank = || {
+        let mut nodes = vec![compute(10, 2, &[]), cpu_call.clone(), collective(12, Coll::AllReduce, 64_000, "", &[11])];
+        nodes[1].data_deps = vec![10];
+        nodes.push(compute(13, 4, &[12]));
+        for n in &mut nodes {
+            n.ctrl_deps = vec![3];
+        }
+        nodes
+    };
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &[rank(), rank()]);
+    let e = load(dir.path(), 2).err().unwrap();
+    assert!(e.message.contains("t.0.et: node 10: depends on node 3 (ctrl_deps)"), "{e}");
+    assert!(e.message.contains("set workload.ctrl_deps = \"ignore\""), "{e}");
+    let s = Scenario::from_toml(&text(dir.path(), 2, "ctrl_deps = \"ignore\"\n"), "chakra.toml").unwrap();
+    let r = aiccsim::run(&s).unwrap();
+    // 2 us, the CPU call's 3 us, a two-rank ring all-reduce (2 steps of 2 flows), then 4 us.
+    assert_eq!(r.flows.len(), 4);
+    let durations: Vec<f64> = r.computes.iter().filter(|c| c.host == 0).map(|c| c.duration.as_us_f64()).collect();
+    assert_eq!(durations, [2.0, 3.0, 0.0, 4.0], "the CPU call is a step of its duration; the all-reduce's end a step of none");
+    let reduced = r.flows.iter().filter_map(|f| f.finish).max().unwrap();
+    let first_sent = r.flows.iter().map(|f| f.start).min().unwrap();
+    assert_eq!(first_sent.as_us_f64(), 5.0);
+    let last = r.computes.iter().max_by_key(|c| c.end).unwrap();
+    assert!(last.start.unwrap() >= reduced && last.duration.as_us_f64() == 4.0);
+}

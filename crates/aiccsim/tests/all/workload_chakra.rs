@@ -322,7 +322,11 @@ fn traces_converted_from_pytorch_can_leave_their_ctrl_deps_out() {
     // 2 us, the CPU call's 3 us, a two-rank ring all-reduce (2 steps of 2 flows), then 4 us.
     assert_eq!(r.flows.len(), 4);
     let durations: Vec<f64> = r.computes.iter().filter(|c| c.host == 0).map(|c| c.duration.as_us_f64()).collect();
-    assert_eq!(durations, [2.0, 3.0, 0.0, 4.0], "the CPU call is a step of its duration; the all-reduce's end a step of none");
+    assert_eq!(
+        durations,
+        [2.0, 3.0, 0.0, 4.0],
+        "the CPU call is a step of its duration; the all-reduce's end a step of none"
+    );
     let reduced = r.flows.iter().filter_map(|f| f.finish).max().unwrap();
     let first_sent = r.flows.iter().map(|f| f.start).min().unwrap();
     assert_eq!(first_sent.as_us_f64(), 5.0);

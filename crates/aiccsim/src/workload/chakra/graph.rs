@@ -153,7 +153,7 @@ fn check_file(file: &str, nodes: &[Node], ctrl: CtrlDeps) -> Result<(Vec<u64>, V
                     true => ("data_deps", ""),
                     false => (
                         "ctrl_deps",
-                        ", or, for a trace converted from PyTorch (whose ctrl_deps name the calling operator), set workload.ctrl_deps = \"ignore\"",
+                        ", or, for a trace converted from PyTorch (whose ctrl_deps name the calling operator), set workload.ctrl_deps = \"ignore\" (import-chakra's --ctrl-deps ignore)",
                     ),
                 };
                 return Err(format!(
@@ -318,7 +318,7 @@ fn parse(file: &str, node: &Node, rank: u32, n: u32, groups: &BTreeMap<String, V
             if group != "0" {
                 let Some(members) = groups.get(&group) else {
                     return Err(format!(
-                        "{}: runs on process group {group:?}, whose ranks the trace does not give; list them in a JSON file named by workload.comm_groups, e.g. {{\"{group}\": [0, 1]}}",
+                        "{}: runs on process group {group:?}, whose ranks the trace does not give; list them in a JSON file (workload.comm_groups; import-chakra's --comm-groups), e.g. {{\"{group}\": [0, 1]}}",
                         at()
                     ));
                 };

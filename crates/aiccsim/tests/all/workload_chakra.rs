@@ -71,7 +71,7 @@ fn load(dir: &Path, hosts: u32) -> Result<Scenario, ConfigError> {
 fn refused(ranks: &[Vec<Node>]) -> ConfigError {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), ranks);
-    load(dir.path(), 4).err().expect("refused")
+    load(dir.path(), 4).expect_err("refused")
 }
 
 #[test]

@@ -309,7 +309,7 @@ fn parse(file: &str, node: &Node, rank: u32, n: u32, groups: &BTreeMap<String, V
             let size = bytes("comm_size")?;
             let group = match node.attribute("pg_name").map(|a| a.string().ok_or(a)) {
                 None => "0".to_string(),
-                Some(Ok(name)) if name.is_empty() => "0".to_string(),
+                Some(Ok("")) => "0".to_string(),
                 Some(Ok(name)) => name.to_string(),
                 Some(Err(a)) => {
                     return Err(format!("{}: attribute pg_name is not a string ({}); write the process group's name", at(), describe(a)))
@@ -416,8 +416,9 @@ fn match_collectives(g: &mut Graph, parsed: &[Vec<Parsed>], groups: &BTreeMap<St
                 g.ranks[rb as usize].file
             ));
         }
+        let lists: Vec<&Vec<u32>> = members.iter().map(|m| &by_rank[m]).collect();
         for k in 0..most {
-            let nodes: Vec<(u32, u32)> = members.iter().map(|&m| (m, by_rank[&m][k])).collect();
+            let nodes: Vec<(u32, u32)> = members.iter().zip(&lists).map(|(&m, list)| (m, list[k])).collect();
             let describe = |&(r, i): &(u32, u32)| match &parsed[r as usize][i as usize] {
                 Parsed::Collective { comm_type, size, .. } => (*comm_type, *size),
                 _ => unreachable!("only collectives are listed"),

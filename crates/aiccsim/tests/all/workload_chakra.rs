@@ -333,3 +333,23 @@ fn traces_converted_from_pytorch_can_leave_their_ctrl_deps_out() {
     let last = r.computes.iter().max_by_key(|c| c.end).unwrap();
     assert!(last.start.unwrap() >= reduced && last.duration.as_us_f64() == 4.0);
 }
+
+#[test]
+fn everything_waits_only_for_what_comes_before_it_in_the_lists() {
+    // The engine's order: a flow waits for earlier flows, a step for earlier steps; the trace's
+    // matching across ranks is made in one topological order so that this holds.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &example());
+    let s = load(dir.path(), 4).unwrap();
+    let kind = s.workload.as_ref().unwrap().as_kind();
+    let made = kind.expand(4, 1);
+    assert_eq!((made.flows.len() as u64, made.computes.len() as u64), (kind.size(4).flows, kind.size(4).computes));
+    for (i, f) in made.flows.iter().enumerate() {
+        assert!(f.after.iter().all(|&a| (a as usize) < i), "flow {i} waits for a later flow");
+        assert!(f.after_compute.iter().all(|&c| (c as usize) < made.computes.len()));
+    }
+    for (i, c) in made.computes.iter().enumerate() {
+        assert!(c.after_compute.iter().all(|&a| (a as usize) < i), "step {i} waits for a later step");
+        assert!(c.after.iter().all(|&f| (f as usize) < made.flows.len()));
+    }
+}

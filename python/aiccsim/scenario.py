@@ -24,6 +24,7 @@ key that is a table of two quantities (a ``link``) is two arguments (``bandwidth
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypedDict, Union
 
@@ -37,6 +38,7 @@ __all__ = [
     "all_to_all",
     "broadcast",
     "cc",
+    "chakra",
     "clocks",
     "clos",
     "collective",
@@ -885,6 +887,30 @@ def training(
             tp=tp,
             ep=ep,
             layers=layers,
+        )
+    )
+
+
+def chakra(
+    *,
+    trace: str | os.PathLike[str],
+    hosts: HostSet | None = None,
+    comm_groups: str | os.PathLike[str] | None = None,
+    ctrl_deps: Literal["wait", "ignore"] | None = None,
+) -> Scenario:
+    """``[workload] kind = "chakra"``: a Chakra execution trace, ``trace`` naming the folder of
+    its files (``<prefix>.<rank>.et``) or their prefix; rank r runs on the r-th host of
+    ``hosts``. ``comm_groups`` is a JSON file of the process groups' ranks; ``ctrl_deps="ignore"``
+    orders nodes by their ``data_deps`` alone (traces converted from PyTorch). Relative paths
+    are taken from the scenario file's folder, or the working directory for a scenario given as
+    text or a dict."""
+    return Scenario(
+        workload=_table(
+            kind="chakra",
+            trace=os.fspath(trace),
+            hosts=_hosts(hosts),
+            comm_groups=None if comm_groups is None else os.fspath(comm_groups),
+            ctrl_deps=ctrl_deps,
         )
     )
 

@@ -17,6 +17,7 @@ from aiccsim.scenario import (
     all_to_all,
     broadcast,
     cc,
+    chakra,
     clocks,
     clos,
     collective,
@@ -963,7 +964,34 @@ def leaf_spine_nvlink() -> Scenario:
     ) | send_recv(pairs=[(0, 1), (1, 4)], size="64KB", start="1us")
 
 
+# The Chakra trace of examples/chakra/, by absolute paths (text and dicts take relative ones
+# from the working directory), on hosts 4, 1, 2, 3 of five.
+CHAKRA_TRACE = REPO / "examples" / "chakra"
+CHAKRA = f"""
+[topology]
+kind = "star"
+hosts = 5
+link = {{ bandwidth = "100Gbps", delay = "1us" }}
+[workload]
+kind = "chakra"
+trace = '{CHAKRA_TRACE / "tiny"}'
+hosts = [4, 1, 2, 3]
+comm_groups = '{CHAKRA_TRACE / "comm_groups.json"}'
+ctrl_deps = "wait"
+"""
+
+
+def chakra_trace() -> Scenario:
+    return star(hosts=5, **LINK) | chakra(
+        trace=CHAKRA_TRACE / "tiny",
+        hosts=[4, 1, 2, 3],
+        comm_groups=CHAKRA_TRACE / "comm_groups.json",
+        ctrl_deps="wait",
+    )
+
+
 EQUIVALENTS: list[tuple[str | Path, Callable[[], Scenario]]] = [
+    (CHAKRA, chakra_trace),
     (REPO / "examples" / "training.toml", training_example),
     (REPO / "examples" / "jobs.toml", jobs_example),
     (REPO / "examples" / "pipeline-send-recv.toml", pipeline_send_recv),

@@ -7,6 +7,7 @@ pub mod admit;
 mod bench;
 mod check_ff;
 mod checks;
+mod import_chakra;
 mod interrupt;
 mod overrides;
 mod progress;
@@ -161,6 +162,28 @@ enum Command {
         #[arg(long, short)]
         out: PathBuf,
     },
+    /// Turn a Chakra execution trace (one file per rank) into a scenario that runs it, and say
+    /// what it holds (see docs/chakra.md).
+    ImportChakra {
+        /// The folder of the trace's files (<prefix>.<rank>.et), or their prefix.
+        dir: PathBuf,
+        /// A JSON file of the process groups' ranks ({"1": [0, 1], ...}), as ASTRA-sim's
+        /// --comm-group-configuration.
+        #[arg(long)]
+        comm_groups: Option<PathBuf>,
+        /// "ignore" for a trace converted from PyTorch, whose ctrl_deps name the calling
+        /// operator; "wait" (default): nodes wait for their ctrl_deps as for their data_deps.
+        #[arg(long, value_name = "wait|ignore")]
+        ctrl_deps: Option<String>,
+        /// A scenario whose topology and other sections the result keeps; without it, a star of
+        /// one host per rank with 100 Gbps, 1 us links.
+        #[arg(long)]
+        base: Option<PathBuf>,
+        /// The scenario file to write; without it, standard output (and the summary to
+        /// standard error).
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+    },
     /// Write a self-contained HTML page of a run's results: summary, plots, scenario.
     ///
     /// For an experiment's folder (aiccsim reproduce), a page per run and an index page comparing
@@ -292,6 +315,13 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
         Command::ImportNs3 { topology, flows, config, base, out } => {
             import_ns3(&topology, &flows, config.as_deref(), base.as_deref(), &out)
         }
+        Command::ImportChakra { dir, comm_groups, ctrl_deps, base, out } => import_chakra::run(import_chakra::Import {
+            dir: &dir,
+            comm_groups: comm_groups.as_deref(),
+            ctrl_deps: ctrl_deps.as_deref(),
+            base: base.as_deref(),
+            out: out.as_deref(),
+        }),
         // The Python side prints its own errors: its exit code is the command's.
         Command::Report { dir, out } => {
             let mut args = vec![dir.into_os_string()];

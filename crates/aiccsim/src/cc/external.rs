@@ -83,6 +83,13 @@ thread_local! {
     static FOLDER: RefCell<Option<PathBuf>> = const { RefCell::new(None) };
 }
 
+/// The folder relative paths of the scenario being parsed on this thread are taken against:
+/// the scenario file's, or the working directory. (External algorithms' modules, and the
+/// `chakra` workload's trace, read from here.)
+pub(crate) fn scenario_folder() -> PathBuf {
+    FOLDER.with(|c| c.borrow().clone()).unwrap_or_else(|| PathBuf::from("."))
+}
+
 /// Runs `f` (a parse) with relative paths of external algorithms taken against `folder`.
 pub(crate) fn with_folder<T>(folder: Option<&Path>, f: impl FnOnce() -> T) -> T {
     struct Restore(Option<PathBuf>);
@@ -111,7 +118,7 @@ impl ExternalConfig {
     /// has that name.
     pub(crate) fn build(name: &str, params: toml::Table) -> Option<Result<ExternalConfig, (String, String)>> {
         let (name, factory) = factory(name)?;
-        let folder = FOLDER.with(|c| c.borrow().clone()).unwrap_or_else(|| PathBuf::from("."));
+        let folder = scenario_folder();
         Some(factory.build(params, &folder).map(|(params, algorithm)| ExternalConfig {
             name,
             params,

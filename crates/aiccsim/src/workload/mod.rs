@@ -56,6 +56,8 @@ registry! {
     training: "training" => Training(TrainingWorkload),
     /// Iterations of a model split over tensor, pipeline, data and expert parallel ranks.
     parallel_training: "parallel_training" => ParallelTraining(ParallelTrainingWorkload),
+    /// A Chakra execution trace, one file per rank.
+    chakra: "chakra" => Chakra(ChakraWorkload),
 }
 
 impl WorkloadConfig {

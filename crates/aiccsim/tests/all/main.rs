@@ -55,6 +55,7 @@ mod topology_gpu_servers;
 mod trace;
 mod warmup;
 mod warnings;
+mod workload_chakra;
 mod workload_collectives;
 mod workload_jobs;
 mod workload_parallel_training;

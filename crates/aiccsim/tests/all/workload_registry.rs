@@ -12,8 +12,12 @@ use aiccsim::Scenario;
 /// five hosts on one switch.
 const BASE: &str = "[topology]\nkind = \"star\"\nhosts = 5\nlink = { bandwidth = \"100Gbps\", delay = \"1us\" }\n";
 
+/// An example's paths (the `chakra` kind's trace in examples/) are taken from the repository's
+/// root, as docs/scenario.md's fragments are (tests/python/test_docs.py links examples/ in).
 fn parse(name: &str, example: &str) -> Scenario {
-    Scenario::from_toml(&format!("{BASE}{example}"), name).unwrap_or_else(|e| panic!("{name}'s example: {e}"))
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    Scenario::from_toml_in(&format!("{BASE}{example}"), name, Some(&root))
+        .unwrap_or_else(|e| panic!("{name}'s example: {e}"))
 }
 
 /// The example's `[workload]` table as the scenario writes it out, every default filled in.

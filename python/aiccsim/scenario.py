@@ -112,6 +112,50 @@ class LayerComm(TypedDict, total=False):
     group: str
 
 
+class Gpu(TypedDict, total=False):
+    """A model's GPU (docs/models.md): its peak dense ``tflops`` for the element type and the
+    ``efficiency`` the layers reach (default 0.4)."""
+
+    tflops: float
+    efficiency: float
+
+
+class Model(TypedDict, total=False):
+    """``parallel_training(model=...)``, the ``[workload.model]`` table of docs/models.md: a
+    ``preset`` (``"gpt3-13b"``, ``"gpt3-175b"``, ``"llama3-70b"``, ``"mixtral-8x7b"``) and any
+    shape over it, and the ``gpu``."""
+
+    preset: str
+    hidden: int
+    layers: int
+    heads: int
+    kv_heads: int
+    ffn_hidden: int
+    vocab: int
+    experts: int
+    top_k: int
+    moe_every: int
+    seq_len: int
+    micro_batch: int
+    bytes_per_element: int
+    grad_bytes_per_element: int
+    mlp: str
+    tie_embeddings: bool
+    recompute: str
+    gpu: Gpu
+
+
+class LayerTimes(TypedDict, total=False):
+    """Compute times of ``parallel_training(layer_times=[...])``: the ``layers`` they replace (a
+    list of layer numbers, or a range string ``"1..5"``), and any of ``forward``,
+    ``input_grad`` and ``weight_grad``."""
+
+    layers: str | list[int]
+    forward: str
+    input_grad: str
+    weight_grad: str
+
+
 class Straggler(TypedDict):
     """A straggler of ``parallel_training(stragglers=[...])``: its ``ranks`` (a list, or a range
     string ``"0..4"``) compute ``slowdown`` times as long."""
@@ -952,7 +996,9 @@ def layer(
 def parallel_training(
     *,
     iterations: int,
-    layers: Iterable[Mapping[str, Any]],
+    layers: Iterable[Mapping[str, Any]] | None = None,
+    model: Model | None = None,
+    layer_times: Iterable[LayerTimes] | None = None,
     hosts: HostSet | None = None,
     start: str | None = None,
     tp: int | None = None,
@@ -978,7 +1024,10 @@ def parallel_training(
     ``"1f1b"``, ``"interleaved_1f1b"`` with ``virtual_stages``), over ``layers`` made by
     ``parallel_layer(...)``; ``activation_bytes`` go between stages per microbatch, gradients are
     reduced in buckets of ``dp_bucket`` (``dp_mode`` ``"all_reduce"`` or ``"zero"``);
-    ``stragglers`` and ``jitter`` slow ranks' compute."""
+    ``stragglers`` and ``jitter`` slow ranks' compute. Instead of ``layers``, ``model`` (a
+    ``[workload.model]`` table, docs/models.md: ``{"preset": "gpt3-13b", "gpu": {"tflops":
+    989}}``) gives every layer from a model's shapes; ``layer_times`` replaces chosen layers'
+    compute times."""
     return Scenario(
         workload=_table(
             kind="parallel_training",
@@ -1000,6 +1049,8 @@ def parallel_training(
             ep_algorithm=ep_algorithm,
             activation_bytes=activation_bytes,
             layers=layers,
+            model=model,
+            layer_times=layer_times,
             stragglers=stragglers,
             jitter=jitter,
         )

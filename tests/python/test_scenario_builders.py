@@ -499,6 +499,81 @@ repeat = 4
 """
 
 
+# A parallel workload whose layers come from a model (a preset, every shape given over it),
+# with some layers' times replaced.
+PARALLEL_MODEL = """
+[topology]
+kind = "star"
+hosts = 16
+link = { bandwidth = "100Gbps", delay = "1us" }
+[cc]
+algorithm = "none"
+[workload]
+kind = "parallel_training"
+iterations = 1
+tp = 8
+pp = 2
+microbatches = 2
+layer_times = [{ layers = [0, 5], forward = "100us" }, { layers = "1..3", input_grad = "50us", weight_grad = "40us" }]
+[workload.model]
+preset = "mixtral-8x7b"
+hidden = 1024
+layers = 4
+heads = 16
+kv_heads = 8
+ffn_hidden = 2048
+vocab = 32000
+experts = 4
+top_k = 2
+moe_every = 2
+seq_len = 512
+micro_batch = 2
+bytes_per_element = 2
+grad_bytes_per_element = 4
+mlp = "swiglu"
+tie_embeddings = false
+recompute = "selective"
+gpu = { tflops = 989, efficiency = 0.4 }
+"""
+
+
+def parallel_training_model() -> Scenario:
+    return (
+        star(hosts=16, **LINK)
+        | cc("none")
+        | parallel_training(
+            iterations=1,
+            tp=8,
+            pp=2,
+            microbatches=2,
+            model={
+                "preset": "mixtral-8x7b",
+                "hidden": 1024,
+                "layers": 4,
+                "heads": 16,
+                "kv_heads": 8,
+                "ffn_hidden": 2048,
+                "vocab": 32000,
+                "experts": 4,
+                "top_k": 2,
+                "moe_every": 2,
+                "seq_len": 512,
+                "micro_batch": 2,
+                "bytes_per_element": 2,
+                "grad_bytes_per_element": 4,
+                "mlp": "swiglu",
+                "tie_embeddings": False,
+                "recompute": "selective",
+                "gpu": {"tflops": 989, "efficiency": 0.4},
+            },
+            layer_times=[
+                {"layers": [0, 5], "forward": "100us"},
+                {"layers": "1..3", "input_grad": "50us", "weight_grad": "40us"},
+            ],
+        )
+    )
+
+
 def parallel_training_all_keys() -> Scenario:
     return (
         star(hosts=8, **LINK)
@@ -997,6 +1072,7 @@ EQUIVALENTS: list[tuple[str | Path, Callable[[], Scenario]]] = [
     (REPO / "examples" / "pipeline-send-recv.toml", pipeline_send_recv),
     (TRAINING_HIERARCHICAL, training_hierarchical),
     (PARALLEL_TRAINING, parallel_training_all_keys),
+    (PARALLEL_MODEL, parallel_training_model),
     (LINK_EVENTS, link_events),
     (LOSSY, lossy),
     (PFC_POOLS, pfc_pools),

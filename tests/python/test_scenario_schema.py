@@ -143,7 +143,8 @@ UNDOCUMENTED = {(cc, "algorithm"), (job, "workloads")}
 RENAMED = {(job, "workload"): "workloads"}
 # A layer's `{ size, algorithm }` and `{ op, size, group }`, and a straggler, are described in
 # their table's text, not in a table of their own.
-NO_TABLE = {LayerCollective, LayerComm, scenario.Straggler}
+# A model's table and its GPU are in docs/models.md.
+NO_TABLE = {LayerCollective, LayerComm, scenario.Straggler, scenario.LayerTimes, scenario.Model, scenario.Gpu}
 
 
 def docs_tables() -> Iterator[tuple[str, int, list[str]]]:
@@ -321,7 +322,13 @@ def _builder_of(path: str) -> Builder | None:
 
 
 # The tables of a parallel training workload, whose layers are not a training workload's.
-PARALLEL_TRAINING_TABLES: dict[str, Builder] = {"layers[]": parallel_layer, "stragglers[]": scenario.Straggler}
+PARALLEL_TRAINING_TABLES: dict[str, Builder] = {
+    "layers[]": parallel_layer,
+    "stragglers[]": scenario.Straggler,
+    "model": scenario.Model,
+    "gpu": scenario.Gpu,
+    "layer_times[]": scenario.LayerTimes,
+}
 
 # The builder of each table of a resolved scenario, by its key (a tagged table by its tag).
 TABLES: dict[str, Builder] = {

@@ -22,6 +22,7 @@ use super::all_to_all::AllToAllAlgorithm;
 use super::catalog::info;
 use super::kind::{fail, Ranks, Size, WorkloadKind};
 use super::layer_cost::{LayerCost, ModelCost};
+use super::model::{self, ModelSpec};
 use super::training::MAX_COMPUTE_STEPS;
 use super::{CollectiveInfo, HostSet, Workload};
 use crate::cc::Check;
@@ -85,11 +86,21 @@ pub struct ParallelTrainingWorkload {
     pub dp_algorithm: AllReduceAlgorithm,
     #[serde(default)]
     pub ep_algorithm: AllToAllAlgorithm,
-    /// Bytes one stage sends the next per microbatch, and gets back as their gradient.
-    #[serde(default)]
-    pub activation_bytes: ByteSize,
-    /// From the model's input to its output; see [`LayerRow`].
+    /// Bytes one stage sends the next per microbatch, and gets back as their gradient; absent:
+    /// the model's (`model`), or none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation_bytes: Option<ByteSize>,
+    /// From the model's input to its output; see [`LayerRow`]. Give these or `model`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<LayerRow>,
+    /// A model preset or its shapes and a GPU (`docs/models.md`): every layer's costs from its
+    /// FLOP model. Give this or `layers`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelSpec>,
+    /// Compute times that replace those of the layers given (by their place in the whole model,
+    /// from 0; with `model`, 0 is the embedding).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layer_times: Vec<LayerTimes>,
     /// Ranks that compute slower than the others.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stragglers: Vec<Straggler>,
@@ -144,6 +155,20 @@ fn two() -> u32 {
     2
 }
 
+/// Compute times given for some of the model's layers, over what the model or layer table says.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayerTimes {
+    /// The layers (places in the model, from 0), as a list or a range.
+    pub layers: HostSet,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forward: Option<SimTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_grad: Option<SimTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight_grad: Option<SimTime>,
+}
+
 /// Ranks whose compute takes `slowdown` times as long.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -154,8 +179,30 @@ pub struct Straggler {
 }
 
 impl ParallelTrainingWorkload {
-    /// The model the layer table describes: the seam where a model preset would give one.
+    /// The model the settings describe: the model's costs (`model`) or the layer table, with
+    /// `layer_times` and `activation_bytes` over them. Only for settings that passed `check`.
     pub fn model(&self) -> ModelCost {
+        let mut cost = match &self.model {
+            Some(spec) => model::cost(spec, self.tp, self.ep).expect("the checks built the model"),
+            None => self.table(),
+        };
+        if let Some(bytes) = self.activation_bytes {
+            cost.activation_bytes = bytes.0;
+        }
+        let n = cost.layers.len() as u32;
+        for times in &self.layer_times {
+            for l in times.layers.expand(n) {
+                let layer = &mut cost.layers[l as usize];
+                layer.forward = times.forward.unwrap_or(layer.forward);
+                layer.input_grad = times.input_grad.unwrap_or(layer.input_grad);
+                layer.weight_grad = times.weight_grad.unwrap_or(layer.weight_grad);
+            }
+        }
+        cost
+    }
+
+    /// The layer table's model.
+    fn table(&self) -> ModelCost {
         let layers = (self.layers.iter())
             .flat_map(|row| {
                 let cost = LayerCost {
@@ -170,12 +217,45 @@ impl ParallelTrainingWorkload {
                 std::iter::repeat_n(cost, row.repeat as usize)
             })
             .collect();
-        ModelCost { layers, activation_bytes: self.activation_bytes.0 }
+        ModelCost { layers, activation_bytes: 0 }
     }
 
-    /// Layers in the model, counted without building it.
+    /// Layers in the model, counted without building its table (a model's are its
+    /// transformer layers, its embedding and its output layer).
     fn layer_count(&self) -> u64 {
-        self.layers.iter().map(|l| u64::from(l.repeat)).sum()
+        match &self.model {
+            Some(spec) => spec.resolved().map_or(0, |m| u64::from(m.layers) + 2),
+            None => self.layers.iter().map(|l| u64::from(l.repeat)).sum(),
+        }
+    }
+
+    /// Exactly one of `layers` and `model`, a model that builds, and `layer_times` that name
+    /// layers of it.
+    fn check_model(&self) -> Check {
+        match (&self.model, self.layers.is_empty()) {
+            (Some(_), false) => {
+                return fail("workload.model", "give the model's layers as a table (layers) or as a model (model), not both");
+            }
+            (None, true) => {
+                return fail(
+                    "workload.layers",
+                    "the model has no layers; add at least one [[workload.layers]] with forward, input_grad and weight_grad, or a [workload.model] (docs/models.md)",
+                );
+            }
+            (Some(spec), true) => {
+                model::cost(spec, self.tp.max(1), self.ep.max(1))?;
+            }
+            (None, false) => {}
+        }
+        let n = self.layer_count() as u32;
+        for (i, t) in self.layer_times.iter().enumerate() {
+            let key = format!("workload.layer_times[{i}].layers");
+            t.layers.members(n, "layer", "the model has layers").map_err(|m| (key.clone(), m))?;
+            if t.forward.is_none() && t.input_grad.is_none() && t.weight_grad.is_none() {
+                return fail(format!("workload.layer_times[{i}]"), "gives no time: add forward, input_grad or weight_grad");
+            }
+        }
+        Ok(())
     }
 
     /// Model chunks per stage.
@@ -226,12 +306,7 @@ impl WorkloadKind for ParallelTrainingWorkload {
         if self.dp == Some(0) {
             return fail("workload.dp", "must be at least 1, or left out for ranks / (tp x pp)");
         }
-        if self.layers.is_empty() {
-            return fail(
-                "workload.layers",
-                "the model has no layers; add at least one [[workload.layers]] with forward, input_grad and weight_grad",
-            );
-        }
+        self.check_model()?;
         for (i, row) in self.layers.iter().enumerate() {
             if row.repeat == 0 {
                 return fail(format!("workload.layers[{i}].repeat"), "must be at least 1 (the number of such layers)");
@@ -414,6 +489,27 @@ mod tests {
     use crate::tags::CollectiveKind;
     use crate::workload::WorkloadConfig;
 
+    /// GPT-3 13B's shapes with 4 transformer layers: 6 layers with the embedding and output.
+    const MODEL: &str = "model = { preset = \"gpt3-13b\", layers = 4, gpu = { tflops = 989 } }";
+
+    #[test]
+    fn a_model_gives_the_layers_and_layer_times_replace_their_times() {
+        let w = parse(&format!("tp = 2\npp = 2\n{MODEL}\nlayer_times = [{{ layers = \"1..3\", forward = \"7us\" }}]"));
+        checked(&w, 8).unwrap();
+        let spec = w.model.clone().unwrap();
+        let mut expected = model::cost(&spec, 2, 1).unwrap();
+        for l in &mut expected.layers[1..3] {
+            l.forward = SimTime::from_us(7);
+        }
+        let cost = w.model();
+        assert_eq!(cost, expected);
+        assert_eq!(cost.layers.len(), 6);
+        assert!(cost.activation_bytes > 0 && cost.layers[3].forward > SimTime::from_us(7));
+        // An explicit activation size replaces the model's.
+        let w = parse(&format!("tp = 2\npp = 2\nactivation_bytes = \"1KB\"\n{MODEL}"));
+        assert_eq!(w.model().activation_bytes, 1000);
+    }
+
     fn parse(body: &str) -> ParallelTrainingWorkload {
         let text = format!("kind = \"parallel_training\"\niterations = 2\n{body}");
         match toml::from_str::<WorkloadConfig>(&text).unwrap_or_else(|e| panic!("{e}")) {
@@ -525,6 +621,12 @@ mod tests {
             (8, format!("jitter = 1.5\n{}", layers(4)), "workload.jitter", "outside [0, 1)"),
             (8, format!("stragglers = [{{ ranks = [9], slowdown = 2.0 }}]\n{}", layers(4)), "workload.stragglers[0].ranks", "rank 9"),
             (8, format!("sequence_parallel = true\ntp = 2\ntp_algorithm = \"halving_doubling\"\n{}", layers(4)), "workload.tp_algorithm", "ring or direct"),
+            (8, format!("{MODEL}\n{}", layers(4)), "workload.model", "not both"),
+            (8, String::from("pp = 2"), "workload.layers", "[workload.model]"),
+            (8, format!("pp = 4\n{MODEL}"), "workload.layers", "6 layers do not split evenly"),
+            (8, format!("tp = 3\n{MODEL}"), "workload.tp", "does not divide"),
+            (8, format!("{MODEL}\nlayer_times = [{{ layers = [6], forward = \"1us\" }}]"), "workload.layer_times[0].layers", "layer 6 does not exist"),
+            (8, format!("{MODEL}\nlayer_times = [{{ layers = [1] }}]"), "workload.layer_times[0]", "gives no time"),
         ];
         for (ranks, body, key, says) in cases {
             let (k, msg) = checked(&parse(&body), ranks).expect_err(&body);

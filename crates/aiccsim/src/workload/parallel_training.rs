@@ -96,7 +96,7 @@ pub struct ParallelTrainingWorkload {
     /// A model preset or its shapes and a GPU (`docs/models.md`): every layer's costs from its
     /// FLOP model. Give this or `layers`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<ModelSpec>,
+    pub model: Option<Box<ModelSpec>>,
     /// Compute times that replace those of the layers given (by their place in the whole model,
     /// from 0; with `model`, 0 is the embedding).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

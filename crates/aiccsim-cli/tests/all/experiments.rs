@@ -347,6 +347,35 @@ fn rocecc_dlrm_runs_at_a_small_scale() {
     }
 }
 
+/// training-cc at a small scale (its 12 runs take about 12 minutes of CPU; the figures are in
+/// the experiment's README): 16 GPUs in servers of 4, tensor parallel 4, 2 microbatches of
+/// 256-token sequences, the same models cut the same way. Every scheme finishes its iteration
+/// without a drop or a timeout, and the iteration takes at least its compute: all schemes share
+/// one compute time, as they share one model.
+#[test]
+fn training_cc_runs_at_a_small_scale() {
+    let (_root, _out, header, rows) = reproduce_small("training-cc", |text| {
+        let text = text
+            .replace("tp = 8", "tp = 4")
+            .replace("ep = 8", "ep = 2")
+            .replace("microbatches = 4", "microbatches = 2");
+        text.replace("seq_len = 2048", "seq_len = 256").replace("seq_len = 4096", "seq_len = 256")
+    });
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    assert_eq!(rows.len(), 12);
+    let mut compute = Vec::new();
+    for r in &rows {
+        let (iteration, exposed): (f64, f64) =
+            (r[col("mean_iteration_us")].parse().unwrap(), r[col("mean_exposed_comm_us")].parse().unwrap());
+        assert!(iteration > 0.0 && exposed >= 0.0, "{}: {iteration} - {exposed}", &r[0]);
+        assert_eq!((&r[col("drops")], &r[col("timeouts")]), ("0", "0"), "{}", &r[0]);
+        compute.push(((iteration - exposed) * 10.0).round() as i64);
+    }
+    // The table's figures are rounded to 0.1 us.
+    let alike = |c: &[i64]| c.iter().all(|&x| (x - c[0]).abs() <= 1);
+    assert!(alike(&compute[..6]) && alike(&compute[6..]), "{compute:?}");
+}
+
 /// mcc-spray at a thirtieth of its size (its 48 runs take about 7.5 minutes; the figures are in
 /// the experiment's README): 64 KB messages still, fewer of them. What holds at full size holds
 /// here: spraying lifts every algorithm from the ECMP hash collisions to near line rate, MCC

@@ -14,6 +14,7 @@ pub mod jobs;
 pub mod json_time;
 mod recorder;
 mod records;
+pub mod split;
 mod summary;
 pub mod tables;
 pub mod trace;
@@ -28,6 +29,7 @@ pub use records::{
     PortRecord, PortStats, QueueSample, RateSample, SpeedChange, StallReport, StopReason, StuckFlow, Warning,
     MAX_PAUSE_ROWS,
 };
+pub use split::Predecessors;
 pub use summary::{
     ByteLedger, CollectiveRecord, CreditSummary, Distribution, Performance, ProbeSummary, RunTotals, Summary,
     TelemetrySummary, TraceSummary,
@@ -139,6 +141,8 @@ pub struct RunRecords {
     pub cc_state: CcState,
     pub trace: Option<Vec<trace::TraceRow>>,
     pub computes: Vec<ComputeStep>,
+    /// What each compute step waited for (runs with a training workload only).
+    pub predecessors: Option<Predecessors>,
 }
 
 /// What the training iterations are measured from: each `training` workload's layout and each
@@ -162,10 +166,12 @@ impl Results {
     ) -> Results {
         let job_name = |j: u32| jobs.get(j as usize).map_or("", |job| job.name.as_str());
         let Layouts { training, parallel_training } = layouts;
-        let loops = (training.iter())
-            .flat_map(|layout| iterations::measure(layout, job_name(layout.job), &records.computes, &records.flows));
+        let preds = records.predecessors.as_ref();
+        let loops = (training.iter()).flat_map(|layout| {
+            iterations::measure(layout, job_name(layout.job), &records.computes, &records.flows, preds)
+        });
         let parallel = (parallel_training.iter()).flat_map(|layout| {
-            iterations::measure_parallel(layout, job_name(layout.job), &records.computes, &records.flows)
+            iterations::measure_parallel(layout, job_name(layout.job), &records.computes, &records.flows, preds)
         });
         let iterations =
             (!training.is_empty() || !parallel_training.is_empty()).then(|| loops.chain(parallel).collect::<Vec<_>>());

@@ -4,6 +4,7 @@
 //! neither, with the same values; `python/aiccsim/_schema.py` builds its pyarrow schemas from
 //! [`TABLES`], and a test holds docs/results.md to the same columns.
 
+use super::split::Dimension;
 use super::Results;
 use crate::time::SimTime;
 use std::borrow::Cow;
@@ -195,6 +196,13 @@ pub const ITERATIONS: Table = Table {
         opt("exposed_comm_ns", Time),
         col("flows", Int),
         col("bytes", Int),
+        opt("rank", Int),
+        opt("bubble_ns", Time),
+        opt("exposed_tp_ns", Time),
+        opt("exposed_pp_ns", Time),
+        opt("exposed_dp_ns", Time),
+        opt("exposed_ep_ns", Time),
+        opt("exposed_other_ns", Time),
     ],
     recorded: with_iterations,
     rows: iteration_rows,
@@ -464,6 +472,13 @@ fn iteration_rows(r: &Results, row: Row<'_>) {
             Value::time(r.exposed_comm()),
             I(r.flows.into()),
             I(r.bytes.into()),
+            Value::int(r.rank()),
+            Value::time(r.bubble()),
+            Value::time(r.exposed(Dimension::Tp)),
+            Value::time(r.exposed(Dimension::Pp)),
+            Value::time(r.exposed(Dimension::Dp)),
+            Value::time(r.exposed(Dimension::Ep)),
+            Value::time(r.exposed(Dimension::Other)),
         ]);
     }
 }

@@ -65,6 +65,10 @@ pub struct Results {
     pub computes: Vec<ComputeStep>,
     /// One row per training iteration (`training` workloads only).
     pub iterations: Option<Vec<iterations::IterationRecord>>,
+    /// The training workloads' layouts (`steps.csv`, `training_collectives.csv`), and the
+    /// name of each job (by number; empty for a `[workload]`).
+    pub layouts: Layouts,
+    pub job_names: Vec<String>,
     /// One row per collective a generator made (`collectives.csv`).
     pub collectives: Vec<CollectiveRow>,
     /// One row per job of a `[[jobs]]` scenario (`jobs.csv`); empty for a `[workload]`.
@@ -147,6 +151,7 @@ pub struct RunRecords {
 
 /// What the training iterations are measured from: each `training` workload's layout and each
 /// `parallel_training` workload's.
+#[derive(Default)]
 pub struct Layouts {
     pub training: Vec<Layout>,
     pub parallel_training: Vec<crate::workload::parallel_training::Layout>,
@@ -160,12 +165,13 @@ impl Results {
         records: RunRecords,
         layouts: Layouts,
         collectives: &[CollectiveInfo],
-        jobs: &[JobInfo],
+        jobs_info: &[JobInfo],
         totals: RunTotals,
         topology: NodeNames,
     ) -> Results {
+        let jobs = jobs_info;
         let job_name = |j: u32| jobs.get(j as usize).map_or("", |job| job.name.as_str());
-        let Layouts { training, parallel_training } = layouts;
+        let Layouts { training, parallel_training } = &layouts;
         let preds = records.predecessors.as_ref();
         let loops = (training.iter()).flat_map(|layout| {
             iterations::measure(layout, job_name(layout.job), &records.computes, &records.flows, preds)
@@ -201,6 +207,8 @@ impl Results {
             trace: records.trace,
             computes: records.computes,
             iterations,
+            layouts,
+            job_names: jobs_info.iter().map(|j| j.name.clone()).collect(),
             collectives,
             jobs,
             topology,

@@ -186,8 +186,9 @@ class Result:
     def write(self, dir: str | os.PathLike[str], format: str = "csv", *, wall_limit: float | None = None) -> Path:
         """Writes ``summary.json``, ``run.json`` and the tables into ``dir`` (created if needed):
         ``flows``, ``ports`` and, if recorded, ``queues``, ``rates``, ``pauses``, ``links``,
-        ``trace``, ``iterations``, ``steps``, ``training_collectives`` and ``jobs``; and ``scenario.toml``, the scenario's text as
-        written, when the Result knows it (not for a scenario given as a dict).
+        ``trace``, ``iterations``, ``steps``, ``training_collectives`` and ``jobs``; and
+        ``scenario.toml``, the scenario's text as written,
+        when the Result knows it (not for a scenario given as a dict).
 
         ``format="csv"`` writes the ``.csv`` files byte for byte as ``aiccsim run`` does;
         ``"parquet"`` writes ``.parquet`` files instead, with the Arrow schemas of the tables

@@ -513,7 +513,10 @@ def timeline(
         mine = window[window["rank"] == host]
         for phase, color in PHASE_COLORS.items():
             spans = mine[mine["phase"] == phase]
-            bars = [(max(a, start) / us, (min(b, end) - max(a, start)) / us) for a, b in zip(spans["start_ns"], spans["end_ns"].fillna(end))]
+            bars = [
+                (max(a, start) / us, (min(b, end) - max(a, start)) / us)
+                for a, b in zip(spans["start_ns"], spans["end_ns"].fillna(end))
+            ]
             bars = [b for b in bars if b[1] > 0]
             if bars:
                 ax.broken_barh(bars, (y - 0.4, 0.5), color=color, label=None if phase in drawn else phase)
@@ -521,11 +524,16 @@ def timeline(
         sent = flows[flows["src"] == host]
         for lane, dimension in enumerate(lanes):
             spans = sent[sent["dimension"] == dimension]
-            bars = [(max(a, start) / us, (min(b, end) - max(a, start)) / us) for a, b in zip(spans["start_ns"], spans["finish_ns"].fillna(end))]
+            bars = [
+                (max(a, start) / us, (min(b, end) - max(a, start)) / us)
+                for a, b in zip(spans["start_ns"], spans["finish_ns"].fillna(end))
+            ]
             if bars:
                 height = 0.3 / len(lanes)
                 label = None if dimension in drawn else f"{dimension} sends"
-                ax.broken_barh(bars, (y + 0.12 + lane * height, height * 0.9), color=DIMENSION_COLORS[dimension], label=label)
+                ax.broken_barh(
+                    bars, (y + 0.12 + lane * height, height * 0.9), color=DIMENSION_COLORS[dimension], label=label
+                )
                 drawn.add(dimension)
         if host == critical and iteration == slowest.get("iteration") and job == slowest.get("job"):
             waits = [(w["from_ns"] / us, (w["to_ns"] - w["from_ns"]) / us) for w in slowest.get("critical_path", [])]
@@ -536,7 +544,9 @@ def timeline(
     ax.set_ylim(len(hosts) - 0.5, -0.5)
     ax.set_xlim(start / us, end / us)
     what = f"iteration {iteration}" + ("" if job is None else f" of {job}")
-    ax.set(xlabel="time (µs)", title=f"Timeline of {what}" + ("" if critical is None else f" (* critical rank {critical})"))
+    ax.set(
+        xlabel="time (µs)", title=f"Timeline of {what}" + ("" if critical is None else f" (* critical rank {critical})")
+    )
     _legend(ax)
     _figure_height(ax, 2 * len(hosts))
     return ax
@@ -556,11 +566,21 @@ def _timeline_ranks(steps: pd.DataFrame, critical: int | None) -> list[int]:
 
 
 def _stage_labels(steps: pd.DataFrame) -> dict[int, str]:
-    """", layers 0-3" per rank, when ranks compute different layers (pipeline stages)."""
-    spans = steps.groupby("rank")["layer"].agg(["min", "max"])
-    if len(set(zip(spans["min"], spans["max"]))) < 2:
+    """ ", layers 0–3" (or ", layers 0, 4" for an interleaved stage) per rank, when ranks compute
+    different layers (pipeline stages)."""
+    held = steps.groupby("rank")["layer"].agg(lambda s: tuple(sorted(set(int(x) for x in s))))
+    if len(set(held)) < 2:
         return {}
-    return {int(h): f", layers {lo}–{hi}" if lo != hi else f", layer {lo}" for h, (lo, hi) in spans.iterrows()}  # type: ignore[misc]
+
+    def label(layers: tuple[int, ...]) -> str:
+        if len(layers) == 1:
+            return f", layer {layers[0]}"
+        if layers[-1] - layers[0] + 1 == len(layers):
+            return f", layers {layers[0]}–{layers[-1]}"
+        shown = [str(x) for x in layers] if len(layers) <= 4 else [str(layers[0]), str(layers[1]), "…", str(layers[-1])]
+        return ", layers " + ", ".join(shown)
+
+    return {int(h): label(layers) for h, layers in held.items()}  # type: ignore[call-overload]
 
 
 def _flow_dimensions(result: Result, job: str | None) -> dict[str, str]:

@@ -218,7 +218,7 @@ pub(super) fn split(
         }
         let from = s.max(walk.t);
         let to = e.min(end);
-        walk.compute = walk.compute + (to - from);
+        walk.compute += to - from;
         walk.t = to;
         if walk.t >= end {
             break;
@@ -235,8 +235,8 @@ pub(super) fn split(
     let mut exposed = [SimTime::ZERO; 5];
     for (from, to, d, _) in &walk.waits {
         match d.exposed_index() {
-            Some(i) => exposed[i] = exposed[i] + (*to - *from),
-            None => bubble = bubble + (*to - *from),
+            Some(i) => exposed[i] += *to - *from,
+            None => bubble += *to - *from,
         }
     }
     Some(Split { rank: ranks[r], compute: walk.compute, bubble, exposed, path: path(walk.waits) })
@@ -306,7 +306,7 @@ fn path(waits: Vec<(SimTime, SimTime, Dimension, String)>) -> Vec<Wait> {
         match merged.last_mut() {
             Some(w) if w.dimension == d.name() => {
                 w.to_ns = to;
-                w.wait_ns = w.wait_ns + (to - from);
+                w.wait_ns += to - from;
                 w.released_by = by;
             }
             _ => {

@@ -556,20 +556,20 @@ def _timeline_ranks(steps: pd.DataFrame, critical: int | None) -> list[int]:
     """The critical rank and the first rank of each group that computes the same layers (a
     pipeline stage), in the order of their first layer: at most `TIMELINE_RANKS`, the critical
     rank always among them."""
-    layers = steps.groupby("rank")["layer"].agg(lambda s: tuple(sorted(set(s))))
+    layers = _layers_by_rank(steps)
     firsts: dict[tuple[int, ...], int] = {}
-    for host, held in layers.items():
-        firsts.setdefault(held, int(host))  # type: ignore[call-overload]
+    for host, held in sorted(layers.items()):
+        firsts.setdefault(held, host)
     others = [h for h in firsts.values() if h != critical]
     hosts = ([] if critical is None else [critical]) + others[: TIMELINE_RANKS - (critical is not None)]
     return sorted(hosts, key=lambda h: (layers.get(h, (0,))[0], h))
 
 
 def _stage_labels(steps: pd.DataFrame) -> dict[int, str]:
-    """ ", layers 0–3" (or ", layers 0, 4" for an interleaved stage) per rank, when ranks compute
-    different layers (pipeline stages)."""
-    held = steps.groupby("rank")["layer"].agg(lambda s: tuple(sorted(set(int(x) for x in s))))
-    if len(set(held)) < 2:
+    """The layers each rank computes, as its row's label says them (", layers 0–3", or ", layers
+    0, 4" for an interleaved stage), when ranks compute different layers (pipeline stages)."""
+    held = _layers_by_rank(steps)
+    if len(set(held.values())) < 2:
         return {}
 
     def label(layers: tuple[int, ...]) -> str:
@@ -580,7 +580,15 @@ def _stage_labels(steps: pd.DataFrame) -> dict[int, str]:
         shown = [str(x) for x in layers] if len(layers) <= 4 else [str(layers[0]), str(layers[1]), "…", str(layers[-1])]
         return ", layers " + ", ".join(shown)
 
-    return {int(h): label(layers) for h, layers in held.items()}  # type: ignore[call-overload]
+    return {h: label(layers) for h, layers in held.items()}
+
+
+def _layers_by_rank(steps: pd.DataFrame) -> dict[int, tuple[int, ...]]:
+    """Each rank's (host's) layers, in order."""
+    held: dict[int, set[int]] = {}
+    for host, layer in zip(steps["rank"], steps["layer"]):
+        held.setdefault(int(host), set()).add(int(layer))
+    return {h: tuple(sorted(layers)) for h, layers in held.items()}
 
 
 def _flow_dimensions(result: Result, job: str | None) -> dict[str, str]:

@@ -14,6 +14,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 LOAD_FORMATS = (None, "csv", "parquet")
+# The workloads that write iterations.csv, steps.csv and training_collectives.csv.
+TRAINING_KINDS = ("training", "parallel_training")
+TRAINING = 'a workload of kind = "training" or "parallel_training"'
 
 
 def load(dir: str | os.PathLike[str], *, format: str | None = None) -> Result:
@@ -28,8 +31,9 @@ def load(dir: str | os.PathLike[str], *, format: str | None = None) -> Result:
     Which tables the run recorded follows ``run.json``'s scenario, as for ``aiccsim.run``:
     ``queues``, ``rates``, ``pauses`` and ``links`` with ``output.sample_interval`` (and
     ``cc_state`` with ``output.cc_state`` too), ``trace``
-    with ``[output.trace]``, ``iterations`` with a ``training`` workload (files left from an
-    earlier run into the folder are ignored). ``pauses`` and ``links`` are None too when the
+    with ``[output.trace]``, ``iterations``, ``steps`` and ``training_collectives`` with a
+    ``training`` or ``parallel_training`` workload (files left from an earlier run into the
+    folder are ignored). ``pauses`` and ``links`` are None too when the
     folder has no such file (aiccsim versions before them).
 
     Raises ``FileNotFoundError`` when the folder or a file it needs is missing (the message
@@ -47,6 +51,7 @@ def load(dir: str | os.PathLike[str], *, format: str | None = None) -> Result:
     _json(folder / "summary.json", summary_text)
 
     timelines = "sample_interval" in output
+    training = any(w.get("kind") in TRAINING_KINDS for w in _workloads(scenario))
     # Each table the scenario asks for, with the setting that asks (None: every run has it).
     recorded: dict[str, tuple[bool, str | None]] = {
         "flows": (True, None),
@@ -55,10 +60,7 @@ def load(dir: str | os.PathLike[str], *, format: str | None = None) -> Result:
         "rates": (timelines, "output.sample_interval"),
         "cc_state": (timelines and bool(output.get("cc_state")), "output.cc_state"),
         "trace": ("trace" in output, "output.trace"),
-        "iterations": (
-            any(w.get("kind") == "training" for w in _workloads(scenario)),
-            'a workload of kind = "training"',
-        ),
+        "iterations": (training, TRAINING),
         "jobs": (bool(scenario.get("jobs")), "[[jobs]]"),
     }
     files: dict[str, Path | None] = {}
@@ -70,6 +72,9 @@ def load(dir: str | os.PathLike[str], *, format: str | None = None) -> Result:
     # Written by aiccsim versions that have them, only with timelines.
     files["pauses"] = _file(folder, "pauses", format) if timelines else None
     files["links"] = _file(folder, "links", format) if timelines else None
+    # Written by aiccsim versions that have them, with a training workload.
+    files["steps"] = _file(folder, "steps", format) if training else None
+    files["training_collectives"] = _file(folder, "training_collectives", format) if training else None
     # Written when a generator made a collective (aiccsim versions that have it).
     files["collectives"] = _file(folder, "collectives", format)
 

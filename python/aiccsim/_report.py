@@ -36,6 +36,7 @@ RUN_PLOTS: list[tuple[str, Callable[[Any, str], Any]]] = [
     ("PFC pauses", lambda r, unit: plot.pause_timeline(r)),
     ("Collective completion times", lambda r, unit: plot.cct_bars(r)),
     ("Training iterations", lambda r, unit: plot.iteration_bars(r)),
+    ("Per-rank timeline of the slowest iteration", lambda r, unit: plot.timeline(r)),
 ]
 
 # The plots of an experiment's index page, each comparing the runs.

@@ -48,7 +48,12 @@ class Result:
     - ``collectives``: one row per entry of ``summary["collectives"]`` (every collective tag).
     - ``collective_stats``: ``collectives.csv``, each collective a generator made with its kind,
       algorithm, size, completion time and bus bandwidth; None when the workload made none.
-    - ``iterations``: ``iterations.csv``; None unless a workload is ``training``.
+    - ``iterations``: ``iterations.csv``; None unless a workload is ``training`` or
+      ``parallel_training``.
+    - ``steps``: ``steps.csv``, every compute step of a training workload (rank, iteration,
+      microbatch, layer, phase, start and end); ``training_collectives``:
+      ``training_collectives.csv``, each training collective's parallel dimension. None as
+      ``iterations``.
     - ``jobs``: ``jobs.csv``; None unless the scenario has ``[[jobs]]``.
     - ``polars``: the same tables as polars DataFrames (``result.polars.flows``).
     - ``arrow``: the same tables as pyarrow Tables (``result.arrow.flows``).
@@ -142,6 +147,14 @@ class Result:
         return self._pandas("iterations")
 
     @cached_property
+    def steps(self) -> pd.DataFrame | None:
+        return self._pandas("steps")
+
+    @cached_property
+    def training_collectives(self) -> pd.DataFrame | None:
+        return self._pandas("training_collectives")
+
+    @cached_property
     def jobs(self) -> pd.DataFrame | None:
         return self._pandas("jobs")
 
@@ -173,8 +186,9 @@ class Result:
     def write(self, dir: str | os.PathLike[str], format: str = "csv", *, wall_limit: float | None = None) -> Path:
         """Writes ``summary.json``, ``run.json`` and the tables into ``dir`` (created if needed):
         ``flows``, ``ports`` and, if recorded, ``queues``, ``rates``, ``pauses``, ``links``,
-        ``trace``, ``iterations`` and ``jobs``; and ``scenario.toml``, the scenario's text as
-        written, when the Result knows it (not for a scenario given as a dict).
+        ``trace``, ``iterations``, ``steps``, ``training_collectives`` and ``jobs``; and
+        ``scenario.toml``, the scenario's text as written,
+        when the Result knows it (not for a scenario given as a dict).
 
         ``format="csv"`` writes the ``.csv`` files byte for byte as ``aiccsim run`` does;
         ``"parquet"`` writes ``.parquet`` files instead, with the Arrow schemas of the tables
@@ -308,6 +322,14 @@ class ArrowTables:
         return self._result._table("iterations")
 
     @property
+    def steps(self) -> pa.Table | None:
+        return self._result._table("steps")
+
+    @property
+    def training_collectives(self) -> pa.Table | None:
+        return self._result._table("training_collectives")
+
+    @property
     def jobs(self) -> pa.Table | None:
         return self._result._table("jobs")
 
@@ -367,6 +389,14 @@ class PolarsTables:
     @property
     def iterations(self) -> pl.DataFrame | None:
         return self._frame("iterations")
+
+    @property
+    def steps(self) -> pl.DataFrame | None:
+        return self._frame("steps")
+
+    @property
+    def training_collectives(self) -> pl.DataFrame | None:
+        return self._frame("training_collectives")
 
     @cached_property
     def jobs(self) -> pl.DataFrame | None:

@@ -50,6 +50,7 @@ __all__ = [
     "rate_timeline",
     "slowdown_by_size",
     "throughput_timeline",
+    "timeline",
 ]
 
 SAMPLED = "set output.sample_interval in the scenario's [output] to sample timelines"
@@ -446,6 +447,157 @@ def iteration_bars(results: Results, ax: Axes | None = None) -> Axes:
     _legend(ax)
     _figure_height(ax, len(names))
     return ax
+
+
+# Compute steps by phase, and communication by the parallel dimension of its collective
+# (training_collectives.csv): a colour each, the same on every page.
+PHASE_COLORS = {"forward": "tab:blue", "input_grad": "tab:orange", "weight_grad": "tab:olive"}
+DIMENSION_COLORS = {"tp": "tab:purple", "pp": "tab:red", "dp": "tab:green", "ep": "tab:brown", "other": "tab:gray"}
+
+# Ranks a timeline shows by default.
+TIMELINE_RANKS = 8
+
+
+def timeline(
+    result: Result,
+    ax: Axes | None = None,
+    *,
+    iteration: int | None = None,
+    ranks: Sequence[int] | None = None,
+    job: str | None = None,
+) -> Axes:
+    """A Gantt chart of one training iteration: a row per rank, its compute steps (steps.csv)
+    as bars coloured by phase, and under them the flows it sends (flows.csv) as thin bars, a
+    lane per parallel dimension, coloured by the dimension of their collective
+    (training_collectives.csv). The x axis spans the iteration's window of iterations.csv (its
+    start to its end; an unfinished one, its steps).
+
+    ``iteration``: default the slowest (``summary.json``'s ``iterations.slowest``), else the
+    first. ``ranks``: hosts, at most `TIMELINE_RANKS` by default: the iteration's critical rank
+    and the first rank of each group of ranks that compute the same layers (a pipeline stage).
+    ``job``: with ``[[jobs]]``, the job (default the slowest iteration's). The critical rank's
+    row is marked, and its waits of ``summary.json``'s critical path are shaded when the
+    iteration is the slowest."""
+    if not isinstance(result, Result):
+        raise TypeError("timeline: plot one Result")
+    steps, it = result.steps, result.iterations
+    if steps is None or it is None or steps.empty:
+        raise NoData('timeline: no compute steps (the workload\'s kind is not "training" or "parallel_training")')
+    slowest = (result.summary.get("iterations") or {}).get("slowest") or {}
+    if job is None:
+        job = slowest.get("job")
+    if iteration is None:
+        iteration = int(slowest.get("iteration", it["iteration"].iloc[0]))
+    in_job = steps["job"].isna() if job is None else steps["job"] == job
+    rows = it[(it["job"].isna() if job is None else it["job"] == job) & (it["iteration"] == iteration)]
+    own = steps[in_job & (steps["iteration"] == iteration)]
+    if rows.empty or own.empty:
+        raise NoData(f"timeline: no iteration {iteration}" + ("" if job is None else f" of job {job}"))
+    row = rows.iloc[0]
+    start = row["start_ns"] if not np.isnan(row["start_ns"]) else own["start_ns"].min()
+    end = row["end_ns"] if not np.isnan(row["end_ns"]) else own["end_ns"].max()
+    critical = None if row["rank"] is None or row.isna()["rank"] else int(row["rank"])
+    hosts = list(ranks) if ranks is not None else _timeline_ranks(own, critical)
+    labels = _stage_labels(own)
+    window = steps[in_job & (steps["end_ns"] > start) & (steps["start_ns"] < end)]
+    dims = _flow_dimensions(result, job)
+    flows = result.flows
+    flows = flows[(flows["start_ns"] < end) & (flows["finish_ns"].fillna(end) > start)]
+    flows = flows.assign(dimension=flows["collective"].map(dims))
+    flows = flows[flows["dimension"].notna()]
+    lanes = [d for d in DIMENSION_COLORS if d in set(flows[flows["src"].isin(hosts)]["dimension"])]
+    ax = _axes(ax)
+    us = 1e3
+    drawn: set[str] = set()
+    for y, host in enumerate(hosts):
+        mine = window[window["rank"] == host]
+        for phase, color in PHASE_COLORS.items():
+            spans = mine[mine["phase"] == phase]
+            bars = [
+                (max(a, start) / us, (min(b, end) - max(a, start)) / us)
+                for a, b in zip(spans["start_ns"], spans["end_ns"].fillna(end))
+            ]
+            bars = [b for b in bars if b[1] > 0]
+            if bars:
+                ax.broken_barh(bars, (y - 0.4, 0.5), color=color, label=None if phase in drawn else phase)
+                drawn.add(phase)
+        sent = flows[flows["src"] == host]
+        for lane, dimension in enumerate(lanes):
+            spans = sent[sent["dimension"] == dimension]
+            bars = [
+                (max(a, start) / us, (min(b, end) - max(a, start)) / us)
+                for a, b in zip(spans["start_ns"], spans["finish_ns"].fillna(end))
+            ]
+            if bars:
+                height = 0.3 / len(lanes)
+                label = None if dimension in drawn else f"{dimension} sends"
+                ax.broken_barh(
+                    bars, (y + 0.12 + lane * height, height * 0.9), color=DIMENSION_COLORS[dimension], label=label
+                )
+                drawn.add(dimension)
+        if host == critical and iteration == slowest.get("iteration") and job == slowest.get("job"):
+            waits = [(w["from_ns"] / us, (w["to_ns"] - w["from_ns"]) / us) for w in slowest.get("critical_path", [])]
+            if waits:
+                ax.broken_barh(waits, (y - 0.4, 0.5), facecolor="0.85", zorder=0, label="critical rank waiting")
+    names = [f"rank {h}" + ("*" if h == critical else "") + labels.get(h, "") for h in hosts]
+    ax.set_yticks(range(len(hosts)), names)
+    ax.set_ylim(len(hosts) - 0.5, -0.5)
+    ax.set_xlim(start / us, end / us)
+    what = f"iteration {iteration}" + ("" if job is None else f" of {job}")
+    ax.set(
+        xlabel="time (µs)", title=f"Timeline of {what}" + ("" if critical is None else f" (* critical rank {critical})")
+    )
+    _legend(ax)
+    _figure_height(ax, 2 * len(hosts))
+    return ax
+
+
+def _timeline_ranks(steps: pd.DataFrame, critical: int | None) -> list[int]:
+    """The critical rank and the first rank of each group that computes the same layers (a
+    pipeline stage), in the order of their first layer: at most `TIMELINE_RANKS`, the critical
+    rank always among them."""
+    layers = _layers_by_rank(steps)
+    firsts: dict[tuple[int, ...], int] = {}
+    for host, held in sorted(layers.items()):
+        firsts.setdefault(held, host)
+    others = [h for h in firsts.values() if h != critical]
+    hosts = ([] if critical is None else [critical]) + others[: TIMELINE_RANKS - (critical is not None)]
+    return sorted(hosts, key=lambda h: (layers.get(h, (0,))[0], h))
+
+
+def _stage_labels(steps: pd.DataFrame) -> dict[int, str]:
+    """The layers each rank computes, as its row's label says them (", layers 0–3", or ", layers
+    0, 4" for an interleaved stage), when ranks compute different layers (pipeline stages)."""
+    held = _layers_by_rank(steps)
+    if len(set(held.values())) < 2:
+        return {}
+
+    def label(layers: tuple[int, ...]) -> str:
+        if len(layers) == 1:
+            return f", layer {layers[0]}"
+        if layers[-1] - layers[0] + 1 == len(layers):
+            return f", layers {layers[0]}–{layers[-1]}"
+        shown = [str(x) for x in layers] if len(layers) <= 4 else [str(layers[0]), str(layers[1]), "…", str(layers[-1])]
+        return ", layers " + ", ".join(shown)
+
+    return {h: label(layers) for h, layers in held.items()}
+
+
+def _layers_by_rank(steps: pd.DataFrame) -> dict[int, tuple[int, ...]]:
+    """Each rank's (host's) layers, in order."""
+    held: dict[int, set[int]] = {}
+    for host, layer in zip(steps["rank"], steps["layer"]):
+        held.setdefault(int(host), set()).add(int(layer))
+    return {h: tuple(sorted(layers)) for h, layers in held.items()}
+
+
+def _flow_dimensions(result: Result, job: str | None) -> dict[str, str]:
+    """Each training collective's dimension, by the name its flows carry in flows.csv."""
+    t = result.training_collectives
+    if t is None:
+        return {}
+    t = t[t["job"].isna()] if job is None else t[t["job"] == job]
+    return dict(zip(t["collective"], t["dimension"]))
 
 
 def _flow_lines(

@@ -46,7 +46,15 @@ SCHEMA = [
     ("exposed_comm_ns", "float64"),
     ("flows", "int64"),
     ("bytes", "int64"),
+    ("rank", "Int64"),
+    ("bubble_ns", "float64"),
+    ("exposed_tp_ns", "float64"),
+    ("exposed_pp_ns", "float64"),
+    ("exposed_dp_ns", "float64"),
+    ("exposed_ep_ns", "float64"),
+    ("exposed_other_ns", "float64"),
 ]
+EXPOSED = ["bubble_ns", "exposed_tp_ns", "exposed_pp_ns", "exposed_dp_ns", "exposed_ep_ns", "exposed_other_ns"]
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +93,20 @@ def test_rows_add_up_and_unfinished_ones_have_no_end(run: aiccsim.Result) -> Non
     assert it["exposed_comm_ns"].notna().tolist() == [True, True, False, False]
     # Each iteration's all-reduce: 2(n-1) steps of n chunks of size/n.
     assert (it["bytes"] == 6_000_000).all() and (it["flows"] == 24).all()
+
+
+def test_the_split_charges_the_waits_to_the_all_reduce(run: aiccsim.Result) -> None:
+    it = run.iterations
+    done = it[it["end_ns"].notna()]
+    # Every rank computes all of each iteration here: the split adds up to exposed_comm_ns,
+    # all of it data parallel (the layer's all-reduce).
+    assert (done[EXPOSED].sum(axis=1) - done["exposed_comm_ns"]).abs().max() < 1e-6
+    assert (done["exposed_dp_ns"] == done["exposed_comm_ns"]).all()
+    assert done["rank"].between(0, 3).all()
+    assert it[it["end_ns"].isna()][["rank", *EXPOSED]].isna().all().all()
+    slowest = run.summary["iterations"]["slowest"]
+    assert slowest["iteration"] == 1 and slowest["exposed_dp_ns"] == pytest.approx(done["exposed_dp_ns"].max())
+    assert [w["dimension"] for w in slowest["critical_path"]] == ["dp"]
 
 
 def test_none_without_a_training_workload() -> None:

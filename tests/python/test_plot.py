@@ -306,6 +306,53 @@ def test_iteration_bars(bare: aiccsim.Result) -> None:
         plot.iteration_bars(bare)
 
 
+# Two stages of two data-parallel ranks, 1F1B (docs/scenario.md's pipeline example).
+PIPELINE = """
+[topology]
+kind = "star"
+hosts = 4
+link = { bandwidth = "100Gbps", delay = "1us" }
+[cc]
+algorithm = "none"
+[workload]
+kind = "parallel_training"
+iterations = 2
+pp = 2
+microbatches = 4
+activation_bytes = "100KB"
+layers = [{ forward = "10us", input_grad = "10us", weight_grad = "10us", grad_bytes = "400KB", repeat = 2 }]
+"""
+
+
+def test_timeline(bare: aiccsim.Result) -> None:
+    r = aiccsim.run(PIPELINE)
+    slowest = r.summary["iterations"]["slowest"]
+    row = r.iterations.iloc[slowest["iteration"]]
+    ax = plot.timeline(r)
+    # The critical rank and the first rank of each stage, by stage; the iteration's window.
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["rank 0*, layer 0", "rank 2, layer 1"]
+    assert ax.get_xlim() == pytest.approx((row["start_ns"] / 1e3, row["end_ns"] / 1e3))
+    labels = ax.get_legend_handles_labels()[1]
+    assert labels == ["forward", "input_grad", "weight_grad", "pp sends", "dp sends", "critical rank waiting"]
+    # Each rank's compute bars are its steps of the iteration, clipped to the window.
+    steps = r.steps
+    from matplotlib.colors import to_rgba
+
+    phases = {to_rgba(c): p for p, c in plot.PHASE_COLORS.items()}
+    drawn = [p for c in ax.collections for p in [phases.get(tuple(c.get_facecolor()[0]))] if p for _ in c.get_paths()]
+    start, end = row["start_ns"], row["end_ns"]
+    mine = steps[steps["rank"].isin([0, 2]) & (steps["end_ns"] > start) & (steps["start_ns"] < end)]
+    assert sorted(drawn) == sorted(mine["phase"])
+    # Other ranks, another iteration.
+    other = plot.timeline(r, iteration=1, ranks=[1, 3])
+    assert [t.get_text() for t in other.get_yticklabels()][0].startswith("rank 1")
+    assert other.get_title().startswith("Timeline of iteration 1")
+    with pytest.raises(plot.NoData, match="timeline: no compute steps"):
+        plot.timeline(bare)
+    with pytest.raises(plot.NoData, match="no iteration 7"):
+        plot.timeline(r, iteration=7)
+
+
 def test_every_flow_or_a_note_of_how_many(incast16: aiccsim.Result) -> None:
     """16 flows: 16 lines, in 16 colours. Fewer than sampled: the title says which and of how many.
     (The throughput shows 16 flows' total and a few of them: test_many_flows_throughput_...)"""

@@ -7,7 +7,7 @@
 //! delivery, a step once when it ends.
 
 use super::{Event, Simulation};
-use crate::metrics::ComputeStep;
+use crate::metrics::{ComputeStep, Predecessors};
 use crate::workload::{ComputeDef, FlowDef};
 
 pub(crate) struct Dependencies {
@@ -43,6 +43,12 @@ impl Dependencies {
             .map(|c| ComputeStep { host: c.host, duration: c.duration, earliest: c.start, start: None, end: None })
             .collect();
         Dependencies { flows: f, dependents, waiting_on, computes_left: computes.len(), computes }
+    }
+
+    /// What each compute step waited for, for the iteration split of a training run: the
+    /// graph's edges turned around once, after the run.
+    pub(crate) fn predecessors(&self) -> Predecessors {
+        Predecessors::invert(self.flows, self.computes.len(), &self.dependents)
     }
 
     /// Whether flow `f` waits for nothing.

@@ -180,6 +180,9 @@ impl Simulation {
         );
         let state = (state, self.net.packets, self.nic.sched, self.nic.incoming_flows, self.nic.start_group);
         std::thread::spawn(move || drop(state));
+        // Only a training run splits its iterations by what held them up.
+        let training = !self.work.training.is_empty() || !self.work.parallel_training.is_empty();
+        let predecessors = training.then(|| self.work.deps.predecessors());
         let records = RunRecords {
             flows,
             ports,
@@ -191,6 +194,7 @@ impl Simulation {
             cc_state: self.observe.recorder.cc_state,
             trace: self.observe.tracer.map(|t| t.rows),
             computes: self.work.deps.computes,
+            predecessors,
         };
         Results::assemble(
             self.scenario,

@@ -9,12 +9,13 @@
 //! a duration is never shorter than the compute: the difference is time spent waiting for flows
 //! that compute did not hide.
 
-use super::json_time::{mean, opt_ns};
+use super::json_time::{mean, ns, opt_ns};
+use super::split::{self, Dimension, FlowDims, Predecessors, Shape, Split, Wait};
 use super::ComputeStep;
 use super::FlowRecord;
 use crate::time::SimTime;
-use crate::workload::parallel_training;
-use crate::workload::training::{Layout, Phase};
+use crate::workload::parallel_training::{self, Dim};
+use crate::workload::training::{CommGroup, Layout, Op, Phase};
 use serde::Serialize;
 use std::ops::Range;
 
@@ -33,6 +34,8 @@ pub struct IterationRecord {
     /// Flows the iteration's collectives made, and their payload bytes.
     pub flows: u32,
     pub bytes: u64,
+    /// What held the iteration up (`metrics/split.rs`); `None` if it did not end.
+    pub split: Option<Split>,
 }
 
 impl IterationRecord {
@@ -43,6 +46,23 @@ impl IterationRecord {
     /// The part of the duration that was not compute.
     pub fn exposed_comm(&self) -> Option<SimTime> {
         self.duration().map(|d| d - self.compute)
+    }
+
+    /// The critical rank's host.
+    pub fn rank(&self) -> Option<u32> {
+        self.split.as_ref().map(|s| s.rank)
+    }
+
+    pub fn bubble(&self) -> Option<SimTime> {
+        self.split.as_ref().map(|s| s.bubble)
+    }
+
+    /// Exposed communication of `dimension` (tp, pp, dp, ep, other) on the critical rank.
+    pub fn exposed(&self, dimension: Dimension) -> Option<SimTime> {
+        let i = [Dimension::Tp, Dimension::Pp, Dimension::Dp, Dimension::Ep, Dimension::Other]
+            .iter()
+            .position(|&d| d == dimension)?;
+        self.split.as_ref().map(|s| s.exposed[i])
     }
 }
 
@@ -58,6 +78,58 @@ pub struct IterationSummary {
     pub mean_compute_ns: Option<SimTime>,
     #[serde(serialize_with = "opt_ns")]
     pub mean_exposed_comm_ns: Option<SimTime>,
+    /// The finished iteration that took longest (the first of equals), and what held it up.
+    pub slowest: Option<Slowest>,
+}
+
+/// `summary.json`'s slowest iteration: its row's split, and its critical rank's waits.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Slowest {
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub job: String,
+    pub iteration: u32,
+    /// The critical rank's host.
+    pub rank: u32,
+    #[serde(serialize_with = "ns")]
+    pub duration_ns: SimTime,
+    /// The critical rank's compute in the iteration.
+    #[serde(serialize_with = "ns")]
+    pub rank_compute_ns: SimTime,
+    #[serde(serialize_with = "ns")]
+    pub bubble_ns: SimTime,
+    #[serde(serialize_with = "ns")]
+    pub exposed_tp_ns: SimTime,
+    #[serde(serialize_with = "ns")]
+    pub exposed_pp_ns: SimTime,
+    #[serde(serialize_with = "ns")]
+    pub exposed_dp_ns: SimTime,
+    #[serde(serialize_with = "ns")]
+    pub exposed_ep_ns: SimTime,
+    #[serde(serialize_with = "ns")]
+    pub exposed_other_ns: SimTime,
+    /// The critical rank's waits in time order (`metrics/split.rs`).
+    pub critical_path: Vec<Wait>,
+}
+
+impl Slowest {
+    fn of(rows: &[&IterationRecord]) -> Option<Slowest> {
+        let row = (rows.iter()).filter(|r| r.split.is_some()).rev().max_by_key(|r| r.duration())?;
+        let s = row.split.as_ref()?;
+        Some(Slowest {
+            job: row.job.clone(),
+            iteration: row.iteration,
+            rank: s.rank,
+            duration_ns: row.duration()?,
+            rank_compute_ns: s.compute,
+            bubble_ns: s.bubble,
+            exposed_tp_ns: s.exposed[0],
+            exposed_pp_ns: s.exposed[1],
+            exposed_dp_ns: s.exposed[2],
+            exposed_ep_ns: s.exposed[3],
+            exposed_other_ns: s.exposed[4],
+            critical_path: s.path.clone(),
+        })
+    }
 }
 
 impl IterationSummary {
@@ -70,12 +142,20 @@ impl IterationSummary {
             mean_duration_ns: mean(&|r| r.duration().unwrap_or_default()),
             mean_compute_ns: mean(&|r| r.compute),
             mean_exposed_comm_ns: mean(&|r| r.exposed_comm().unwrap_or_default()),
+            slowest: Slowest::of(&finished),
         }
     }
 }
 
-/// Measures every iteration of `layout` from the compute steps and flow records of the run.
-pub fn measure(layout: &Layout, job: &str, computes: &[ComputeStep], flows: &[FlowRecord]) -> Vec<IterationRecord> {
+/// Measures every iteration of `layout` from the compute steps and flow records of the run, and
+/// splits each finished one by what held it up when `preds` gives the steps' predecessors.
+pub fn measure(
+    layout: &Layout,
+    job: &str,
+    computes: &[ComputeStep],
+    flows: &[FlowRecord],
+    preds: Option<&Predecessors>,
+) -> Vec<IterationRecord> {
     let ranks = layout.ranks.len();
     // When every rank had started iteration k: the latest start of its first forward compute.
     let starts: Vec<Option<SimTime>> = (0..layout.iterations)
@@ -85,7 +165,11 @@ pub fn measure(layout: &Layout, job: &str, computes: &[ComputeStep], flows: &[Fl
         })
         .collect();
     let tiles = Tiles { job, starts, computes: &|k| layout.iteration_computes(k), flows: &layout.iteration_flows };
-    tiles.measure(&|_| layout.compute, computes, flows)
+    let mut rows = tiles.measure(&|_| layout.compute, computes, flows);
+    if let Some(preds) = preds {
+        split_rows(&mut rows, &TrainingShape::new(layout), computes, flows, preds);
+    }
+    rows
 }
 
 /// Measures every iteration of a `parallel_training` workload. A pipeline fills from its first
@@ -97,6 +181,7 @@ pub fn measure_parallel(
     job: &str,
     computes: &[ComputeStep],
     flows: &[FlowRecord],
+    preds: Option<&Predecessors>,
 ) -> Vec<IterationRecord> {
     let ranks = layout.ranks.len();
     let starts: Vec<Option<SimTime>> = (0..layout.iterations)
@@ -107,7 +192,160 @@ pub fn measure_parallel(
         .collect();
     let steps = |k: u32| layout.iteration_computes[k as usize].clone();
     let tiles = Tiles { job, starts, computes: &steps, flows: &layout.iteration_flows };
-    tiles.measure(&|k| layout.compute[k as usize], computes, flows)
+    let mut rows = tiles.measure(&|k| layout.compute[k as usize], computes, flows);
+    if let Some(preds) = preds {
+        split_rows(&mut rows, &ParallelShape::new(layout), computes, flows, preds);
+    }
+    rows
+}
+
+/// Splits every row that ended.
+fn split_rows(
+    rows: &mut [IterationRecord],
+    shape: &dyn Shape,
+    computes: &[ComputeStep],
+    flows: &[FlowRecord],
+    preds: &Predecessors,
+) {
+    for row in rows {
+        if let (Some(start), Some(end)) = (row.start, row.end) {
+            row.split = split::split(shape, row.iteration, start, end, computes, flows, preds);
+        }
+    }
+}
+
+/// A step's phase as `steps.csv` and the critical path name it.
+pub fn phase_name(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Forward => "forward",
+        Phase::InputGrad => "input_grad",
+        Phase::WeightGrad => "weight_grad",
+    }
+}
+
+/// The dimension of a `training` collective: the all-to-alls of every rank (DLRM's embeddings)
+/// and group collectives on all ranks are "other", the layer all-reduce data parallel, a group
+/// collective its group's.
+pub fn training_dimension(op: Op, group: Option<CommGroup>) -> Dimension {
+    match (op, group) {
+        (Op::AllReduce, _) => Dimension::Dp,
+        (Op::ForwardAllToAll | Op::BackwardAllToAll, _) => Dimension::Other,
+        (_, Some(CommGroup::Tp)) => Dimension::Tp,
+        (_, Some(CommGroup::Dp | CommGroup::DpEp)) => Dimension::Dp,
+        (_, Some(CommGroup::Ep)) => Dimension::Ep,
+        (_, Some(CommGroup::All) | None) => Dimension::Other,
+    }
+}
+
+/// The dimension of a `parallel_training` collective.
+pub fn parallel_dimension(dim: Dim) -> Dimension {
+    match dim {
+        Dim::Tp => Dimension::Tp,
+        Dim::Pp => Dimension::Pp,
+        Dim::Dp => Dimension::Dp,
+        Dim::Ep => Dimension::Ep,
+    }
+}
+
+/// A `training` layout as the split reads it: step s of iteration k on rank r is
+/// `compute_id`'s formula.
+struct TrainingShape<'a> {
+    layout: &'a Layout,
+    dims: FlowDims,
+}
+
+impl<'a> TrainingShape<'a> {
+    fn new(layout: &'a Layout) -> TrainingShape<'a> {
+        let dims = (layout.collectives.iter()).map(|c| (c.flows.clone(), training_dimension(c.op, c.group)));
+        TrainingShape { layout, dims: FlowDims::new(dims.collect()) }
+    }
+}
+
+/// Where step `c` of a `training` layout is: (iteration, rank position, layer, phase).
+pub fn training_step(layout: &Layout, c: u32) -> (u32, usize, u32, Phase) {
+    let (n, l) = (layout.ranks.len() as u32, layout.layers);
+    let i = c - layout.first_compute;
+    let (r, step) = (i % n, i / n);
+    let (k, s) = (step / (3 * l), step % (3 * l));
+    let (layer, phase) = match s.checked_sub(l) {
+        None => (s, Phase::Forward),
+        Some(b) if b % 2 == 0 => (l - 1 - b / 2, Phase::InputGrad),
+        Some(b) => (l - 1 - b / 2, Phase::WeightGrad),
+    };
+    (k, r as usize, layer, phase)
+}
+
+impl Shape for TrainingShape<'_> {
+    fn ranks(&self) -> &[u32] {
+        &self.layout.ranks
+    }
+    fn iterations(&self) -> u32 {
+        self.layout.iterations
+    }
+    fn rank_steps(&self, k: u32, r: usize) -> Vec<u32> {
+        let n = self.layout.ranks.len() as u32;
+        let first = self.layout.compute_id(k, 0, Phase::Forward, r);
+        (0..3 * self.layout.layers).map(|s| first + s * n).collect()
+    }
+    fn first_step(&self, k: u32, r: usize) -> u32 {
+        self.layout.compute_id(k, 0, Phase::Forward, r)
+    }
+    fn iteration_computes(&self, k: u32) -> Range<u32> {
+        self.layout.iteration_computes(k)
+    }
+    fn iteration_flows(&self, k: u32) -> Range<u32> {
+        self.layout.iteration_flows[k as usize].clone()
+    }
+    fn dimension(&self, f: u32) -> Dimension {
+        self.dims.of(f)
+    }
+    fn describe(&self, c: u32) -> String {
+        let (_, r, layer, phase) = training_step(self.layout, c);
+        format!("rank {} layer {layer} {}", self.layout.ranks[r], phase_name(phase))
+    }
+}
+
+/// A `parallel_training` layout as the split reads it.
+struct ParallelShape<'a> {
+    layout: &'a parallel_training::Layout,
+    dims: FlowDims,
+}
+
+impl<'a> ParallelShape<'a> {
+    fn new(layout: &'a parallel_training::Layout) -> ParallelShape<'a> {
+        let dims = (layout.collectives.iter()).map(|c| (c.flows.clone(), parallel_dimension(c.dim)));
+        ParallelShape { layout, dims: FlowDims::new(dims.collect()) }
+    }
+}
+
+impl Shape for ParallelShape<'_> {
+    fn ranks(&self) -> &[u32] {
+        &self.layout.ranks
+    }
+    fn iterations(&self) -> u32 {
+        self.layout.iterations
+    }
+    fn rank_steps(&self, k: u32, r: usize) -> Vec<u32> {
+        let steps = self.layout.iteration_computes[k as usize].clone();
+        steps.filter(|&c| self.layout.step(c).rank as usize == r).collect()
+    }
+    fn first_step(&self, k: u32, r: usize) -> u32 {
+        self.layout.first_step(k, r)
+    }
+    fn iteration_computes(&self, k: u32) -> Range<u32> {
+        self.layout.iteration_computes[k as usize].clone()
+    }
+    fn iteration_flows(&self, k: u32) -> Range<u32> {
+        self.layout.iteration_flows[k as usize].clone()
+    }
+    fn dimension(&self, f: u32) -> Dimension {
+        self.dims.of(f)
+    }
+    fn describe(&self, c: u32) -> String {
+        let s = self.layout.step(c);
+        let host = self.layout.ranks[s.rank as usize];
+        format!("rank {host} layer {} {} microbatch {}", s.layer, phase_name(s.phase), s.microbatch)
+    }
 }
 
 /// Iterations that tile a run: when each starts, and its steps and flows.
@@ -147,6 +385,7 @@ impl Tiles<'_> {
                     compute: compute(k),
                     flows: own.len() as u32,
                     bytes: own.iter().fold(0u64, |sum, f| sum.saturating_add(f.size_bytes)),
+                    split: None,
                 }
             })
             .collect()

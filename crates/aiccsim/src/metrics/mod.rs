@@ -14,6 +14,7 @@ pub mod jobs;
 pub mod json_time;
 mod recorder;
 mod records;
+pub mod split;
 mod summary;
 pub mod tables;
 pub mod trace;
@@ -28,6 +29,7 @@ pub use records::{
     PortRecord, PortStats, QueueSample, RateSample, SpeedChange, StallReport, StopReason, StuckFlow, Warning,
     MAX_PAUSE_ROWS,
 };
+pub use split::Predecessors;
 pub use summary::{
     ByteLedger, CollectiveRecord, CreditSummary, Distribution, Performance, ProbeSummary, RunTotals, Summary,
     TelemetrySummary, TraceSummary,
@@ -63,6 +65,10 @@ pub struct Results {
     pub computes: Vec<ComputeStep>,
     /// One row per training iteration (`training` workloads only).
     pub iterations: Option<Vec<iterations::IterationRecord>>,
+    /// The training workloads' layouts (`steps.csv`, `training_collectives.csv`), and the
+    /// name of each job (by number; empty for a `[workload]`).
+    pub layouts: Layouts,
+    pub job_names: Vec<String>,
     /// One row per collective a generator made (`collectives.csv`).
     pub collectives: Vec<CollectiveRow>,
     /// One row per job of a `[[jobs]]` scenario (`jobs.csv`); empty for a `[workload]`.
@@ -139,10 +145,13 @@ pub struct RunRecords {
     pub cc_state: CcState,
     pub trace: Option<Vec<trace::TraceRow>>,
     pub computes: Vec<ComputeStep>,
+    /// What each compute step waited for (runs with a training workload only).
+    pub predecessors: Option<Predecessors>,
 }
 
 /// What the training iterations are measured from: each `training` workload's layout and each
 /// `parallel_training` workload's.
+#[derive(Default)]
 pub struct Layouts {
     pub training: Vec<Layout>,
     pub parallel_training: Vec<crate::workload::parallel_training::Layout>,
@@ -156,16 +165,19 @@ impl Results {
         records: RunRecords,
         layouts: Layouts,
         collectives: &[CollectiveInfo],
-        jobs: &[JobInfo],
+        jobs_info: &[JobInfo],
         totals: RunTotals,
         topology: NodeNames,
     ) -> Results {
+        let jobs = jobs_info;
         let job_name = |j: u32| jobs.get(j as usize).map_or("", |job| job.name.as_str());
-        let Layouts { training, parallel_training } = layouts;
-        let loops = (training.iter())
-            .flat_map(|layout| iterations::measure(layout, job_name(layout.job), &records.computes, &records.flows));
+        let Layouts { training, parallel_training } = &layouts;
+        let preds = records.predecessors.as_ref();
+        let loops = (training.iter()).flat_map(|layout| {
+            iterations::measure(layout, job_name(layout.job), &records.computes, &records.flows, preds)
+        });
         let parallel = (parallel_training.iter()).flat_map(|layout| {
-            iterations::measure_parallel(layout, job_name(layout.job), &records.computes, &records.flows)
+            iterations::measure_parallel(layout, job_name(layout.job), &records.computes, &records.flows, preds)
         });
         let iterations =
             (!training.is_empty() || !parallel_training.is_empty()).then(|| loops.chain(parallel).collect::<Vec<_>>());
@@ -195,6 +207,8 @@ impl Results {
             trace: records.trace,
             computes: records.computes,
             iterations,
+            layouts,
+            job_names: jobs_info.iter().map(|j| j.name.clone()).collect(),
             collectives,
             jobs,
             topology,

@@ -4,6 +4,8 @@
 //! neither, with the same values; `python/aiccsim/_schema.py` builds its pyarrow schemas from
 //! [`TABLES`], and a test holds docs/results.md to the same columns.
 
+use super::iterations::{parallel_dimension, phase_name, training_dimension, training_step};
+use super::split::Dimension;
 use super::Results;
 use crate::time::SimTime;
 use std::borrow::Cow;
@@ -195,9 +197,46 @@ pub const ITERATIONS: Table = Table {
         opt("exposed_comm_ns", Time),
         col("flows", Int),
         col("bytes", Int),
+        opt("rank", Int),
+        opt("bubble_ns", Time),
+        opt("exposed_tp_ns", Time),
+        opt("exposed_pp_ns", Time),
+        opt("exposed_dp_ns", Time),
+        opt("exposed_ep_ns", Time),
+        opt("exposed_other_ns", Time),
     ],
     recorded: with_iterations,
     rows: iteration_rows,
+};
+
+pub const STEPS: Table = Table {
+    name: "steps",
+    columns: &[
+        opt("job", Text),
+        col("iteration", Int),
+        col("rank", Int),
+        opt("microbatch", Int),
+        col("layer", Int),
+        col("phase", Text),
+        opt("start_ns", Time),
+        opt("end_ns", Time),
+    ],
+    recorded: with_iterations,
+    rows: step_rows,
+};
+
+pub const TRAINING_COLLECTIVES: Table = Table {
+    name: "training_collectives",
+    columns: &[
+        opt("job", Text),
+        col("collective", Text),
+        col("iteration", Int),
+        col("dimension", Text),
+        col("layer", Int),
+        opt("microbatch", Int),
+    ],
+    recorded: with_iterations,
+    rows: training_collective_rows,
 };
 
 pub const COLLECTIVES: Table = Table {
@@ -243,8 +282,21 @@ pub const JOBS: Table = Table {
 };
 
 /// Every result table, in the order of docs/results.md.
-pub const TABLES: [&Table; 11] =
-    [&FLOWS, &PORTS, &QUEUES, &RATES, &CC_STATE, &PAUSES, &LINKS, &TRACE, &ITERATIONS, &COLLECTIVES, &JOBS];
+pub const TABLES: [&Table; 13] = [
+    &FLOWS,
+    &PORTS,
+    &QUEUES,
+    &RATES,
+    &CC_STATE,
+    &PAUSES,
+    &LINKS,
+    &TRACE,
+    &ITERATIONS,
+    &STEPS,
+    &TRAINING_COLLECTIVES,
+    &COLLECTIVES,
+    &JOBS,
+];
 
 /// One cell.
 #[derive(Clone, Debug, PartialEq)]
@@ -268,6 +320,11 @@ impl Value<'_> {
 }
 
 impl Results {
+    /// The name of job `j` (empty for a `[workload]`).
+    fn job_name(&self, j: u32) -> &str {
+        self.job_names.get(j as usize).map_or("", String::as_str)
+    }
+
     /// Whether the run recorded `table` (its file is written only then).
     pub fn has_table(&self, table: &Table) -> bool {
         (table.recorded)(self)
@@ -464,7 +521,87 @@ fn iteration_rows(r: &Results, row: Row<'_>) {
             Value::time(r.exposed_comm()),
             I(r.flows.into()),
             I(r.bytes.into()),
+            Value::int(r.rank()),
+            Value::time(r.bubble()),
+            Value::time(r.exposed(Dimension::Tp)),
+            Value::time(r.exposed(Dimension::Pp)),
+            Value::time(r.exposed(Dimension::Dp)),
+            Value::time(r.exposed(Dimension::Ep)),
+            Value::time(r.exposed(Dimension::Other)),
         ]);
+    }
+}
+
+fn step_rows(r: &Results, row: Row<'_>) {
+    use Value::{Int as I, Missing, Text as S};
+    for layout in &r.layouts.training {
+        let job = job_cell(r.job_name(layout.job));
+        let steps = layout.first_compute..layout.iteration_computes(layout.iterations.saturating_sub(1)).end;
+        for c in steps.filter(|_| layout.iterations > 0) {
+            let (k, rank, layer, phase) = training_step(layout, c);
+            let step = &r.computes[c as usize];
+            row(&[
+                job.clone(),
+                I(k.into()),
+                I(layout.ranks[rank].into()),
+                Missing,
+                I(layer.into()),
+                S(Cow::Borrowed(phase_name(phase))),
+                Value::time(step.start),
+                Value::time(step.end),
+            ]);
+        }
+    }
+    for layout in &r.layouts.parallel_training {
+        let job = job_cell(r.job_name(layout.job));
+        for (i, s) in layout.steps.iter().enumerate() {
+            let step = &r.computes[layout.first_compute as usize + i];
+            row(&[
+                job.clone(),
+                I(s.iteration.into()),
+                I(layout.ranks[s.rank as usize].into()),
+                I(s.microbatch.into()),
+                I(s.layer.into()),
+                S(Cow::Borrowed(phase_name(s.phase))),
+                Value::time(step.start),
+                Value::time(step.end),
+            ]);
+        }
+    }
+}
+
+fn training_collective_rows(r: &Results, row: Row<'_>) {
+    use Value::{Int as I, Missing, Text as S};
+    // Named as flows.csv names their flows; a collective that made no flow has no row.
+    let name = |flows: &std::ops::Range<u32>| r.flows.get(flows.start as usize).filter(|_| !flows.is_empty());
+    for layout in &r.layouts.training {
+        let job = job_cell(r.job_name(layout.job));
+        for c in &layout.collectives {
+            let Some(f) = name(&c.flows) else { continue };
+            let dimension = training_dimension(c.op, c.group).name();
+            row(&[
+                job.clone(),
+                S(Cow::Borrowed(&f.collective)),
+                I(c.iteration.into()),
+                S(Cow::Borrowed(dimension)),
+                I(c.layer.into()),
+                Missing,
+            ]);
+        }
+    }
+    for layout in &r.layouts.parallel_training {
+        let job = job_cell(r.job_name(layout.job));
+        for c in &layout.collectives {
+            let Some(f) = name(&c.flows) else { continue };
+            row(&[
+                job.clone(),
+                S(Cow::Borrowed(&f.collective)),
+                I(c.iteration.into()),
+                S(Cow::Borrowed(parallel_dimension(c.dim).name())),
+                I(c.layer.into()),
+                Value::int(c.microbatch),
+            ]);
+        }
     }
 }
 

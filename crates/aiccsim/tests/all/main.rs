@@ -30,6 +30,7 @@ mod extremes;
 mod fast_forward;
 mod fuzz_dictionary;
 mod incast;
+mod iterations_split;
 mod layers;
 mod limits;
 mod metrics_derived;

@@ -254,7 +254,7 @@ fn same_scenario_same_iterations_file() {
     assert_eq!(files[0], files[1]);
     let text = String::from_utf8(files[0].0.clone()).unwrap();
     assert!(
-        text.starts_with("job,iteration,start_ns,end_ns,duration_ns,compute_ns,exposed_comm_ns,flows,bytes\n,0,0.000,")
+        text.starts_with("job,iteration,start_ns,end_ns,duration_ns,compute_ns,exposed_comm_ns,flows,bytes,rank,bubble_ns,exposed_tp_ns,exposed_pp_ns,exposed_dp_ns,exposed_ep_ns,exposed_other_ns\n,0,0.000,")
     );
     assert_eq!(text.lines().count(), 3);
 }
@@ -274,8 +274,13 @@ fn a_stopped_run_leaves_its_unfinished_iterations_without_an_end() {
     let dir = tempfile::tempdir().unwrap();
     r.write_dir(dir.path()).unwrap();
     let text = std::fs::read_to_string(dir.path().join("iterations.csv")).unwrap();
-    assert_eq!(text.lines().nth(2), Some(",1,40000.000,,,40000.000,,0,0"));
-    assert_eq!(text.lines().nth(3), Some(",2,,,,40000.000,,0,0"));
+    // Iteration 0 is all compute; the unfinished ones have no split.
+    assert_eq!(
+        text.lines().nth(1),
+        Some(",0,0.000,40000.000,40000.000,40000.000,0.000,0,0,0,0.000,0.000,0.000,0.000,0.000,0.000")
+    );
+    assert_eq!(text.lines().nth(2), Some(",1,40000.000,,,40000.000,,0,0,,,,,,,"));
+    assert_eq!(text.lines().nth(3), Some(",2,,,,40000.000,,0,0,,,,,,,"));
 }
 
 #[test]

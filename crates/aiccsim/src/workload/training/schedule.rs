@@ -67,6 +67,9 @@ pub struct LayerCollective {
     pub iteration: u32,
     pub layer: u32,
     pub op: Op,
+    /// The group a group collective (`forward_comm`, `input_grad_comm`, `weight_grad_comm`)
+    /// ran on, as resolved; `None` for the other ops.
+    pub group: Option<CommGroup>,
     /// Its collective tag's id: its flows are `all_reduce:<id>` or `all_to_all:<id>` in
     /// `flows.csv` and in `summary.json`'s `collectives`.
     pub id: u32,
@@ -154,7 +157,9 @@ pub(super) fn expand(w: &TrainingWorkload, hosts: u32) -> Workload {
                 Op::ForwardAllToAll | Op::BackwardAllToAll | Op::ForwardComm | Op::InputGradComm => Target::Blocking,
             };
             let flows = b.issue(made, id, into);
-            layout.collectives.push(LayerCollective { iteration: k, layer, op, id, flows });
+            let comms = || w.layers[layer as usize].comms();
+            let group = op.comm_key().and_then(|key| comms().find(|c| c.0 == key)).map(|c| c.2);
+            layout.collectives.push(LayerCollective { iteration: k, layer, op, group, id, flows });
         };
         for (l, layer) in w.layers.iter().enumerate() {
             let l = l as u32;

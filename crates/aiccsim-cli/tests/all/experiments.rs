@@ -493,19 +493,21 @@ fn the_bus_bandwidth_bound_is_the_busiest_host_links() {
     assert!(col("busbw_gbps") <= col("busbw_bound_gbps") && col("busbw_gbps") > 80.0, "{}", col("busbw_gbps"));
 }
 
-/// barre-alltoall at a small scale (its 8 runs of six 256-GPU all-to-alls take minutes; the
+/// barre-alltoall at a small scale (its 12 runs of six 256-GPU all-to-alls take minutes; the
 /// figures are in the experiment's README): 2 racks of 2 servers of 4 GPUs, 4 peers in flight.
-/// Every run finishes its six iterations, the warm bus bandwidth is measured for each, and the
-/// IB-like reference, on credit-based links, neither pauses nor drops.
+/// Every run finishes its six iterations, the warm bus bandwidth is measured for each, the
+/// IB-like reference, on credit-based links, neither pauses nor drops, and the RoCE runs with
+/// adaptive routing keep every packet too (PFC).
 #[test]
 fn barre_alltoall_runs_at_a_small_scale() {
     let (_root, out, header, rows) = reproduce_small("barre-alltoall", |text| {
         text.replace("racks = 16", "racks = 2").replace("peers_in_flight = 16", "peers_in_flight = 4")
     });
     let col = |name: &str| header.iter().position(|h| h == name).unwrap();
-    assert_eq!(rows.len(), 8);
+    assert_eq!(rows.len(), 12);
     for r in &rows {
         assert_eq!(r[col("flows")], r[col("finished")], "{}: every flow finishes", &r[0]);
+        assert_eq!(&r[col("drops")], "0", "{}", &r[0]);
         // Six all-to-alls of 16 ranks, one flow per ordered pair each.
         assert_eq!(&r[col("flows")], "1440", "{}", &r[0]);
         let warm: f64 = r[col("warm_busbw_gbps")].parse().unwrap();

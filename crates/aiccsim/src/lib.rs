@@ -5,7 +5,8 @@
 //!
 //! 0. Ground vocabulary: [`time`] (SimTime, Bandwidth, ByteSize and their units), [`rng`] (named
 //!    random streams and the crate's hashes), [`tags`] (collective tags), [`watch`] (stopping a
-//!    run from outside, and watching its build), and the `tagged_enum!` macro that reads
+//!    run from outside, and watching its build), the folder of the scenario being parsed
+//!    (`parse_folder`), and the `tagged_enum!` macro that reads
 //!    `kind`/`algorithm` sections.
 //! 1. [`wire`]: what travels in packets (the packet, INT records, the PINT byte).
 //! 2. [`cc`]: the congestion-control traits, the registry and one file per algorithm. An
@@ -34,6 +35,7 @@ pub mod config;
 pub mod engine;
 pub mod estimate;
 pub mod metrics;
+mod parse_folder;
 pub mod results;
 pub mod rng;
 pub mod tags;

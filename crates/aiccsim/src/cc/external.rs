@@ -13,9 +13,8 @@ use super::{Algorithm, CcConfig, SimTime};
 use crate::watch::{Halt, RunControl};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
-use std::cell::RefCell;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
@@ -77,32 +76,6 @@ fn factory(name: &str) -> Option<(&'static str, Arc<dyn ExternalFactory>)> {
     all.iter().find(|(n, _)| *n == name).map(|(n, f)| (*n, f.clone()))
 }
 
-thread_local! {
-    /// The folder of the scenario being parsed on this thread: serde offers no way to hand the
-    /// deserializer a context, and only [`crate::Scenario::from_toml_in`] sets it.
-    static FOLDER: RefCell<Option<PathBuf>> = const { RefCell::new(None) };
-}
-
-/// The folder relative paths of the scenario being parsed on this thread are taken against:
-/// the scenario file's, or the working directory. (External algorithms' modules, and the
-/// `chakra` workload's trace, read from here.)
-pub(crate) fn scenario_folder() -> PathBuf {
-    FOLDER.with(|c| c.borrow().clone()).unwrap_or_else(|| PathBuf::from("."))
-}
-
-/// Runs `f` (a parse) with relative paths of external algorithms taken against `folder`.
-pub(crate) fn with_folder<T>(folder: Option<&Path>, f: impl FnOnce() -> T) -> T {
-    struct Restore(Option<PathBuf>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            FOLDER.with(|c| *c.borrow_mut() = self.0.take());
-        }
-    }
-    let before = FOLDER.with(|c| c.replace(folder.map(Path::to_path_buf)));
-    let _restore = Restore(before);
-    f()
-}
-
 /// `[cc]` of an external algorithm: its name, its keys as written back, and the algorithm
 /// its factory built from them.
 #[derive(Clone)]
@@ -118,7 +91,7 @@ impl ExternalConfig {
     /// has that name.
     pub(crate) fn build(name: &str, params: toml::Table) -> Option<Result<ExternalConfig, (String, String)>> {
         let (name, factory) = factory(name)?;
-        let folder = scenario_folder();
+        let folder = crate::parse_folder::scenario_folder();
         Some(factory.build(params, &folder).map(|(params, algorithm)| ExternalConfig {
             name,
             params,

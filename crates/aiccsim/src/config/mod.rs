@@ -172,7 +172,7 @@ impl Scenario {
     /// As [`Scenario::from_toml`], with relative paths taken against `folder` (the scenario
     /// file's, or the base file's for a scenario made from one).
     pub fn from_toml_in(text: &str, origin: &str, folder: Option<&std::path::Path>) -> Result<Scenario, ConfigError> {
-        crate::cc::external::with_folder(folder, || Scenario::parse(text, origin))
+        crate::parse_folder::with_folder(folder, || Scenario::parse(text, origin))
     }
 
     fn parse(text: &str, origin: &str) -> Result<Scenario, ConfigError> {

@@ -73,7 +73,7 @@ struct Keys {
 impl<'de> Deserialize<'de> for ChakraWorkload {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let keys = Keys::deserialize(d)?;
-        let folder = crate::cc::external::scenario_folder();
+        let folder = crate::parse_folder::scenario_folder();
         let resolve = |p: &Path| {
             let joined = folder.join(p);
             std::path::absolute(&joined).unwrap_or(joined)

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// Top-level modules, lowest first. A module may import modules of lower layers only; two
 /// modules of one layer never import each other.
 const LAYERS: &[&[&str]] = &[
-    &["time", "rng", "tags", "tagged_enum", "watch"],
+    &["time", "rng", "tags", "tagged_enum", "watch", "parse_folder"],
     &["wire"],
     &["cc"],
     &["workload"],

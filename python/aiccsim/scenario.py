@@ -433,12 +433,16 @@ def simulation(
     stop_time: str | None = None,
     stall_timeout: str | None = None,
     fast_forward: bool | float | None = None,
+    nvlink: Literal["packet", "fluid"] | None = None,
 ) -> Scenario:
-    """``[simulation]``: the seed, when to stop, when to call a run stalled, and whether to skip
+    """``[simulation]``: the seed, when to stop, when to call a run stalled, whether to skip
     the steady stretches of groups of flows (``fast_forward``: ``True``, or a tolerance such as
-    ``0.02``)."""
+    ``0.02``), and whether transfers inside a GPU server cross NVLink packet by packet or as
+    rates (``nvlink = "fluid"``)."""
     return Scenario(
-        simulation=_table(seed=seed, stop_time=stop_time, stall_timeout=stall_timeout, fast_forward=fast_forward)
+        simulation=_table(
+            seed=seed, stop_time=stop_time, stall_timeout=stall_timeout, fast_forward=fast_forward, nvlink=nvlink
+        )
     )
 
 

@@ -740,6 +740,7 @@ seed = 7
 stop_time = "1ms"
 stall_timeout = "5s"
 fast_forward = 0.02
+nvlink = "fluid"
 [topology]
 kind = "star"
 hosts = 4
@@ -759,7 +760,7 @@ size = "50KB"
 
 def pfc_pools() -> Scenario:
     return (
-        simulation(seed=7, stop_time="1ms", stall_timeout="5s", fast_forward=0.02)
+        simulation(seed=7, stop_time="1ms", stall_timeout="5s", fast_forward=0.02, nvlink="fluid")
         | star(hosts=4, **LINK)
         | pfc(dynamic_alpha=0.25, headroom="64KB", reserve="4KB")
         | all_to_all(hosts="all", algorithm="pairwise", start="1us", size="50KB")

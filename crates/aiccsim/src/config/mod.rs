@@ -100,6 +100,27 @@ pub struct SimulationConfig {
     /// or on with a tolerance (`0.02`).
     #[serde(default, skip_serializing_if = "FastForward::is_off")]
     pub fast_forward: FastForward,
+    /// How transfers between GPUs of one server cross NVLink: packet by packet (the default),
+    /// or as rates (`engine/nvlink_fluid.rs`).
+    #[serde(default, skip_serializing_if = "NvlinkModel::is_packet")]
+    pub nvlink: NvlinkModel,
+}
+
+/// How NVLink transfers are simulated (`simulation.nvlink`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NvlinkModel {
+    /// Every packet through the server's NVSwitch, as on the fabric.
+    #[default]
+    Packet,
+    /// Max-min fair rates over the GPUs' NVLink ports, recomputed as transfers start and end.
+    Fluid,
+}
+
+impl NvlinkModel {
+    pub fn is_packet(&self) -> bool {
+        *self == NvlinkModel::Packet
+    }
 }
 
 fn default_seed() -> u64 {
@@ -118,7 +139,13 @@ impl SimulationConfig {
 
 impl Default for SimulationConfig {
     fn default() -> Self {
-        SimulationConfig { seed: default_seed(), stop_time: None, stall_timeout: None, fast_forward: FastForward::Off }
+        SimulationConfig {
+            seed: default_seed(),
+            stop_time: None,
+            stall_timeout: None,
+            fast_forward: FastForward::Off,
+            nvlink: NvlinkModel::Packet,
+        }
     }
 }
 

@@ -15,7 +15,7 @@ use super::observe::{self, Observers};
 use super::work::WorkProgress;
 use super::{Dependencies, Event, EventQueue, Params, RunControl, Simulation};
 use crate::cc::Check;
-use crate::config::{ConfigError, Scenario};
+use crate::config::{ConfigError, NvlinkModel, Scenario};
 use crate::time::SimTime;
 use crate::topology::Topology;
 use crate::watch::{BuildError, Phase, Stop, Watch};
@@ -165,8 +165,15 @@ impl Simulation {
             event_limit: u64::MAX,
             ff: None,
             ff_off: None,
+            fluid: None,
             scenario: scenario.clone(),
         };
+        if scenario.simulation.nvlink == NvlinkModel::Fluid && sim.topo.has_nvlink() {
+            let servers = sim.topo.server_of.iter().max().map_or(0, |&s| s as usize + 1);
+            let (ack, every, packet) = (sim.params.ack_size, sim.params.ack_every, sim.params.mtu + sim.params.header);
+            let fluid = super::nvlink_fluid::NvlinkFluid::new(servers, u64::from(ack), u64::from(every), packet);
+            sim.fluid = Some(Box::new(fluid));
+        }
         match crate::engine::fast_forward::FastForward::for_run(scenario, &sim) {
             Ok(ff) => sim.ff = ff,
             Err(off) => sim.ff_off = Some(off),

@@ -164,6 +164,7 @@ impl Simulation {
                 rows_dropped: self.observe.recorder.pauses_dropped,
             }),
             fast_forward,
+            nvlink_fluid_transfers: self.fluid.as_ref().map(|fluid| fluid.transfers),
             wall_seconds,
         };
         // Freeing the state of a large run takes as long as writing its flows.csv (a fifth of

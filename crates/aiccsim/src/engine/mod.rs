@@ -16,6 +16,7 @@ mod finish;
 mod inspect;
 pub mod net;
 pub mod nic;
+mod nvlink_fluid;
 mod observe;
 mod params;
 mod queue;
@@ -76,6 +77,11 @@ pub enum Event {
     Credit(u32, u8, u32),
     /// A switch ingress port sends the credits freed since its last update (port).
     CreditUpdate(u32),
+    /// Fluid NVLink (`nvlink_fluid.rs`): a server's first transfer to end may have sent its
+    /// last byte (server, generation).
+    NvlinkRates(u32, u32),
+    /// Fluid NVLink: a transfer's last packet is delivered (flow, 0), or its ACK is back (flow, 1).
+    NvlinkDone(u32, u32),
 }
 
 /// Progress of a run, reported to an observer every so often.
@@ -116,6 +122,8 @@ pub struct Simulation {
     /// not, why (for `summary.json`).
     pub(crate) ff: Option<fast_forward::FastForward>,
     ff_off: Option<crate::metrics::fast_forward::FastForwardReport>,
+    /// Transfers over NVLink as rates instead of packets, when the scenario asks for it.
+    pub(crate) fluid: Option<Box<nvlink_fluid::NvlinkFluid>>,
     scenario: Scenario,
 }
 
@@ -422,7 +430,10 @@ impl Simulation {
             Event::DlbSample => self.dlb_sample(),
             Event::Credit(p, prio, blocks) => self.credit_arrived(p, prio, blocks),
             Event::CreditUpdate(p) => self.credit_update_due(p),
+            Event::NvlinkRates(server, generation) => self.fluid_due(server, generation),
+            Event::NvlinkDone(f, stage) => self.fluid_done(f, stage),
             Event::Sample => {
+                self.fluid_advance_all();
                 self.sample_timelines();
                 if self.work.flows_done < self.nic.flows.len() {
                     if let Some(iv) = self.params.sample_interval {

@@ -126,6 +126,10 @@ pub struct Summary {
     /// What fast-forward skipped (`simulation.fast_forward` on only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fast_forward: Option<super::fast_forward::FastForwardReport>,
+    /// Transfers that crossed NVLink as rates, not packets (`simulation.nvlink = "fluid"` on a
+    /// fabric with NVLink only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nvlink_fluid_transfers: Option<u64>,
     /// Wall-clock figures: the only fields that differ between two runs of the same scenario.
     pub performance: Performance,
 }
@@ -247,6 +251,7 @@ pub struct RunTotals {
     pub trace: Option<TraceSummary>,
     pub pause_log: Option<TraceSummary>,
     pub fast_forward: Option<super::fast_forward::FastForwardReport>,
+    pub nvlink_fluid_transfers: Option<u64>,
     pub wall_seconds: f64,
 }
 
@@ -277,6 +282,7 @@ impl Summary {
             trace,
             pause_log,
             fast_forward,
+            nvlink_fluid_transfers,
             wall_seconds,
         } = totals;
         let fcts: Vec<SimTime> = records.iter().filter_map(|r| r.fct()).collect();
@@ -350,6 +356,7 @@ impl Summary {
             trace,
             pause_log,
             fast_forward,
+            nvlink_fluid_transfers,
             performance: Performance {
                 wall_seconds,
                 events_per_second: counters.events as f64 / secs,

@@ -107,6 +107,16 @@ pub fn check(s: &Scenario, topo: &Topology) -> crate::cc::Check {
         let e = &s.events[i];
         let ports = event_ports(topo, i, &e.link, e.index)?;
         let key = |k: &str| format!("events[{i}].{k}");
+        let nvlink = |p: &u32| topo.is_nvlink_port(topo.ports[*p as usize].node);
+        if s.simulation.nvlink == crate::config::NvlinkModel::Fluid && ports.iter().any(nvlink) {
+            return crate::config::fail(
+                key("link"),
+                format!(
+                    "changes {}, an NVLink link, which simulation.nvlink = \"fluid\" runs as rates that no link event reaches; set simulation.nvlink = \"packet\" to change it",
+                    e.describe()
+                ),
+            );
+        }
         match e.action {
             LinkAction::Slow => {}
             LinkAction::Fail => {

@@ -65,6 +65,9 @@ impl Simulation {
     /// Flow `f` is posted: it takes its connection's send queue, or waits behind the message
     /// that holds it.
     pub(crate) fn post(&mut self, f: u32) {
+        if self.is_fluid(f) {
+            return self.fluid_post(f);
+        }
         let c = self.nic.flows[f as usize].conn as usize;
         let holder = self.nic.conns[c].holder;
         if holder != NONE && holder != f && self.nic.flows[holder as usize].has_data_to_send() {

@@ -22,6 +22,10 @@ impl Simulation {
     pub fn lose_packet(&mut self, f: u32, seq: u64) {
         assert!(self.now == SimTime::ZERO && self.observe.counters.events == 0, "losses are set before the run");
         assert!((f as usize) < self.nic.flows.len(), "no flow {f}");
+        assert!(
+            !self.is_fluid(f),
+            "flow {f} crosses NVLink as a fluid (simulation.nvlink = \"fluid\"): it has no packets"
+        );
         self.nic.losses.push((f, seq));
     }
 

@@ -258,7 +258,9 @@ impl QueuePairs {
 
 impl Simulation {
     pub(crate) fn flow_start(&mut self, f: u32) {
-        if let Some(ff) = self.ff.as_mut() {
+        // A fluid NVLink transfer has no packets to skip and shares no port with the fabric.
+        let fluid = self.is_fluid(f);
+        if let Some(ff) = self.ff.as_mut().filter(|_| !fluid) {
             ff.started.push(f);
             if ff.any_frozen() {
                 self.thaw_for_start(f);
@@ -308,6 +310,9 @@ impl Simulation {
     /// Flow `f`'s sender stops taking new data: the flow ends with what it has handed to the NIC
     /// (still delivered in full, with go-back-N if needed), and its ideal FCT is that size's.
     pub(crate) fn flow_stop(&mut self, f: u32) {
+        if self.is_fluid(f) {
+            return self.fluid_stop(f);
+        }
         if self.ff.as_ref().is_some_and(|ff| ff.flow_is_frozen(f)) {
             self.thaw_flow(f);
         }

@@ -1,9 +1,7 @@
 //! The run's parameters that the hot path reads, derived once from the scenario.
 
 use crate::cc::Telemetry;
-use crate::config::{
-    ControlPriority, FlowControl, FlowletPick, LoadBalancing, MarkPoint, Recovery, Routing, Scenario,
-};
+use crate::config::{ControlPriority, FlowControl, FlowletPick, LoadBalancing, MarkPoint, Recovery, Routing, Scenario};
 use crate::time::SimTime;
 
 /// Derived per-run parameters the hot path reads.

@@ -49,6 +49,7 @@ mod nic_host;
 mod nic_probe;
 mod nic_recovery;
 mod nic_selective;
+mod reps;
 mod run_until;
 mod stops;
 mod tables;

@@ -54,7 +54,7 @@ impl Entropies {
     /// the positions XORed with the round's random mask (a permutation).
     fn oblivious(&self, conn_key: u64, n: u64) -> u64 {
         let entropies = self.mask + 1;
-        let round_mask = mix64(conn_key ^ mix64(n / entropies ^ 0x6F62_6C69_7669_6F75)) & self.mask;
+        let round_mask = mix64(conn_key ^ mix64((n / entropies) ^ 0x6F62_6C69_7669_6F75)) & self.mask;
         (n & self.mask) ^ round_mask
     }
 

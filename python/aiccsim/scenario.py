@@ -654,7 +654,9 @@ def reps(
     entropies of unmarked ACKs in a ring of ``buffer`` entries, each carrying ``reuse`` packets;
     with ``freeze``, a retransmission timeout makes it send only on those for ``freeze_time``,
     then ``explore`` packets take fresh entropies."""
-    return Scenario(nic={"reps": _table(buffer=buffer, reuse=reuse, freeze=freeze, freeze_time=freeze_time, explore=explore)})
+    return Scenario(
+        nic={"reps": _table(buffer=buffer, reuse=reuse, freeze=freeze, freeze_time=freeze_time, explore=explore)}
+    )
 
 
 def cc(algorithm: str, **parameters: object) -> Scenario:

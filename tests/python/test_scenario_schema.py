@@ -346,6 +346,7 @@ TABLES: dict[str, Builder] = {
     "conga": conga,
     "routing": RoutingTiers,
     "nic": nic,
+    "reps": reps,
     "clocks": clocks,
     "output": output,
     "trace": trace,

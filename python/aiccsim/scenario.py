@@ -66,6 +66,7 @@ __all__ = [
     "pfc",
     "rail",
     "reduce_scatter",
+    "reps",
     "send_recv",
     "simulation",
     "spray_threshold",
@@ -612,12 +613,17 @@ def nic(
     sack_bitmap: int | None = None,
     reorder_window: int | None = None,
     probe_loss: float | None = None,
+    load_balancing: Literal["flow", "oblivious", "reps"] | None = None,
+    entropies: int | None = None,
 ) -> Scenario:
     """``[nic]``: packet sizes and transport timers, the same for every host; ``connections``
     is ``"persistent"`` (a collective's transfers between two ranks ride one queue pair) or
     ``"per_transfer"``; ``recovery`` is ``"go_back_n"`` or ``"selective"`` (with its bitmap of
     ``sack_bitmap`` packets and its ``reorder_window``); ``probe_loss`` is the fraction of RTT
-    probes that get no reply (algorithms that probe, such as Barre)."""
+    probes that get no reply (algorithms that probe, such as Barre); ``load_balancing`` is the
+    entropy each data packet carries for ECMP switches: ``"flow"`` (one path per flow),
+    ``"oblivious"`` or ``"reps"`` (a new one per packet, among ``entropies``; REPS reuses those
+    acknowledged without an ECN mark). ``reps(...)`` sets its sub-table."""
     return Scenario(
         nic=_table(
             mtu=mtu,
@@ -634,7 +640,26 @@ def nic(
             sack_bitmap=sack_bitmap,
             reorder_window=reorder_window,
             probe_loss=probe_loss,
+            load_balancing=load_balancing,
+            entropies=entropies,
         )
+    )
+
+
+def reps(
+    *,
+    buffer: int | None = None,
+    reuse: int | None = None,
+    freeze: bool | None = None,
+    freeze_time: str | None = None,
+    explore: int | None = None,
+) -> Scenario:
+    """``[nic.reps]``: REPS (``nic(load_balancing="reps")``): each connection recycles the
+    entropies of unmarked ACKs in a ring of ``buffer`` entries, each carrying ``reuse`` packets;
+    with ``freeze``, a retransmission timeout makes it send only on those for ``freeze_time``,
+    then ``explore`` packets take fresh entropies."""
+    return Scenario(
+        nic={"reps": _table(buffer=buffer, reuse=reuse, freeze=freeze, freeze_time=freeze_time, explore=explore)}
     )
 
 

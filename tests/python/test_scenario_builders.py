@@ -45,6 +45,7 @@ from aiccsim.scenario import (
     pfc,
     rail,
     reduce_scatter,
+    reps,
     send_recv,
     simulation,
     spray_threshold,
@@ -732,6 +733,34 @@ def lossy() -> Scenario:
     )
 
 
+# Load balancing at the NIC: REPS with every setting, on a leaf-spine of ECMP switches.
+REPS_LEAF_SPINE = """
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 2
+link = { bandwidth = "100Gbps", delay = "1us" }
+[nic]
+recovery = "selective"
+load_balancing = "reps"
+entropies = 32
+reps = { buffer = 4, reuse = 2, freeze = true, freeze_time = "5ms", explore = 8 }
+[workload]
+kind = "permutation"
+size = "50KB"
+"""
+
+
+def reps_leaf_spine() -> Scenario:
+    return (
+        leaf_spine(leaves=2, spines=2, hosts_per_leaf=2, **LINK)
+        | nic(recovery="selective", load_balancing="reps", entropies=32)
+        | reps(buffer=4, reuse=2, freeze=True, freeze_time="5ms", explore=8)
+        | permutation(size="50KB")
+    )
+
+
 # PFC's buffer pools set by hand, a pairwise all-to-all that starts late, flows that stop early
 # or share a connection.
 PFC_POOLS = """
@@ -1076,6 +1105,7 @@ EQUIVALENTS: list[tuple[str | Path, Callable[[], Scenario]]] = [
     (PARALLEL_MODEL, parallel_training_model),
     (LINK_EVENTS, link_events),
     (LOSSY, lossy),
+    (REPS_LEAF_SPINE, reps_leaf_spine),
     (PFC_POOLS, pfc_pools),
     (CREDIT_LEAF_SPINE, credit_leaf_spine),
     (FLOWS_STOP_AND_CONNECTION, flows_stop_and_connection),

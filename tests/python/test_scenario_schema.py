@@ -57,6 +57,7 @@ from aiccsim.scenario import (
     pfc,
     rail,
     reduce_scatter,
+    reps,
     send_recv,
     simulation,
     spray_threshold,
@@ -95,6 +96,7 @@ DOCS: dict[str, list[tuple[Builder, ...]]] = {
     "`[switch.credit]`": [(credit,)],
     "`[switch.ecn]`": [(ecn,)],
     "`[nic]`": [(nic,)],
+    "Load balancing: per-flow, oblivious spraying, REPS": [(reps,)],
     "`[clocks]`": [(clocks,)],
     # The collective tag of a flow or an incast.
     "`[workload]`": [(collective,)],
@@ -135,6 +137,7 @@ SUBTABLES: dict[tuple[Builder, str], Builder] = {
     (switch, "dlb"): dlb,
     (switch, "spray_threshold"): spray_threshold,
     (switch, "conga"): conga,
+    (nic, "reps"): reps,
     (output, "trace"): trace,
 }
 # Arguments that are no table's key: what selects the [cc] table (the table of algorithms has
@@ -343,6 +346,7 @@ TABLES: dict[str, Builder] = {
     "conga": conga,
     "routing": RoutingTiers,
     "nic": nic,
+    "reps": reps,
     "clocks": clocks,
     "output": output,
     "trace": trace,

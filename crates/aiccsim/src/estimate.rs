@@ -368,6 +368,15 @@ pub fn estimate(s: &Scenario) -> Estimate {
             bytes: work.flows.saturating_mul(per_slot + size_of::<u32>() as u128),
         });
     }
+    let per_connection = crate::engine::nic::entropy::Entropies::bytes_per_connection(&s.nic) as u128;
+    if per_connection > 0 {
+        // Every flow may be a connection, and take its REPS ring at once.
+        memory.push(Part {
+            key: "nic.load_balancing",
+            what: "the senders' entropies".into(),
+            bytes: work.flows.saturating_mul(per_connection),
+        });
+    }
     let output = vec![
         Part { key: "workload", what: "flows.csv".into(), bytes: work.flows.saturating_mul(FLOW_ROW) },
         Part { key: "topology", what: "ports.csv".into(), bytes: ports * PORT_ROW },

@@ -22,7 +22,10 @@ pub use clocks::{ClocksConfig, NoiseDistribution};
 pub use credit::{CreditConfig, FlowControl};
 pub use events::{LinkAction, LinkEvent};
 pub use fast_forward::FastForward;
-pub use nic::{Connections, NicConfig, Recovery, DEFAULT_RTO, MAX_RTO_BACKOFF, MAX_SACK_BITMAP};
+pub use nic::{
+    Connections, LoadBalancing, NicConfig, Recovery, RepsConfig, DEFAULT_ENTROPIES, DEFAULT_RTO, MAX_RTO_BACKOFF,
+    MAX_SACK_BITMAP,
+};
 pub use output::{OutputConfig, TraceConfig};
 pub use switch::{
     CongaConfig, ControlPriority, DlbConfig, EcnConfig, FlowletConfig, FlowletPick, MarkPoint, PfcConfig, Routing,
@@ -217,6 +220,7 @@ impl Scenario {
         // Defaults that depend on other keys, written out so run.json shows them.
         let stall = SimulationConfig::default_stall_timeout(&scenario.nic);
         scenario.simulation.stall_timeout.get_or_insert(stall);
+        scenario.nic.resolve_load_balancing();
         if scenario.switch.routing.uses(Routing::Flowlet) {
             scenario.switch.flowlet.get_or_insert_with(FlowletConfig::default);
         }

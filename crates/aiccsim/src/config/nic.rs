@@ -1,5 +1,7 @@
 //! `[nic]`: the RoCEv2 NIC and its transport.
 
+use crate::cc::Check;
+use crate::config::fail;
 use crate::time::{ByteSize, SimTime};
 use serde::{Deserialize, Serialize};
 
@@ -55,7 +57,115 @@ pub struct NicConfig {
     /// the Barre slides report 8.9% lost to a NIC limitation. Drawn from the run's seed.
     #[serde(default)]
     pub probe_loss: f64,
+    /// How the sender spreads a flow's packets over the fabric's equal-cost paths
+    /// (`engine/nic/entropy.rs`). Left out of a resolved scenario when `flow`, so that runs that
+    /// do not spray read as they did before the key existed.
+    #[serde(default, skip_serializing_if = "LoadBalancing::is_flow")]
+    pub load_balancing: LoadBalancing,
+    /// Oblivious spraying and REPS: the distinct entropy values a connection's packets choose
+    /// among (a power of two). Filled in with the default when `load_balancing` sprays.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entropies: Option<u32>,
+    /// REPS's settings; filled in with the defaults under `load_balancing = "reps"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reps: Option<RepsConfig>,
 }
+
+/// Where the sender puts a flow's packets (`engine/nic/entropy.rs`): each data packet carries an
+/// entropy value (the UDP source port of RoCEv2, the entropy field of Ultra Ethernet's
+/// transport), which switches routing by `"ecmp"` hash with the flow's addresses.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadBalancing {
+    /// One entropy for the whole connection: ECMP gives every packet of a flow one path.
+    #[default]
+    Flow,
+    /// A new entropy for every packet, blind to the paths' state: each round of `entropies`
+    /// packets takes every entropy once, in a fresh order (uet-htsim's `UecMpOblivious`).
+    Oblivious,
+    /// Recycled entropy packet spraying (Bonato et al., arXiv 2407.21625): the entropies of
+    /// packets whose ACKs came back without an ECN mark are reused; fresh ones otherwise.
+    Reps,
+}
+
+impl LoadBalancing {
+    pub fn is_flow(&self) -> bool {
+        *self == LoadBalancing::Flow
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadBalancing::Flow => "flow",
+            LoadBalancing::Oblivious => "oblivious",
+            LoadBalancing::Reps => "reps",
+        }
+    }
+}
+
+/// `[nic.reps]`: REPS's settings (`engine/nic/reps.rs`). The defaults are those of the authors'
+/// implementation in uet-htsim (`htsim/sim/buffer_reps.cpp`, `uec_mp.cpp`), which the paper
+/// evaluates.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RepsConfig {
+    /// Entries of each connection's buffer of recycled entropies.
+    #[serde(default = "default_reps_buffer")]
+    pub buffer: u32,
+    /// Packets each recycled entropy may carry before it is used up (more than 1 keeps the
+    /// buffer fed when one ACK covers several packets, `nic.ack_every`).
+    #[serde(default = "default_reps_reuse")]
+    pub reuse: u32,
+    /// A retransmission timeout freezes the buffer: for `freeze_time` the sender sends only on
+    /// the entropies it holds, cycling through them, and explores no new path.
+    #[serde(default = "default_reps_freeze")]
+    pub freeze: bool,
+    #[serde(default = "default_reps_freeze_time")]
+    pub freeze_time: SimTime,
+    /// After a freeze the buffer is emptied and this many packets take fresh entropies.
+    #[serde(default = "default_reps_explore")]
+    pub explore: u32,
+}
+
+/// uet-htsim's `CircularBufferREPS::repsBufferSize`.
+fn default_reps_buffer() -> u32 {
+    8
+}
+/// uet-htsim's `repsMaxLifetimeEntropy`.
+fn default_reps_reuse() -> u32 {
+    1
+}
+/// uet-htsim's `repsUseFreezing`.
+fn default_reps_freeze() -> bool {
+    true
+}
+/// uet-htsim's `exit_freeze_after`: 10^10 ps.
+fn default_reps_freeze_time() -> SimTime {
+    SimTime::from_ms(10)
+}
+/// uet-htsim's `explore_counter` after a freeze (`UecMpReps::processEv`).
+fn default_reps_explore() -> u32 {
+    16
+}
+
+impl Default for RepsConfig {
+    fn default() -> Self {
+        RepsConfig {
+            buffer: default_reps_buffer(),
+            reuse: default_reps_reuse(),
+            freeze: default_reps_freeze(),
+            freeze_time: default_reps_freeze_time(),
+            explore: default_reps_explore(),
+        }
+    }
+}
+
+/// The entropies of a spraying sender: uet-htsim's `-paths` default (`main_uec.cpp`,
+/// `path_entropy_size`).
+pub const DEFAULT_ENTROPIES: u32 = 64;
+/// The largest: Ultra Ethernet's entropy field is 16 bits, as is RoCEv2's UDP source port.
+pub const MAX_ENTROPIES: u32 = 1 << 16;
+/// The largest REPS buffer (the reference's counts are 16 bits).
+pub const MAX_REPS_BUFFER: u32 = 4096;
 
 /// Loss recovery (`engine/nic/recovery.rs`).
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -144,6 +254,55 @@ impl Default for NicConfig {
             sack_bitmap: default_sack_bitmap(),
             reorder_window: default_reorder_window(),
             probe_loss: 0.0,
+            load_balancing: LoadBalancing::default(),
+            entropies: None,
+            reps: None,
         }
     }
+}
+
+impl NicConfig {
+    /// Fills in the load balancing's defaults that depend on `load_balancing`, so that a
+    /// resolved scenario shows them.
+    pub fn resolve_load_balancing(&mut self) {
+        if self.load_balancing != LoadBalancing::Flow {
+            self.entropies.get_or_insert(DEFAULT_ENTROPIES);
+        }
+        if self.load_balancing == LoadBalancing::Reps {
+            self.reps.get_or_insert_with(RepsConfig::default);
+        }
+    }
+}
+
+/// The load balancing's keys.
+pub(crate) fn check_load_balancing(nic: &NicConfig) -> Check {
+    if let Some(n) = nic.entropies {
+        if n == 0 || n > MAX_ENTROPIES || !n.is_power_of_two() {
+            return fail(
+                "nic.entropies",
+                format!("must be a power of two from 1 to {MAX_ENTROPIES} (a 16-bit entropy field), got {n}; e.g. {DEFAULT_ENTROPIES}"),
+            );
+        }
+    }
+    if let Some(r) = &nic.reps {
+        if r.buffer == 0 || r.buffer > MAX_REPS_BUFFER {
+            return fail(
+                "nic.reps.buffer",
+                format!("must be from 1 to {MAX_REPS_BUFFER} entropies, got {}; e.g. 8 (REPS's)", r.buffer),
+            );
+        }
+        if r.reuse == 0 || r.reuse > u16::MAX as u32 {
+            return fail(
+                "nic.reps.reuse",
+                format!("must be from 1 to {} packets per recycled entropy, got {}; e.g. 1", u16::MAX, r.reuse),
+            );
+        }
+        if r.freeze && r.freeze_time == SimTime::ZERO {
+            return fail(
+                "nic.reps.freeze_time",
+                "must be positive while freeze is on (set freeze = false for no freezing); e.g. \"10ms\"",
+            );
+        }
+    }
+    Ok(())
 }

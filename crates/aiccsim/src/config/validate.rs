@@ -115,6 +115,7 @@ fn nic(s: &Scenario) -> Check {
             ),
         );
     }
+    super::nic::check_load_balancing(nic)?;
     if nic.data_priority > 6 {
         return fail(
             "nic.data_priority",

@@ -1,7 +1,7 @@
 //! The run's parameters that the hot path reads, derived once from the scenario.
 
 use crate::cc::Telemetry;
-use crate::config::{ControlPriority, FlowControl, FlowletPick, MarkPoint, Recovery, Routing, Scenario};
+use crate::config::{ControlPriority, FlowControl, FlowletPick, LoadBalancing, MarkPoint, Recovery, Routing, Scenario};
 use crate::time::SimTime;
 
 /// Derived per-run parameters the hot path reads.
@@ -22,6 +22,9 @@ pub(crate) struct Params {
     pub nack_interval: SimTime,
     pub data_priority: u8,
     pub recovery: Recovery,
+    /// Where the sender puts each data packet (`nic/entropy.rs`): `Flow` keeps the connection's
+    /// one ECMP key, the others choose an entropy per packet.
+    pub load_balancing: LoadBalancing,
     /// Selective recovery: the loss threshold (packets arrived past a missing one).
     pub reorder_window: u32,
     /// Selective recovery: the sender sends no new byte this far or further past its first
@@ -82,6 +85,7 @@ impl Params {
             nack_interval: nic.nack_interval,
             data_priority: nic.data_priority,
             recovery: nic.recovery,
+            load_balancing: nic.load_balancing,
             reorder_window: nic.reorder_window,
             track_bytes: if selective { nic.sack_bitmap as u64 * nic.mtu.0 } else { u64::MAX },
             egress_alpha: sw.egress_alpha,

@@ -50,6 +50,7 @@ mod nic_probe;
 mod nic_recovery;
 mod nic_selective;
 mod nvlink_fluid;
+mod reps;
 mod run_until;
 mod stops;
 mod tables;

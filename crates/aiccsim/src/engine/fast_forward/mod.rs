@@ -29,7 +29,7 @@ mod steady;
 mod tests;
 
 use crate::cc::CongestionControl;
-use crate::config::{FlowControl, Routing, Scenario, Tier};
+use crate::config::{FlowControl, LoadBalancing, Routing, Scenario, Tier};
 use crate::engine::{Event, Simulation};
 use crate::metrics::fast_forward::FastForwardReport;
 use crate::time::SimTime;
@@ -133,6 +133,12 @@ impl FastForward {
             return Err(off(
                 "switches route packets of one flow on several paths (only ECMP routing is fast-forwarded)",
             ));
+        }
+        if scenario.nic.load_balancing != LoadBalancing::Flow {
+            return Err(off(&format!(
+                "the NICs spray each flow's packets over several paths (nic.load_balancing = \"{}\"; only one path per flow is fast-forwarded)",
+                scenario.nic.load_balancing.name()
+            )));
         }
         if !scenario.events.is_empty() {
             return Err(off("the scenario has link events ([[events]]), which change routes"));

@@ -11,7 +11,7 @@ use super::qp::Flow;
 use super::scheduler::{QueuePairs, Scheduler};
 use super::Nics;
 use crate::cc::{Cc, CongestionControl, DataArrival, ReceiverCc, Telemetry};
-use crate::config::Recovery;
+use crate::config::{LoadBalancing, Recovery};
 use crate::engine::net::pool::PacketId;
 use crate::engine::{Params, Simulation};
 use crate::time::SimTime;
@@ -119,12 +119,17 @@ impl Simulation {
         // Selective recovery resends what was declared lost before it sends anything new.
         let resend = self.nic.flows[f as usize].rtx_pending > 0;
         let seq = if resend { self.take_lost(f) } else { self.nic.flows[f as usize].snd_nxt };
+        // The entropy switches hash (`entropy.rs`): the connection's own, or one per packet.
+        let ecmp_key = match self.params.load_balancing {
+            LoadBalancing::Flow => self.nic.flows[f as usize].ecmp_key,
+            _ => self.next_entropy(f),
+        };
         let flow = &mut self.nic.flows[f as usize];
         let payload = self.params.mtu.min(flow.size - seq);
         let size = payload + self.params.header;
         let mut pkt = Packet::new(PacketKind::Data, flow.priority, size as u32);
         pkt.flow = f;
-        pkt.ecmp_key = flow.ecmp_key;
+        pkt.ecmp_key = ecmp_key;
         pkt.dst = flow.dst;
         pkt.seq = seq;
         pkt.sent_at = now;
@@ -198,6 +203,9 @@ impl Simulation {
                 if pkt.int != crate::wire::telemetry::NO_INT || pkt.pint != 0 || pkt.feedback != [0; 2] {
                     self.observe.counters.feedback_acks += 1;
                     flow.feedback_acks = flow.feedback_acks.wrapping_add(1);
+                }
+                if self.params.load_balancing == LoadBalancing::Reps {
+                    self.reps_ack(&pkt);
                 }
                 self.on_ack(&pkt)
             }

@@ -1,5 +1,7 @@
 //! The RDMA NIC, one file per mechanism: what goes on the wire next and the receive path
 //! (`host.rs`), the choice among a host's queue pairs (`scheduler.rs`), queue pairs (`qp.rs`),
+//! the entropy each data packet carries, which sprays a flow over paths (`entropy.rs`, with
+//! REPS's recycling in `reps.rs`),
 //! connections shared by consecutive transfers (`connection.rs`), loss recovery (`recovery.rs`:
 //! NACKs and the retransmission timeout, with `go_back_n.rs` and `selective.rs` beside it),
 //! losses on purpose (`losses.rs`), the rate limiter (`pacing.rs`), RTT probes (`probe.rs`), and
@@ -7,6 +9,7 @@
 
 pub mod clock;
 pub mod connection;
+pub mod entropy;
 mod go_back_n;
 pub mod host;
 mod losses;
@@ -14,6 +17,7 @@ mod pacing;
 pub mod probe;
 pub mod qp;
 mod recovery;
+pub mod reps;
 mod scheduler;
 pub mod selective;
 
@@ -46,6 +50,8 @@ pub(crate) struct Nics {
     pub(crate) facts: Vec<FlowFacts>,
     /// Selective recovery's bitmaps, for the flows that have needed one (`selective.rs`).
     pub(crate) sack: selective::Scoreboards,
+    /// What the sender keeps to choose each data packet's entropy (`entropy.rs`).
+    pub(crate) entropy: entropy::Entropies,
     /// Data packets to lose on purpose (`losses.rs`).
     pub(crate) losses: Vec<(u32, u64)>,
     /// RTT probes, when the algorithm asks for them (`probe.rs`).
@@ -106,6 +112,7 @@ impl Nics {
             receivers: pairs.receivers,
             facts: pairs.facts,
             sack: selective::Scoreboards::new(nic.sack_bitmap),
+            entropy: entropy::Entropies::new(nic, defs.len()),
             losses: Vec::new(),
             probes,
             clocks: HostClocks::new(&scenario.clocks, topo.num_hosts, params.seed),

@@ -345,6 +345,17 @@ impl Simulation {
             flow.sender_done = Some(now);
             self.work.flows_done += 1;
             self.nic.sack.release(f);
+            self.release_connection_state(f);
+        }
+    }
+
+    /// Flow `f`'s sender is done: a connection that carried it alone sends no more, and its
+    /// load balancing's state goes back (`entropy.rs`).
+    #[inline]
+    fn release_connection_state(&mut self, f: u32) {
+        let flow = &self.nic.flows[f as usize];
+        if !flow.shared {
+            self.nic.entropy.release(flow.conn);
         }
     }
 
@@ -432,6 +443,7 @@ impl Simulation {
             self.nic.flows[f as usize].sender_done = Some(now);
             self.work.flows_done += 1;
             self.nic.sack.release(f);
+            self.release_connection_state(f);
         } else if backoff_reset {
             self.arm_rto(f); // the deadline moved earlier
         }

@@ -99,6 +99,7 @@ impl Simulation {
             Recovery::GoBackN => self.go_back_on_timeout(f),
             Recovery::Selective => self.selective_timeout(f),
         }
+        self.reps_timeout(f);
         let flow = &mut self.nic.flows[f as usize];
         flow.timeouts += 1;
         flow.rto_backoff = backed_off(flow.rto_backoff);

@@ -139,24 +139,29 @@ impl Algorithm for RcccConfig {
 }
 
 /// The receiver half: a flow's share of the receiver's pull pacer, accrued between its packets.
+/// (24 bytes, as the other receiver halves, so that the enum of them, one per connection read at
+/// every data packet, stays 32 bytes: hence the `f32`s, exact to 10^-7, and the `NEVER` time.)
 pub struct RcccReceiver {
     /// Bytes of credit per picosecond at the receiver's credit rate.
-    rate_per_ps: f64,
+    rate_per_ps: f32,
     /// The most credit granted at one packet, bytes.
-    max_grant: f64,
+    max_grant: f32,
     /// Credit granted so far, bytes.
     granted: f64,
-    /// When the flow's previous packet arrived (`None` before its first).
-    last: Option<SimTime>,
+    /// When the flow's previous packet arrived (`NEVER` before its first).
+    last: SimTime,
 }
+
+/// No packet yet.
+const NEVER: SimTime = SimTime::MAX;
 
 impl RcccReceiver {
     pub fn new(cfg: &RcccConfig, facts: &FlowFacts) -> Self {
         RcccReceiver {
-            rate_per_ps: cfg.rate(facts) / 8.0 / 1e12,
-            max_grant: cfg.max_credit_bytes(facts),
+            rate_per_ps: (cfg.rate(facts) / 8.0 / 1e12) as f32,
+            max_grant: cfg.max_credit_bytes(facts) as f32,
             granted: 0.0,
-            last: None,
+            last: NEVER,
         }
     }
 }
@@ -164,19 +169,22 @@ impl RcccReceiver {
 impl ReceiverCc for RcccReceiver {
     fn on_data(&mut self, pkt: &DataArrival) -> ReceiverAction {
         let senders = pkt.incoming_seen.max(1);
-        if let Some(last) = self.last {
+        if self.last != NEVER {
             // The pacer's credits to this flow since its previous packet: its share of the rate.
-            let share = pkt.now.saturating_sub(last).0 as f64 * self.rate_per_ps / senders as f64;
-            self.granted += share.min(self.max_grant);
+            let gap = pkt.now.saturating_sub(self.last).0 as f64;
+            let share = gap * f64::from(self.rate_per_ps) / f64::from(senders);
+            self.granted += share.min(f64::from(self.max_grant));
         }
-        self.last = Some(pkt.now);
+        self.last = pkt.now;
         // Cumulative bytes, modulo 2^32 (a sequence number the sender compares by difference).
         let granted = (self.granted as u64) as u32;
         ReceiverAction { send_cnp: false, feedback: [granted, senders] }
     }
 
     fn shift_clock(&mut self, by: SimTime) {
-        self.last = self.last.map(|t| t + by);
+        if self.last != NEVER {
+            self.last += by;
+        }
     }
 }
 
@@ -409,6 +417,7 @@ mod tests {
         rx.on_data(&arrival(SimTime::ZERO, 1));
         let g = rx.on_data(&arrival(SimTime::from_ms(100), 1)).feedback[0];
         assert_eq!(f64::from(g), cfg.max_credit_bytes(&f).floor(), "one packet grants at most max_credit");
+        assert_eq!(std::mem::size_of::<RcccReceiver>(), 24, "as small as the other receiver halves");
     }
 
     #[test]

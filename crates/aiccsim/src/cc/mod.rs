@@ -326,6 +326,12 @@ registry! {
     /// Barre ("Barre: Empowering Simplified and Versatile Programmable Congestion Control in
     /// High-Speed AI Clusters", slides): a NIC program on CNPs and RTT probes.
     barre: "barre" => Barre(BarreConfig, Barre),
+    /// NSCC (Ultra Ethernet, UE 1.0; SMaRTT, arXiv 2404.01630): a window on ECN and queuing
+    /// delay, with QuickAdapt.
+    nscc: "nscc" => Nscc(NsccConfig, Nscc),
+    /// RCCC (Ultra Ethernet, UE 1.0): the receiver grants credit to its senders; its receiver
+    /// half is also NSCC's with `receiver_credit`.
+    rccc: "rccc" => Rccc(RcccConfig, Rccc, RcccReceiver),
 }
 
 #[cfg(test)]

@@ -342,6 +342,11 @@ impl Harness {
                 CcConfig::Mcc(c) => {
                     (bdp + c.headroom * c.chunk.0 as f64).max(bdp * c.max_window).max(self.facts.packet_bytes as f64)
                 }
+                // NSCC's largest window is `max_window` products (never below a packet).
+                CcConfig::Nscc(c) => (bdp * c.max_window).max(self.facts.mtu as f64),
+                // RCCC's window is the bytes in flight plus the credit held, at most
+                // `max_credit` products (never below a packet).
+                CcConfig::Rccc(c) => (self.nxt - self.una - self.out) as f64 + c.max_credit_bytes(&self.facts),
                 _ => bdp,
             };
             prop_assert!(w as f64 <= cap + 1.0, "after {hook}: window {w} B above {cap} B");
@@ -395,6 +400,23 @@ impl Harness {
                 // The inflight monitor only ever holds the flow below R (or at the floor).
                 prop_assert!(rate <= r + 1.0, "after {hook}: Barre sends at {rate} above R {r}");
                 prop_assert!(b.program.rtt() > SimTime::ZERO, "after {hook}: Barre RTT zero");
+            }
+            Cc::Nscc(n) => {
+                let cwnd = n.cwnd();
+                prop_assert!(
+                    cwnd >= n.min_cwnd() && cwnd <= n.max_cwnd().max(n.min_cwnd()),
+                    "after {hook}: NSCC cwnd {cwnd} outside [{}, {}]",
+                    n.min_cwnd(),
+                    n.max_cwnd()
+                );
+            }
+            Cc::Rccc(r) => {
+                let CcConfig::Rccc(c) = &self.cfg else { unreachable!() };
+                let credit = r.credit();
+                prop_assert!(
+                    credit.is_finite() && credit <= c.max_credit_bytes(&self.facts) + 1e-6,
+                    "after {hook}: RCCC credit {credit}"
+                );
             }
             // Algorithms without invariants of their own beyond the common ones above.
             _ => {}
@@ -752,6 +774,51 @@ fn barre() -> impl Strategy<Value = CcConfig> {
     prop_oneof![Just(BarreConfig::default()), varied].prop_map(CcConfig::Barre)
 }
 
+fn nscc() -> impl Strategy<Value = CcConfig> {
+    let gains = (0.0f64..=20.0, 0.0f64..=20.0, 0.0f64..=2.0, 0.0f64..=2.0, 0.05f64..=1.0, 0.001f64..=1.0);
+    let rest = (
+        prop::option::of(1u64..=100_000_000),
+        (0.1f64..=4.0, prop::option::of(0.01f64..=1.0)),
+        (any::<bool>(), 0u32..=8, 0.5f64..=10.0, 1u32..=64),
+        any::<bool>(),
+    );
+    let varied = (gains, rest).prop_map(
+        |(
+            (fair_increase, proportional_gain, eta, fast_increase, md_gain, delay_ewma),
+            (target_ps, (max_window, initial), (quick_adapt, qa_gate, qa_delay, adjust_packets), receiver_credit),
+        )| NsccConfig {
+            target_delay: target_ps.map(SimTime),
+            max_window,
+            initial_window: initial.map(|f| f * max_window),
+            fair_increase,
+            proportional_gain,
+            eta,
+            fast_increase,
+            md_gain,
+            delay_ewma,
+            quick_adapt,
+            qa_gate,
+            qa_delay,
+            adjust_packets,
+            receiver_credit,
+            ..NsccConfig::default()
+        },
+    );
+    prop_oneof![
+        Just(NsccConfig::default()),
+        Just(NsccConfig { receiver_credit: true, ..NsccConfig::default() }),
+        varied
+    ]
+    .prop_map(CcConfig::Nscc)
+}
+
+fn rccc() -> impl Strategy<Value = CcConfig> {
+    let varied = (0.01f64..=1.0, 0.0f64..=1.0, 0.01f64..=10.0).prop_map(|(credit_rate, initial, max_credit)| {
+        RcccConfig { credit_rate, initial_credit: initial * max_credit, max_credit }
+    });
+    prop_oneof![Just(RcccConfig::default()), varied].prop_map(CcConfig::Rccc)
+}
+
 property!(pfc_only_stays_at_line_rate, Just(CcConfig::None(PfcOnlyConfig {})));
 property!(dcqcn_keeps_its_invariants, dcqcn());
 property!(dctcp_keeps_its_invariants, dctcp());
@@ -763,6 +830,8 @@ property!(pc4_keeps_its_invariants, pc4());
 property!(mcc_keeps_its_invariants, mcc());
 property!(aimd_keeps_its_invariants, aimd());
 property!(barre_keeps_its_invariants, barre());
+property!(nscc_keeps_its_invariants, nscc());
+property!(rccc_keeps_its_invariants, rccc());
 // Every algorithm of the registry with its defaults, so that a new one is covered from the
 // moment it is registered (the properties above also vary each one's parameters).
 property!(every_algorithm_keeps_its_invariants_with_its_defaults, prop::sample::select(CcConfig::all_defaults()));
@@ -841,6 +910,8 @@ shift_property!(pc4_moved_on_in_time_acts_alike, pc4());
 shift_property!(mcc_moved_on_in_time_acts_alike, mcc());
 shift_property!(aimd_moved_on_in_time_acts_alike, aimd());
 shift_property!(barre_moved_on_in_time_acts_alike, barre());
+shift_property!(nscc_moved_on_in_time_acts_alike, nscc());
+shift_property!(rccc_moved_on_in_time_acts_alike, rccc());
 shift_property!(every_algorithm_moved_on_in_time_acts_alike, prop::sample::select(CcConfig::all_defaults()));
 
 #[test]
@@ -876,7 +947,7 @@ proptest! {
     /// packet's send time; the measured delay unchanged), with the same actions as one not moved.
     #[test]
     fn receivers_moved_on_in_time_act_alike(
-        cfg in prop_oneof![prop::sample::select(CcConfig::all_defaults()), dcqcn(), pc4(), barre()],
+        cfg in prop_oneof![prop::sample::select(CcConfig::all_defaults()), dcqcn(), pc4(), barre(), rccc()],
         facts in flow_facts(),
         arrivals in arrivals(),
     ) {

@@ -20,6 +20,7 @@ mod cc_barre;
 mod cc_external;
 mod cc_mcc;
 mod cc_nic_events;
+mod cc_nscc;
 mod cc_pc4;
 mod cc_registry;
 mod cc_snapshots;

@@ -13,6 +13,7 @@ pub mod fast_forward;
 mod nic;
 pub mod ns3;
 mod output;
+pub mod preset;
 pub mod simai;
 mod switch;
 mod topology;
@@ -206,17 +207,26 @@ impl Scenario {
     }
 
     fn parse(text: &str, origin: &str) -> Result<Scenario, ConfigError> {
-        let de = toml::Deserializer::parse(text).map_err(|e| ConfigError {
-            file: origin.to_string(),
-            key: String::new(),
-            message: one_line(&e.to_string()),
-        })?;
-        let mut scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let error = |key: String, message: &str| ConfigError { file: origin.to_string(), key, message: one_line(message) };
+        let syntax = |e: toml::de::Error| error(String::new(), &e.to_string());
+        let fields = |e: serde_path_to_error::Error<toml::de::Error>| {
             let outer = e.path().to_string();
             let (key, message) =
                 tagged_enum::join_path(if outer == "." { "" } else { &outer }, &e.into_inner().to_string());
-            ConfigError { file: origin.to_string(), key, message: one_line(&message) }
-        })?;
+            error(key, &message)
+        };
+        // A scenario that names a preset is read as a table, the preset put under it.
+        let with_preset = match text.contains("preset") {
+            true => Some(text.parse::<toml::Table>().map_err(syntax)?).filter(|t| t.contains_key("preset")),
+            false => None,
+        };
+        let mut scenario: Scenario = match with_preset {
+            Some(mut table) => {
+                preset::apply(&mut table).map_err(|(key, message)| error(key, &message))?;
+                serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(fields)?
+            }
+            None => serde_path_to_error::deserialize(toml::Deserializer::parse(text).map_err(syntax)?).map_err(fields)?,
+        };
         // Defaults that depend on other keys, written out so run.json shows them.
         let stall = SimulationConfig::default_stall_timeout(&scenario.nic);
         scenario.simulation.stall_timeout.get_or_insert(stall);

@@ -4,7 +4,8 @@
 //! is admitted until it starts leaving the egress port; the bytes are charged to the egress queue
 //! (for ECN, `ecn.rs`) and to the ingress port and priority it came from, in one of three pools
 //! (`buffer.rs`; for PFC, `pfc.rs`). Without PFC an egress queue may be limited to a fraction of
-//! the free buffer (`switch.egress_alpha`, drop-tail).
+//! the free buffer (`switch.egress_alpha`, drop-tail), and a data packet with no room may be cut
+//! to its header instead of dropped (`trimming.rs`).
 //! The egress port is chosen on arrival (`routing.rs`); telemetry is stamped as the packet
 //! leaves (`telemetry.rs`).
 
@@ -97,24 +98,21 @@ impl Simulation {
         if self.params.control_at_data && pkt.priority == CONTROL_PRIORITY {
             pkt.priority = control_class(pkt.kind, self.params.data_priority);
         }
-        let (size, prio, kind) = (pkt.size as u64, pkt.priority, pkt.kind);
+        let (mut size, mut prio, mut kind) = (pkt.size as u64, pkt.priority, pkt.kind);
         let (dst, ecmp_key) = (pkt.dst, pkt.ecmp_key);
         let out = self.route(node, sw, dst, ecmp_key);
 
         let s = &self.net.switches[sw];
         let (pfc, ecn, credit) = (s.pfc, s.ecn, s.credit);
-        if !self.admit(sw, in_port, out, prio, size) {
-            if self.observe.tracer.is_some() {
-                self.trace_packet(TraceEvent::Drop, out, id);
+        if !self.admit(sw, in_port, out, prio, size, kind) {
+            // A data packet with no room is trimmed where trimming is on (`trimming.rs`), and
+            // goes on as its header; anything else is dropped.
+            if !(self.params.trimming && kind == PacketKind::Data && self.trim(sw, in_port, out, id)) {
+                self.drop_packet(out, id);
+                return;
             }
-            self.net.ports[out as usize].stats.drops += 1;
-            self.observe.counters.packets_dropped += 1;
-            if kind == PacketKind::Data {
-                self.observe.counters.data_bytes_dropped += size;
-            }
-            let dropped = self.net.packets.take(id);
-            self.net.int_pool.release(dropped.int);
-            return;
+            let pkt = &self.net.packets[id];
+            (size, prio, kind) = (pkt.size as u64, pkt.priority, pkt.kind);
         }
         if ecn && !self.params.ecn_at_dequeue && kind == PacketKind::Data {
             self.maybe_mark(out, sw, id);
@@ -140,7 +138,8 @@ impl Simulation {
     }
 
     /// Packet `id` is lost at port `p` (a full buffer, a failed link): counted there and in the
-    /// run's totals, and taken out of the network.
+    /// run's totals, and taken out of the network. A trimmed packet's bytes are data bytes, as
+    /// they were sent.
     #[cold]
     #[inline(never)]
     pub(crate) fn drop_packet(&mut self, p: u32, id: PacketId) {
@@ -150,17 +149,23 @@ impl Simulation {
         let (kind, size) = (self.net.packets[id].kind, self.net.packets[id].size as u64);
         self.net.ports[p as usize].stats.drops += 1;
         self.observe.counters.packets_dropped += 1;
-        if kind == PacketKind::Data {
-            self.observe.counters.data_bytes_dropped += size;
+        match kind {
+            PacketKind::Data => self.observe.counters.data_bytes_dropped += size,
+            PacketKind::Trimmed => {
+                self.observe.counters.data_bytes_dropped += size;
+                self.observe.counters.headers_dropped += 1;
+            }
+            _ => {}
         }
         let dropped = self.net.packets.take(id);
         self.net.int_pool.release(dropped.int);
     }
 
-    /// Charges a packet of `size` bytes from `in_port` at `prio`, bound for egress `out`, to the
-    /// switch's buffer; false if it has no room there (the packet is dropped).
+    /// Charges a packet of `size` bytes and `kind` from `in_port` at `prio`, bound for egress
+    /// `out`, to the switch's buffer; false if it has no room there (the packet is dropped, or
+    /// trimmed), or if it is a data packet that trimming's threshold sends to be trimmed.
     #[inline]
-    fn admit(&mut self, sw: usize, in_port: u32, out: u32, prio: u8, size: u64) -> bool {
+    pub(super) fn admit(&mut self, sw: usize, in_port: u32, out: u32, prio: u8, size: u64, kind: PacketKind) -> bool {
         let s = &mut self.net.switches[sw];
         if !s.pfc {
             // Drop-tail: the buffer, and the egress queue's share of its free part.
@@ -168,6 +173,14 @@ impl Simulation {
                 if !within_egress_share(self.net.ports[out as usize].prio[prio as usize].bytes, size, &s.pools, alpha) {
                     return false;
                 }
+            }
+            // Trimming (only on a lossy fabric): a data packet that would take its queue past the
+            // threshold is trimmed although the buffer has room.
+            if self.params.trimming
+                && kind == PacketKind::Data
+                && self.net.ports[out as usize].prio[prio as usize].bytes + size > self.params.trim_above
+            {
+                return false;
             }
         }
         let admitted = if prio == CONTROL_PRIORITY {

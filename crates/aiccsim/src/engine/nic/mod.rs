@@ -105,7 +105,7 @@ impl Nics {
             ccs: pairs.ccs,
             receivers: pairs.receivers,
             facts: pairs.facts,
-            sack: selective::Scoreboards::new(nic.sack_bitmap),
+            sack: selective::Scoreboards::new(nic.sack_bitmap, params.trimming),
             losses: Vec::new(),
             probes,
             clocks: HostClocks::new(&scenario.clocks, topo.num_hosts, params.seed),

@@ -64,6 +64,7 @@ from aiccsim.scenario import (
     switch,
     trace,
     training,
+    trimming,
 )
 
 from conftest import REPO
@@ -94,6 +95,7 @@ DOCS: dict[str, list[tuple[Builder, ...]]] = {
     "`[switch.pfc]`": [(pfc,)],
     "`[switch.credit]`": [(credit,)],
     "`[switch.ecn]`": [(ecn,)],
+    "`[switch.trimming]`": [(trimming,)],
     "`[nic]`": [(nic,)],
     "`[clocks]`": [(clocks,)],
     # The collective tag of a flow or an incast.
@@ -135,6 +137,7 @@ SUBTABLES: dict[tuple[Builder, str], Builder] = {
     (switch, "dlb"): dlb,
     (switch, "spray_threshold"): spray_threshold,
     (switch, "conga"): conga,
+    (switch, "trimming"): trimming,
     (output, "trace"): trace,
 }
 # Arguments that are no table's key: what selects the [cc] table (the table of algorithms has

@@ -344,6 +344,7 @@ TABLES: dict[str, Builder] = {
     "dlb": dlb,
     "spray_threshold": spray_threshold,
     "conga": conga,
+    "trimming": trimming,
     "routing": RoutingTiers,
     "nic": nic,
     "clocks": clocks,

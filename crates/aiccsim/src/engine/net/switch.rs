@@ -98,21 +98,29 @@ impl Simulation {
         if self.params.control_at_data && pkt.priority == CONTROL_PRIORITY {
             pkt.priority = control_class(pkt.kind, self.params.data_priority);
         }
-        let (mut size, mut prio, mut kind) = (pkt.size as u64, pkt.priority, pkt.kind);
+        let (size, prio, kind) = (pkt.size as u64, pkt.priority, pkt.kind);
         let (dst, ecmp_key) = (pkt.dst, pkt.ecmp_key);
         let out = self.route(node, sw, dst, ecmp_key);
 
         let s = &self.net.switches[sw];
         let (pfc, ecn, credit) = (s.pfc, s.ecn, s.credit);
         if !self.admit(sw, in_port, out, prio, size, kind) {
-            // A data packet with no room is trimmed where trimming is on (`trimming.rs`), and
-            // goes on as its header; anything else is dropped.
-            if !(self.params.trimming && kind == PacketKind::Data && self.trim(sw, in_port, out, id)) {
-                self.drop_packet(out, id);
+            if self.params.trimming {
+                // A data packet is trimmed and goes on as its header (`trimming.rs`).
+                self.trim_or_drop(sw, in_port, out, id);
                 return;
             }
-            let pkt = &self.net.packets[id];
-            (size, prio, kind) = (pkt.size as u64, pkt.priority, pkt.kind);
+            if self.observe.tracer.is_some() {
+                self.trace_packet(TraceEvent::Drop, out, id);
+            }
+            self.net.ports[out as usize].stats.drops += 1;
+            self.observe.counters.packets_dropped += 1;
+            if kind == PacketKind::Data {
+                self.observe.counters.data_bytes_dropped += size;
+            }
+            let dropped = self.net.packets.take(id);
+            self.net.int_pool.release(dropped.int);
+            return;
         }
         if ecn && !self.params.ecn_at_dequeue && kind == PacketKind::Data {
             self.maybe_mark(out, sw, id);
@@ -210,7 +218,7 @@ impl Simulation {
     /// Packet `id` leaves the buffer through egress port `p`: its bytes are released (maybe
     /// resuming the upstream), and it is marked and stamped as it goes.
     #[inline]
-    fn leave_buffer(&mut self, p: u32, id: PacketId) {
+    pub(super) fn leave_buffer(&mut self, p: u32, id: PacketId) {
         let pkt = &self.net.packets[id];
         let (prio, size, kind, ingress) = (pkt.priority, pkt.size as u64, pkt.kind, pkt.ingress);
         let sw = self.switch_index(self.net.ports[p as usize].node);

@@ -33,13 +33,34 @@ use crate::wire::packet::{PacketKind, CONTROL_PRIORITY};
 use crate::wire::telemetry::NO_INT;
 
 impl Simulation {
-    /// Data packet `id`, from `in_port` and routed to egress `out` of switch `sw`, found no room
-    /// (or its queue past the threshold): cuts it to its header and admits that at the control
-    /// priority, counting the trim at `out`. False if not even the header fits: the caller drops
-    /// the packet, whole.
+    /// Packet `id`, from `in_port` and routed to egress `out` of switch `sw`, found no room (or,
+    /// data, its queue past the threshold). A data packet is cut to its header and forwarded at
+    /// the control priority; anything else (a trimmed packet among them) is dropped, and so is a
+    /// data packet whose header finds no room either.
     #[cold]
     #[inline(never)]
-    pub(super) fn trim(&mut self, sw: usize, in_port: u32, out: u32, id: PacketId) -> bool {
+    pub(super) fn trim_or_drop(&mut self, sw: usize, in_port: u32, out: u32, id: PacketId) {
+        if self.net.packets[id].kind != PacketKind::Data || !self.trim(sw, in_port, out, id) {
+            self.drop_packet(out, id);
+            return;
+        }
+        // As `switch_receive` forwards a packet, at the control priority, which is never paused
+        // and needs no credits (trimming runs on lossy fabrics only).
+        let size = self.net.packets[id].size as u64;
+        let port = &mut self.net.ports[out as usize];
+        if self.now >= port.busy_until && port.nonempty == 0 && port.pfc_frames == 0 {
+            port.max_queued = port.max_queued.max(size);
+            self.leave_buffer(out, id);
+            self.start_tx(out, id);
+        } else {
+            port.enqueue(id, &self.net.packets[id]);
+            self.kick(out);
+        }
+    }
+
+    /// Cuts data packet `id` to its header and admits that at the control priority, counting
+    /// the trim at `out`. False if not even the header fits.
+    fn trim(&mut self, sw: usize, in_port: u32, out: u32, id: PacketId) -> bool {
         let size = self.net.packets[id].size as u64;
         // A packet no longer than a header (a short last packet) keeps what it has.
         let kept = self.params.trim_header.min(size);

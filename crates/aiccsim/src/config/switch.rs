@@ -1,8 +1,8 @@
 //! `[switch]`: the shared buffer, PFC, ECN marking, packet trimming on a lossy fabric, how a
 //! switch picks among equal-cost next hops (one way for every switch, or one per tier), the
 //! settings of flowlet switching and of the adaptive routings switches implement (DLB, spraying
-//! past a threshold, CONGA), and how long a switch takes to notice a failed link. Which lossless mechanism the links run, PFC or
-//! credits, is `credit.rs`'s.
+//! past a threshold, CONGA), and how long a switch takes to notice a failed link. Which lossless
+//! mechanism the links run, PFC or credits, is `credit.rs`'s.
 
 use super::credit::{CreditConfig, FlowControl};
 use crate::time::{Bandwidth, ByteSize, SimTime};

@@ -28,8 +28,8 @@
 //! delivers nothing: the receiver NACKs exactly that packet at once (a block of one, the NACK
 //! marked as answering a trim), or acknowledges it if it holds it already, as the UEC's htsim
 //! sink does. Since the frontier would NACK it again once `reorder_window` packets lie past it,
-//! with trimming a fourth bitmap remembers the packets NACKed ahead of the frontier, which the
-//! frontier then passes over; a resend trimmed again is NACKed again. The sender treats the NACK
+//! with trimming a fourth bitmap remembers the packets NACKed ahead of the frontier until they
+//! arrive, and the frontier passes over them; a resend trimmed again is NACKed again. The sender treats the NACK
 //! as any other, and its algorithm hears `CcEvent::Nack { trimmed: true }`.
 //!
 //! Bitmaps are allocated on a flow's first packet out of order, from a pool of slots that a
@@ -48,8 +48,8 @@ pub const BLOCK_HEADER_BYTES: u64 = 4;
 const NO_SLOT: u32 = u32::MAX;
 /// The bitmaps of a slot: the receiver's packets held past `rcv_nxt`; the sender's packets
 /// acknowledged selectively, and declared lost and not yet resent; with trimming, the
-/// receiver's missing packets at or past its loss frontier that it NACKed because their trimmed
-/// header arrived (the frontier does not NACK them again).
+/// receiver's missing packets that it NACKed because their trimmed header arrived ahead of its
+/// loss frontier (which then passes them without a NACK), until they arrive.
 const HELD: usize = 0;
 const SACKED: usize = 1;
 const LOST: usize = 2;
@@ -298,12 +298,9 @@ impl Simulation {
         while rx.past >= self.params.reorder_window {
             let m = rx.lost_to;
             let held = self.nic.sack.test(slot, HELD, m);
-            let nacked = !held && self.params.trimming && self.nic.sack.test(slot, NACKED, m);
-            if held || nacked {
+            if held || self.params.trimming && self.nic.sack.test(slot, NACKED, m) {
                 if held {
                     rx.past -= 1;
-                } else {
-                    self.nic.sack.clear(slot, NACKED, m);
                 }
                 if let Some(start) = run.take() {
                     self.selective_nack_run(p, pkt, start, m);

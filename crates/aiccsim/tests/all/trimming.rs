@@ -168,6 +168,39 @@ flows = [ {} ]
 }
 
 #[test]
+fn a_servers_nvswitch_never_trims() {
+    // Three GPUs of a server send to the fourth over NVLink, through the server's NVSwitch,
+    // whose queue passes the threshold: NVLink is lossless, and its switch neither drops nor
+    // trims. (The fabric's switch would.)
+    let toml = r#"
+[topology]
+kind = "star"
+hosts = 8
+nics_per_server = 4
+link = { bandwidth = "100Gbps", delay = "1us" }
+nvlink = { bandwidth = "200GB/s", delay = "25ns" }
+[switch]
+buffer = "200KB"
+pfc = { enabled = false }
+trimming = { threshold = "10KB" }
+[nic]
+recovery = "selective"
+[cc]
+algorithm = "none"
+[workload]
+kind = "incast"
+senders = "1..=3"
+receiver = 0
+size = "200KB"
+"#;
+    let r = common::run(toml);
+    assert!(r.flows.iter().all(|f| f.nvlink), "the incast stays inside the server");
+    assert!(r.summary.max_switch_queue_bytes > 10_000, "the NVSwitch's queue passed the threshold");
+    let t = r.summary.trimming.as_ref().unwrap();
+    assert_eq!((t.packets_trimmed, r.summary.packets_dropped, r.summary.nacks), (0, 0, 0));
+}
+
+#[test]
 fn a_header_with_no_room_is_dropped_and_counted_and_recovered() {
     // No threshold and no egress_alpha: the data queue may fill the whole buffer, so a trimmed
     // header finds room only where the data leaves a gap of 64 bytes; the others are dropped.

@@ -33,6 +33,8 @@ pub struct SwitchState {
     pub ecn: bool,
     /// What came in through its ports returns credits upstream (`credit.rs`); not an NVSwitch.
     pub credit: bool,
+    /// It trims data packets it has no room for (`trimming.rs`); not an NVSwitch.
+    pub trims: bool,
     /// How it picks among equal-cost next hops (its tier's `switch.routing`).
     pub routing: Routing,
 }
@@ -49,17 +51,19 @@ impl SwitchState {
         // (`credit.rs`): the pools only count what is held.
         let capacity = if credit { u64::MAX } else { sw.buffer.0 };
         let pools = Pools::new(capacity, reserve.saturating_mul(own.len() as u64), headroom);
-        let pfc = sw.pfc.enabled;
-        SwitchState { pools, max_used: 0, max_headroom: 0, reserve, pfc, ecn: sw.ecn.enabled, credit, routing }
+        let (pfc, trims) = (sw.pfc.enabled, sw.trims().is_some());
+        SwitchState { pools, max_used: 0, max_headroom: 0, reserve, pfc, ecn: sw.ecn.enabled, credit, trims, routing }
     }
 
     /// A server's NVSwitch: NVLink's credit-based flow control never loses a packet, which we
     /// model as a buffer that never fills (senders on NVLink are held back by nothing else, so
-    /// what queues here is what credits would have held in the GPUs); no PFC, no ECN.
+    /// what queues here is what credits would have held in the GPUs); no PFC, no ECN, no
+    /// trimming.
     pub fn nvswitch() -> Self {
         let pools = Pools::new(u64::MAX, 0, 0);
         let routing = Routing::Ecmp;
-        SwitchState { pools, max_used: 0, max_headroom: 0, reserve: 0, pfc: false, ecn: false, credit: false, routing }
+        let (pfc, ecn, credit, trims) = (false, false, false, false);
+        SwitchState { pools, max_used: 0, max_headroom: 0, reserve: 0, pfc, ecn, credit, trims, routing }
     }
 }
 
@@ -105,7 +109,7 @@ impl Simulation {
         let s = &self.net.switches[sw];
         let (pfc, ecn, credit) = (s.pfc, s.ecn, s.credit);
         if !self.admit(sw, in_port, out, prio, size, kind) {
-            if self.params.trimming {
+            if self.net.switches[sw].trims {
                 // A data packet is trimmed and goes on as its header (`trimming.rs`).
                 self.trim_or_drop(sw, in_port, out, id);
                 return;
@@ -182,9 +186,9 @@ impl Simulation {
                     return false;
                 }
             }
-            // Trimming (only on a lossy fabric): a data packet that would take its queue past the
-            // threshold is trimmed although the buffer has room.
-            if self.params.trimming
+            // Trimming (only on a lossy fabric, not at an NVSwitch): a data packet that would
+            // take its queue past the threshold is trimmed although the buffer has room.
+            if s.trims
                 && kind == PacketKind::Data
                 && self.net.ports[out as usize].prio[prio as usize].bytes + size > self.params.trim_above
             {
@@ -306,7 +310,7 @@ size = "10KB"
     #[test]
     fn an_nvswitch_never_runs_out_of_buffer() {
         let mut s = SwitchState::nvswitch();
-        assert!(!s.pfc && !s.ecn);
+        assert!(!s.pfc && !s.ecn && !s.trims);
         assert!(s.pools.admit_unowned(u64::MAX / 2));
         assert!(within_egress_share(SimTime::from_ms(1).0, 1_000_000, &s.pools, 1.0));
     }

@@ -74,6 +74,7 @@ __all__ = [
     "switch",
     "trace",
     "training",
+    "trimming",
 ]
 
 HostSet = Union[str, range, Iterable[int]]
@@ -466,7 +467,7 @@ def switch(
     NACKs and CNPs (``"high"``, or ``"data"`` behind the data, as the HPCC ns-3 simulator does);
     ``flow_control``, the links' lossless mechanism (``"pfc"``, or InfiniBand-style ``"credit"``).
     ``pfc(...)``, ``credit(...)``, ``ecn(...)``, ``flowlet(...)``, ``dlb(...)``,
-    ``spray_threshold(...)`` and ``conga(...)`` set its sub-tables."""
+    ``spray_threshold(...)``, ``conga(...)`` and ``trimming(...)`` set its sub-tables."""
     return Scenario(
         switch=_table(
             buffer=buffer,
@@ -508,6 +509,14 @@ def spray_threshold(*, threshold: str | None = None) -> Scenario:
     """``[switch.spray_threshold]``: a flow keeps its ECMP next hop until that port's queue passes
     ``threshold``, then sprays to the least-loaded hop (``routing = "spray_threshold"``)."""
     return Scenario(switch={"spray_threshold": _table(threshold=threshold)})
+
+
+def trimming(*, enabled: bool | None = None, threshold: str | None = None, header: str | None = None) -> Scenario:
+    """``[switch.trimming]``: packet trimming on a lossy fabric (``pfc(enabled=False)``, with
+    ``nic(recovery="selective")``): a data packet the switch has no room for, or whose egress
+    queue would pass ``threshold``, is cut to ``header`` bytes and forwarded at the top priority;
+    its receiver NACKs it. On when given; ``enabled=False`` turns it off."""
+    return Scenario(switch={"trimming": _table(enabled=enabled, threshold=threshold, header=header)})
 
 
 def conga(

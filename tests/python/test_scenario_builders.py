@@ -53,6 +53,7 @@ from aiccsim.scenario import (
     switch,
     trace,
     training,
+    trimming,
 )
 
 from conftest import REPO
@@ -664,8 +665,8 @@ def link_events() -> Scenario:
     )
 
 
-# A lossy switch (PFC off, egress queues capped), ECN tuned, every packet size and transport
-# key of the NIC, Barre with lost probes; the incast tagged as one collective.
+# A lossy switch (PFC off, egress queues capped, trimming), ECN tuned, every packet size and
+# transport key of the NIC, Barre with lost probes; the incast tagged as one collective.
 LOSSY = """
 [switch]
 buffer = "1MB"
@@ -673,6 +674,10 @@ egress_alpha = 0.5
 control_priority = "data"
 [switch.pfc]
 enabled = false
+[switch.trimming]
+enabled = true
+threshold = "200KB"
+header = "80B"
 [switch.ecn]
 kmin = "20KB"
 kmax = "200KB"
@@ -712,6 +717,7 @@ def lossy() -> Scenario:
     return (
         switch(buffer="1MB", egress_alpha=0.5, control_priority="data")
         | pfc(enabled=False)
+        | trimming(enabled=True, threshold="200KB", header="80B")
         | ecn(kmin="20KB", kmax="200KB", pmax=0.5, reference_bandwidth="25Gbps", mark_at="enqueue")
         | star(hosts=5, **LINK)
         | nic(

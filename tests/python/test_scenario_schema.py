@@ -65,6 +65,7 @@ from aiccsim.scenario import (
     switch,
     trace,
     training,
+    trimming,
 )
 
 from conftest import REPO
@@ -95,6 +96,7 @@ DOCS: dict[str, list[tuple[Builder, ...]]] = {
     "`[switch.pfc]`": [(pfc,)],
     "`[switch.credit]`": [(credit,)],
     "`[switch.ecn]`": [(ecn,)],
+    "`[switch.trimming]`": [(trimming,)],
     "`[nic]`": [(nic,)],
     "Load balancing: per-flow, oblivious spraying, REPS": [(reps,)],
     "`[clocks]`": [(clocks,)],
@@ -138,6 +140,7 @@ SUBTABLES: dict[tuple[Builder, str], Builder] = {
     (switch, "spray_threshold"): spray_threshold,
     (switch, "conga"): conga,
     (nic, "reps"): reps,
+    (switch, "trimming"): trimming,
     (output, "trace"): trace,
 }
 # Arguments that are no table's key: what selects the [cc] table (the table of algorithms has
@@ -344,6 +347,7 @@ TABLES: dict[str, Builder] = {
     "dlb": dlb,
     "spray_threshold": spray_threshold,
     "conga": conga,
+    "trimming": trimming,
     "routing": RoutingTiers,
     "nic": nic,
     "reps": reps,

@@ -38,6 +38,7 @@ SCHEMA = {
         ("pause_sent", "int64"),
         ("resume_sent", "int64"),
         ("drops", "int64"),
+        ("trims", "int64"),
         ("ecn_marks", "int64"),
         ("max_queue_bytes", "int64"),
         ("paused_ns", "float64"),

@@ -244,7 +244,7 @@ impl NicProgram for PythonProgram {
                     }
                     method.call1((flow, ack))
                 }
-                NicEvent::Nack { seq } => method.call1((flow, *seq)),
+                NicEvent::Nack { seq, .. } => method.call1((flow, *seq)),
                 NicEvent::RttProbe(reply) => method.call1((flow, Probe::from(*reply))),
                 NicEvent::MessageDone(done) => method.call1((flow, Message::from(*done))),
                 NicEvent::Timer { slot } => method.call1((flow, *slot)),

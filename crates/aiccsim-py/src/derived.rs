@@ -292,6 +292,7 @@ fn rebuild_ports(scenario: &Scenario, t: &Bound<'_, PyDict>) -> PyResult<Vec<Por
     let (tx_packets, tx_bytes): (Vec<u64>, Vec<u64>) = (column(t, "tx_packets")?, column(t, "tx_bytes")?);
     let (pause_sent, resume_sent): (Vec<u64>, Vec<u64>) = (column(t, "pause_sent")?, column(t, "resume_sent")?);
     let (drops, ecn_marks): (Vec<u64>, Vec<u64>) = (column(t, "drops")?, column(t, "ecn_marks")?);
+    let trims: Vec<u64> = column(t, "trims")?;
     let (max_queue, paused): (Vec<u64>, Vec<f64>) = (column(t, "max_queue_bytes")?, column(t, "paused_ns")?);
     let (stalls, stalled): (Vec<u64>, Vec<f64>) = (column(t, "credit_stalls")?, column(t, "credit_stall_ns")?);
     if node.len() != topo.ports.len() {
@@ -326,7 +327,15 @@ fn rebuild_ports(scenario: &Scenario, t: &Bound<'_, PyDict>) -> PyResult<Vec<Por
                 credit_stall_time: ps(stalled[i]),
             };
             let (node, peer) = (node[i].clone(), peer[i].clone());
-            Ok(PortRecord { node, port: port[i], peer, bandwidth: p.bandwidth, max_queue: max_queue[i], stats })
+            Ok(PortRecord {
+                node,
+                port: port[i],
+                peer,
+                bandwidth: p.bandwidth,
+                max_queue: max_queue[i],
+                trims: trims[i],
+                stats,
+            })
         })
         .collect()
 }

@@ -361,7 +361,9 @@ pub fn estimate(s: &Scenario) -> Estimate {
     if s.nic.recovery == crate::config::Recovery::Selective {
         // A flow takes its bitmaps on its first packet out of order and gives them back when
         // done: at most every flow at once.
-        let per_slot = crate::engine::nic::selective::Scoreboards::slot_bytes(s.nic.sack_bitmap) as u128;
+        let per_slot =
+            crate::engine::nic::selective::Scoreboards::slot_bytes(s.nic.sack_bitmap, s.switch.trims().is_some())
+                as u128;
         memory.push(Part {
             key: "nic.sack_bitmap",
             what: "selective recovery's bitmaps".into(),

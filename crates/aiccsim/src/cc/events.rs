@@ -20,7 +20,7 @@ pub struct NicEventInfo {
 
 /// Expands the list of events; invoked once, below. `hooks` are the events the sender half
 /// hears through a method of its own (`on_start`, `on_send`, `on_ack`, `on_timer`): they stay
-/// out of [`CcEvent`]. Each event: its variant (unit, one field `{ name: Type }`, or one value
+/// out of [`CcEvent`]. Each event: its variant (unit, fields `{ name: Type, ... }`, or one value
 /// `(name: Type)`), then its Python handler with its arguments after `flow` (`name: PythonType`).
 macro_rules! nic_events {
     (
@@ -31,7 +31,7 @@ macro_rules! nic_events {
         )+ }
         signals { $(
             $(#[$sdoc:meta])*
-            $signal:ident $( ($sval:ident: $svty:ty) )? $( { $sfield:ident: $sfty:ty } )?
+            $signal:ident $( ($sval:ident: $svty:ty) )? $( { $($sfield:ident: $sfty:ty),+ } )?
                 => $shandler:ident($($sarg:ident: $spy:ident),*),
         )+ }
     ) => {
@@ -39,21 +39,21 @@ macro_rules! nic_events {
         #[derive(Clone, Copy, Debug)]
         pub enum NicEvent<'a> {
             $( $(#[$hdoc])* $hook $( ($hvty) )? $( { $hfield: $hfty } )?, )+
-            $( $(#[$sdoc])* $signal $( ($svty) )? $( { $sfield: $sfty } )?, )+
+            $( $(#[$sdoc])* $signal $( ($svty) )? $( { $($sfield: $sfty),+ } )?, )+
         }
 
         /// Rare signals, one hook (as Linux's `cwnd_event`): the NIC events that have no method
         /// of their own in [`super::CongestionControl`]. An algorithm ignores those it has no use for.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub enum CcEvent {
-            $( $(#[$sdoc])* $signal $( ($svty) )? $( { $sfield: $sfty } )?, )+
+            $( $(#[$sdoc])* $signal $( ($svty) )? $( { $($sfield: $sfty),+ } )?, )+
         }
 
         impl From<CcEvent> for NicEvent<'_> {
             fn from(ev: CcEvent) -> Self {
                 match ev {
-                    $( CcEvent::$signal $( ($sval) )? $( { $sfield } )?
-                        => NicEvent::$signal $( ($sval) )? $( { $sfield } )?, )+
+                    $( CcEvent::$signal $( ($sval) )? $( { $($sfield),+ } )?
+                        => NicEvent::$signal $( ($sval) )? $( { $($sfield),+ } )?, )+
                 }
             }
         }
@@ -98,8 +98,10 @@ nic_events! {
         Timer { slot: usize } => on_timer(slot: int),
     }
     signals {
-        /// The receiver saw a gap and asked for the bytes from `seq` again.
-        Nack { seq: u64 } => on_nack(seq: int),
+        /// The receiver saw a gap and asked for the bytes from `seq` again; `trimmed`: it asked
+        /// because the packet reached it trimmed by a congested switch (`[switch.trimming]`),
+        /// not missing. (A Python handler hears `seq` alone.)
+        Nack { seq: u64, trimmed: bool } => on_nack(seq: int),
         /// A congestion notification packet arrived.
         Cnp => on_cnp(),
         /// No ACK progress for the retransmission timeout.
@@ -155,7 +157,7 @@ mod tests {
         let reply = ProbeReply { sent_at: SimTime::ZERO, remote_arrival: 0, remote_reply: 0, rtt: SimTime::from_us(1) };
         let done = MessageDone { bytes: 10, first_sent: SimTime::ZERO };
         let signals = [
-            CcEvent::Nack { seq: 7 },
+            CcEvent::Nack { seq: 7, trimmed: true },
             CcEvent::Cnp,
             CcEvent::Timeout,
             CcEvent::RttProbe(reply),

@@ -530,11 +530,11 @@ impl Harness {
                 let lost = self.facts.mtu.min(missing);
                 self.out += lost;
                 self.lost += lost;
-                self.cc.on_event(CcEvent::Nack { seq }, &mut cx);
+                self.cc.on_event(CcEvent::Nack { seq, trimmed: false }, &mut cx);
                 "selective NACK"
             }
             Event::Nack { .. } => {
-                self.cc.on_event(CcEvent::Nack { seq: self.una }, &mut cx);
+                self.cc.on_event(CcEvent::Nack { seq: self.una, trimmed: false }, &mut cx);
                 self.nxt = self.una;
                 "NACK"
             }

@@ -30,7 +30,7 @@ pub use nic::{
 pub use output::{OutputConfig, TraceConfig};
 pub use switch::{
     CongaConfig, ControlPriority, DlbConfig, EcnConfig, FlowletConfig, FlowletPick, MarkPoint, PfcConfig, Routing,
-    RoutingConfig, RoutingTiers, SprayThresholdConfig, SwitchConfig, Tier, DEFAULT_FAILURE_DETECTION,
+    RoutingConfig, RoutingTiers, SprayThresholdConfig, SwitchConfig, Tier, TrimmingConfig, DEFAULT_FAILURE_DETECTION,
 };
 pub use topology::{
     parse_node, ClosTopology, CustomLink, CustomTopology, DumbbellTopology, FatTreeTopology, LeafSpineTopology,

@@ -1,8 +1,8 @@
-//! `[switch]`: the shared buffer, PFC, ECN marking, how a switch picks among equal-cost next
-//! hops (one way for every switch, or one per tier), the settings of flowlet switching and of the
-//! adaptive routings switches implement (DLB, spraying past a threshold, CONGA), and how long a
-//! switch takes to notice a failed link. Which lossless mechanism the links run, PFC or
-//! credits, is `credit.rs`'s.
+//! `[switch]`: the shared buffer, PFC, ECN marking, packet trimming on a lossy fabric, how a
+//! switch picks among equal-cost next hops (one way for every switch, or one per tier), the
+//! settings of flowlet switching and of the adaptive routings switches implement (DLB, spraying
+//! past a threshold, CONGA), and how long a switch takes to notice a failed link. Which lossless
+//! mechanism the links run, PFC or credits, is `credit.rs`'s.
 
 use super::credit::{CreditConfig, FlowControl};
 use crate::time::{Bandwidth, ByteSize, SimTime};
@@ -54,6 +54,16 @@ pub struct SwitchConfig {
     /// The credit loop's settings; filled in with the defaults under `flow_control = "credit"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credit: Option<CreditConfig>,
+    /// Packet trimming on a lossy fabric (`engine/net/trimming.rs`); absent: off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trimming: Option<TrimmingConfig>,
+}
+
+impl SwitchConfig {
+    /// The trimming settings, if trimming is on.
+    pub fn trims(&self) -> Option<&TrimmingConfig> {
+        self.trimming.as_ref().filter(|t| t.enabled)
+    }
 }
 
 /// `switch.control_priority`.
@@ -91,6 +101,7 @@ impl Default for SwitchConfig {
             control_priority: ControlPriority::High,
             flow_control: FlowControl::Pfc,
             credit: None,
+            trimming: None,
         }
     }
 }
@@ -629,6 +640,106 @@ pub(crate) fn check_adaptive(sw: &SwitchConfig) -> crate::cc::Check {
                 ),
             );
         }
+    }
+    Ok(())
+}
+
+/// `[switch.trimming]`: packet trimming (UE 1.0, "packet trimming"; the Ultra Ethernet
+/// Consortium's htsim, `CompositeQueue`). A data packet the switch would drop, or whose egress
+/// queue is above `threshold`, is cut to `header` bytes and forwarded at the control priority;
+/// its receiver NACKs it. On a lossy fabric only (`pfc.enabled = false`), with
+/// `nic.recovery = "selective"`.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TrimmingConfig {
+    /// On when the table is given; `false` turns it off (a sweep's, or a preset's, switch).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Bytes queued at a data packet's egress queue (its priority's) above which the packet is
+    /// trimmed rather than queued whole, although the buffer has room; absent, only where it
+    /// would be dropped, as the htsim reference trims where its queue is full.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<ByteSize>,
+    /// Bytes a trimmed packet keeps on the wire: its headers (the htsim reference's
+    /// `trimsize`, 64 B, the smallest Ethernet frame).
+    #[serde(default = "default_trim_header")]
+    pub header: ByteSize,
+}
+
+fn default_trim_header() -> ByteSize {
+    ByteSize(64)
+}
+
+impl Default for TrimmingConfig {
+    fn default() -> Self {
+        TrimmingConfig { enabled: true, threshold: None, header: default_trim_header() }
+    }
+}
+
+/// `[switch.trimming]` against the rest of the scenario: a lossy fabric (a PFC or credit fabric
+/// drops nothing to trim), selective recovery (go-back-N would discard what follows a trimmed
+/// packet, so trimming saves nothing), a threshold that lets a full packet into an empty queue,
+/// a header the NIC's header fits in and that is shorter than a full packet (`max_packet`: the
+/// largest data packet's bytes).
+pub(crate) fn check_trimming(s: &super::Scenario, max_packet: u64) -> crate::cc::Check {
+    use crate::config::{fail, Recovery};
+    let sw = &s.switch;
+    let Some(t) = sw.trims() else { return Ok(()) };
+    if sw.flow_control == FlowControl::Credit {
+        return fail(
+            "switch.trimming",
+            "trims what a lossy switch would drop, and a credit-based fabric never drops: remove [switch.trimming], or set switch.flow_control = \"pfc\" with pfc = { enabled = false }",
+        );
+    }
+    if sw.pfc.enabled {
+        return fail(
+            "switch.trimming",
+            "trims what a lossy switch would drop, and with PFC on the switch pauses its upstream instead: set switch.pfc = { enabled = false } (a lossy fabric), or remove [switch.trimming]",
+        );
+    }
+    if s.nic.recovery != Recovery::Selective {
+        return fail(
+            "switch.trimming",
+            "needs nic.recovery = \"selective\": the receiver NACKs each trimmed packet and keeps what follows it, which go-back-N would discard and send again; set nic.recovery = \"selective\", or remove [switch.trimming]",
+        );
+    }
+    if let Some(threshold) = t.threshold {
+        if threshold.0 < max_packet {
+            return fail(
+                "switch.trimming.threshold",
+                format!(
+                    "{threshold} is below one full data packet ({max_packet} B): a full packet would be trimmed even into an empty queue, and no payload would ever get through; give at least {max_packet}B, or leave it out to trim only what would be dropped"
+                ),
+            );
+        }
+        if threshold.0 >= sw.buffer.0 {
+            return fail(
+                "switch.trimming.threshold",
+                format!(
+                    "{threshold} is not below the buffer ({}): no queue ever passes it; leave it out to trim only what would be dropped",
+                    sw.buffer
+                ),
+            );
+        }
+    }
+    let data_header = s.nic.header.0;
+    if t.header.0 < data_header {
+        return fail(
+            "switch.trimming.header",
+            format!(
+                "{} is smaller than a data packet's header (nic.header = {}): a trimmed packet keeps its headers, or its receiver could not tell which packet to NACK; the default is \"64B\"",
+                t.header, s.nic.header
+            ),
+        );
+    }
+    if t.header.0 >= max_packet {
+        return fail(
+            "switch.trimming.header",
+            format!(
+                "{} is not smaller than a full data packet ({max_packet} B): trimming would cut nothing; the default is \"64B\"",
+                t.header
+            ),
+        );
     }
     Ok(())
 }

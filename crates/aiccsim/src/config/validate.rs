@@ -39,6 +39,7 @@ pub fn validate(s: &Scenario) -> Check {
     s.cc.as_algorithm().validate()?;
     let max_packet = s.nic.mtu.0 + s.nic.header.0 + s.cc.as_algorithm().extra_header_bytes().0;
     switch(&s.switch, max_packet)?;
+    super::switch::check_trimming(s, max_packet)?;
     // (A NIC's RTT probes travel at the data priority too.)
     super::credit::check(&s.switch, max_packet.max(s.nic.cnp_size.0))?;
     if s.switch.flow_control == super::FlowControl::Credit && !s.events.is_empty() {

@@ -109,6 +109,7 @@ impl Simulation {
                     peer: self.topo.node_name(self.net.ports[p.peer as usize].node),
                     bandwidth: self.topo.ports[i].bandwidth,
                     max_queue: p.max_queued,
+                    trims: self.net.trims.get(i).copied().unwrap_or(0),
                     stats,
                 }
             })

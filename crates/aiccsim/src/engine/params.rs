@@ -45,6 +45,12 @@ pub(crate) struct Params {
     pub flowlet_pick: FlowletPick,
     /// Spraying past a threshold: the queue of a flow's ECMP port above which it sprays.
     pub spray_threshold: u64,
+    /// Packet trimming is on (`[switch.trimming]`, `net/trimming.rs`): a data packet the buffer
+    /// has no room for, or whose egress queue would pass `trim_above` bytes, is cut to
+    /// `trim_header` bytes (`u64::MAX`: no threshold, trimmed only where it would be dropped).
+    pub trimming: bool,
+    pub trim_above: u64,
+    pub trim_header: u64,
     /// A packet put on the wire needs more than its arrival scheduled: a trace row, a check of
     /// its link, CONGA's estimator and header, or its credits taken (tracing, `[[events]]`,
     /// `routing = "conga"`, credit flow control).
@@ -98,6 +104,9 @@ impl Params {
             flowlet_gap: sw.flowlet.unwrap_or_default().gap,
             flowlet_pick: sw.flowlet.unwrap_or_default().pick,
             spray_threshold: sw.spray_threshold.unwrap_or_default().threshold.0,
+            trimming: sw.trims().is_some(),
+            trim_above: sw.trims().and_then(|t| t.threshold).map_or(u64::MAX, |t| t.0),
+            trim_header: sw.trims().map_or(0, |t| t.header.0),
             tx_hooks: scenario.output.trace.is_some()
                 || !scenario.events.is_empty()
                 || sw.routing.uses(Routing::Conga)

@@ -62,6 +62,17 @@ impl Simulation {
             }
         }
 
+        // Trimmed headers with nowhere to go: a data queue that may take the whole buffer leaves
+        // none for the headers trimmed at it, which are then dropped (`net/trimming.rs`).
+        if let Some(t) = s.switch.trims() {
+            if t.threshold.is_none() && s.switch.egress_alpha.is_none() {
+                warn(
+                    "switch.trimming.threshold",
+                    format!("with neither a trimming threshold nor switch.egress_alpha one egress queue may fill the whole {} buffer, and the headers trimmed there then find no room and are dropped, each costing a timeout; give switch.trimming.threshold below the buffer (about a bandwidth-delay product, as the UEC's htsim sizes its queues with trimming), or switch.egress_alpha", s.switch.buffer),
+                );
+            }
+        }
+
         // Windows the receiver's ACKs can never open.
         let ack_every = s.nic.ack_every as u64;
         if ack_every > 1 {

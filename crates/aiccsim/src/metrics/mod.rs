@@ -32,7 +32,7 @@ pub use records::{
 pub use split::Predecessors;
 pub use summary::{
     ByteLedger, CollectiveRecord, CreditSummary, Distribution, Performance, ProbeSummary, RunTotals, Summary,
-    TelemetrySummary, TraceSummary,
+    TelemetrySummary, TraceSummary, TrimmingSummary,
 };
 
 use crate::config::Scenario;

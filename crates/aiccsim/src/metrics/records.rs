@@ -135,6 +135,10 @@ pub struct PortRecord {
     pub bandwidth: crate::time::Bandwidth,
     /// Largest egress backlog seen, bytes over all priorities.
     pub max_queue: u64,
+    /// Data packets cut to their header here instead of being dropped (`[switch.trimming]`),
+    /// counted on the egress port they were routed to, as drops are. (Not in `PortStats`, which
+    /// lives in the port's cache lines and has no byte to spare: `Network::trims`.)
+    pub trims: u64,
     pub stats: PortStats,
 }
 
@@ -182,6 +186,14 @@ pub struct Counters {
     pub timeouts: u64,
     /// Data packets a selective receiver kept though they arrived after a gap.
     pub out_of_order_packets: u64,
+    /// Packet trimming (`[switch.trimming]`): data packets the switches cut to their header, the
+    /// bytes they cut, the packets dropped all the same because not even the header found room
+    /// (where trimmed, or at a later switch), and the trimmed packets that reached their
+    /// receiver.
+    pub packets_trimmed: u64,
+    pub data_bytes_trimmed: u64,
+    pub headers_dropped: u64,
+    pub trimmed_received: u64,
 }
 
 /// A compute step as the run goes.

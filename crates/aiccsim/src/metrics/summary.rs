@@ -37,13 +37,34 @@ impl Distribution {
     }
 }
 
-/// The byte ledger: every data byte a NIC put on the wire is received, dropped, or still in flight.
+/// The byte ledger: every data byte a NIC put on the wire is received, dropped, cut by a
+/// trimming switch, or still in flight. A trimmed packet's header goes on as data bytes: received
+/// (it reached its receiver, which NACKed it), dropped, or in flight.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct ByteLedger {
     pub sent: u64,
     pub received: u64,
     pub dropped: u64,
+    /// Only with `[switch.trimming]`: the bytes switches cut off the packets they trimmed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trimmed: Option<u64>,
     pub in_flight: u64,
+}
+
+/// Packet trimming's totals (`[switch.trimming]`).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct TrimmingSummary {
+    /// Data packets the switches cut to their header (the sum of `ports.csv`'s `trims`).
+    pub packets_trimmed: u64,
+    /// Bytes they cut off (the ledger's `trimmed`).
+    pub bytes_cut: u64,
+    /// Trimmed packets that reached their receiver (each answered by a NACK, or by an ACK if it
+    /// held the packet already).
+    pub received: u64,
+    /// Packets lost although trimming was on: data packets for whose header not even the
+    /// control priority had room, and trimmed packets dropped at a later switch (they are in
+    /// `packets_dropped` too).
+    pub headers_dropped: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -93,6 +114,9 @@ pub struct Summary {
     /// gap (go-back-N discards them, and NACKs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub out_of_order_packets: Option<u64>,
+    /// Packet trimming's totals (`[switch.trimming]` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trimming: Option<TrimmingSummary>,
     /// Data bytes on the wire, headers included.
     pub data_bytes: ByteLedger,
     /// Feedback the switches stamped for the algorithm, and its cost.
@@ -287,7 +311,11 @@ impl Summary {
         } = totals;
         let fcts: Vec<SimTime> = records.iter().filter_map(|r| r.fct()).collect();
         let slowdowns: Vec<f64> = records.iter().filter_map(|r| r.slowdown()).collect();
-        let in_flight = counters.data_bytes_sent - counters.data_bytes_received - counters.data_bytes_dropped;
+        let in_flight = counters.data_bytes_sent
+            - counters.data_bytes_received
+            - counters.data_bytes_dropped
+            - counters.data_bytes_trimmed;
+        let trims = scenario.switch.trims().is_some();
         debug_assert!(live_packets > 0 || in_flight == 0);
         let secs = wall_seconds.max(1e-9);
         Summary {
@@ -323,6 +351,12 @@ impl Summary {
             retransmitted_bytes: counters.retransmitted_bytes,
             out_of_order_packets: (scenario.nic.recovery == crate::config::Recovery::Selective)
                 .then_some(counters.out_of_order_packets),
+            trimming: trims.then_some(TrimmingSummary {
+                packets_trimmed: counters.packets_trimmed,
+                bytes_cut: counters.data_bytes_trimmed,
+                received: counters.trimmed_received,
+                headers_dropped: counters.headers_dropped,
+            }),
             telemetry: TelemetrySummary {
                 kind: match scenario.cc.as_algorithm().telemetry() {
                     Telemetry::None => "none",
@@ -341,6 +375,7 @@ impl Summary {
                 sent: counters.data_bytes_sent,
                 received: counters.data_bytes_received,
                 dropped: counters.data_bytes_dropped,
+                trimmed: trims.then_some(counters.data_bytes_trimmed),
                 in_flight,
             },
             max_switch_queue_bytes: max_queue,

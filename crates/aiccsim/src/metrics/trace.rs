@@ -1,5 +1,5 @@
 //! The opt-in per-packet trace (`trace.csv`): each time a chosen packet starts onto a link,
-//! fully arrives at a node, or is dropped.
+//! fully arrives at a node, is dropped, or is trimmed.
 //!
 //! Tracing is filtered by flow and by node, and capped at `max_rows`, so that a trace of one
 //! flow through one switch stays small however long the run; rows past the cap are counted, not
@@ -18,6 +18,9 @@ pub enum TraceEvent {
     Arrive,
     /// Dropped at the switch (shared buffer full); the port is the egress it was routed to.
     Drop,
+    /// Cut to its header at the switch instead of dropped (`[switch.trimming]`); the port is
+    /// the egress it was routed to, and the row shows the trimmed packet.
+    Trim,
 }
 
 impl TraceEvent {
@@ -26,6 +29,7 @@ impl TraceEvent {
             TraceEvent::Send => "send",
             TraceEvent::Arrive => "arrive",
             TraceEvent::Drop => "drop",
+            TraceEvent::Trim => "trim",
         }
     }
 }
@@ -44,8 +48,8 @@ pub struct TraceRow {
     pub size: u32,
     pub priority: u8,
     pub ecn: bool,
-    /// Send: bytes still queued at the port after this packet left the queue. Drop: bytes in
-    /// the egress queue it could not join. Arrive: none.
+    /// Send: bytes still queued at the port after this packet left the queue. Drop, trim: bytes
+    /// in the egress queue it could not join whole. Arrive: none.
     pub queue_bytes: Option<u64>,
 }
 
@@ -126,5 +130,6 @@ pub fn kind_name(k: PacketKind) -> &'static str {
         PacketKind::Pfc => "pfc",
         PacketKind::Probe => "probe",
         PacketKind::ProbeReply => "probe_reply",
+        PacketKind::Trimmed => "trimmed",
     }
 }

@@ -27,6 +27,11 @@ pub enum PacketKind {
     /// receiver's clock at the request's arrival and `feedback` its clock at the reply
     /// (both picoseconds, as `i64` bits).
     ProbeReply,
+    /// A data packet a switch cut to its header instead of dropping it (`[switch.trimming]`,
+    /// `engine/net/trimming.rs`): it keeps the data packet's flow, `seq` and `sent_at`, its
+    /// `size` is the trimmed size, and it travels at the control priority. It carries no
+    /// payload: the receiver NACKs exactly that packet (`engine/nic/selective.rs`).
+    Trimmed,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -35,7 +40,9 @@ pub struct Packet {
     pub kind: PacketKind,
     /// Traffic class the packet is queued and paused in.
     pub priority: u8,
-    /// ECN Congestion Experienced (data), or the echo of it (ACK).
+    /// ECN Congestion Experienced (data), or the echo of it (ACK). On a NACK: the packet it
+    /// names reached the receiver trimmed (a switch that had no room for it cut it to its
+    /// header), not missing; a trim is a congestion signal, as a mark is.
     pub ecn: bool,
     /// PFC frames: pause (true) or resume (false), for class `pfc_class`.
     pub pfc_pause: bool,

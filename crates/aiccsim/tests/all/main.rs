@@ -3,7 +3,7 @@
 //! part of the run and is named after it, by the chapter it belongs to:
 //!
 //! - `net_*`: the fabric (`src/engine/net/`): ports and links, buffers, PFC, ECN, routing, link
-//!   events;
+//!   events; and `trimming`, packet trimming on a lossy fabric, from switch to receiver and back;
 //! - `nic_*`: the NIC (`src/engine/nic/`): packets and ACKs, pacing, connections, loss recovery
 //!   (go-back-N, selective repeat, the timeout), RTT probes;
 //! - `cc_*`: the algorithms on the network, their registry and snapshots;
@@ -57,6 +57,7 @@ mod stops;
 mod tables;
 mod topology_gpu_servers;
 mod trace;
+mod trimming;
 mod warmup;
 mod warnings;
 mod workload_chakra;

@@ -38,7 +38,7 @@ fn pause_is_sent_exactly_when_an_ingress_crosses_its_threshold() {
         let port = match t.event {
             TraceEvent::Arrive => *ingress_of_flow.entry(flow).or_insert(t.port),
             TraceEvent::Send => ingress_of_flow[&flow],
-            TraceEvent::Drop => panic!("no drop under PFC"),
+            TraceEvent::Drop | TraceEvent::Trim => panic!("no drop or trim under PFC"),
         };
         let (bytes, is_paused) = (held.entry(port).or_default(), paused.entry(port).or_default());
         if t.event == TraceEvent::Arrive {

@@ -1,8 +1,9 @@
 //! The fabric's moving parts, one file per mechanism: ports (serialiser + link), switches and
 //! their shared buffer (counted in pools, `buffer.rs`), PFC or credits (`credit.rs`), ECN
-//! marking, routing among equal-cost paths (ECMP, spray, adaptive, flowlets; DLB's sampled port
-//! quality, `dlb.rs`; CONGA's path feedback, `conga.rs`), links that slow down, fail and come
-//! back, the telemetry switches stamp, and the packet pool.
+//! marking, packet trimming on a lossy fabric (`trimming.rs`), routing among equal-cost paths
+//! (ECMP, spray, adaptive, flowlets; DLB's sampled port quality, `dlb.rs`; CONGA's path
+//! feedback, `conga.rs`), links that slow down, fail and come back, the telemetry switches
+//! stamp, and the packet pool.
 
 pub mod buffer;
 pub(crate) mod conga;
@@ -16,6 +17,7 @@ pub mod port;
 pub mod routing;
 pub mod switch;
 pub mod telemetry;
+mod trimming;
 
 use crate::cc::Check;
 use crate::config::{Routing, Scenario, Tier};
@@ -64,6 +66,8 @@ pub(crate) struct Network {
     pub(crate) pint_rng: Vec<SimRng>,
     /// The credit loop's state, under `switch.flow_control = "credit"`.
     pub(crate) credit: Option<Box<credit::Credits>>,
+    /// Packets trimmed at each port (`trimming.rs`), by port; empty without trimming.
+    pub(crate) trims: Vec<u64>,
 }
 
 impl Network {
@@ -140,6 +144,7 @@ impl Network {
             pint_rng: Vec::new(),
             credit: (sw.credit.filter(|_| params.credit))
                 .map(|c| Box::new(credit::Credits::new(topo, &c, params.nic_data_packet()))),
+            trims: if params.trimming { vec![0; topo.ports.len()] } else { Vec::new() },
         };
         Ok((net, link_events))
     }

@@ -4,7 +4,8 @@
 //! is admitted until it starts leaving the egress port; the bytes are charged to the egress queue
 //! (for ECN, `ecn.rs`) and to the ingress port and priority it came from, in one of three pools
 //! (`buffer.rs`; for PFC, `pfc.rs`). Without PFC an egress queue may be limited to a fraction of
-//! the free buffer (`switch.egress_alpha`, drop-tail).
+//! the free buffer (`switch.egress_alpha`, drop-tail), and a data packet with no room may be cut
+//! to its header instead of dropped (`trimming.rs`).
 //! The egress port is chosen on arrival (`routing.rs`); telemetry is stamped as the packet
 //! leaves (`telemetry.rs`).
 
@@ -32,6 +33,8 @@ pub struct SwitchState {
     pub ecn: bool,
     /// What came in through its ports returns credits upstream (`credit.rs`); not an NVSwitch.
     pub credit: bool,
+    /// It trims data packets it has no room for (`trimming.rs`); not an NVSwitch.
+    pub trims: bool,
     /// How it picks among equal-cost next hops (its tier's `switch.routing`).
     pub routing: Routing,
 }
@@ -48,17 +51,19 @@ impl SwitchState {
         // (`credit.rs`): the pools only count what is held.
         let capacity = if credit { u64::MAX } else { sw.buffer.0 };
         let pools = Pools::new(capacity, reserve.saturating_mul(own.len() as u64), headroom);
-        let pfc = sw.pfc.enabled;
-        SwitchState { pools, max_used: 0, max_headroom: 0, reserve, pfc, ecn: sw.ecn.enabled, credit, routing }
+        let (pfc, trims) = (sw.pfc.enabled, sw.trims().is_some());
+        SwitchState { pools, max_used: 0, max_headroom: 0, reserve, pfc, ecn: sw.ecn.enabled, credit, trims, routing }
     }
 
     /// A server's NVSwitch: NVLink's credit-based flow control never loses a packet, which we
     /// model as a buffer that never fills (senders on NVLink are held back by nothing else, so
-    /// what queues here is what credits would have held in the GPUs); no PFC, no ECN.
+    /// what queues here is what credits would have held in the GPUs); no PFC, no ECN, no
+    /// trimming.
     pub fn nvswitch() -> Self {
         let pools = Pools::new(u64::MAX, 0, 0);
         let routing = Routing::Ecmp;
-        SwitchState { pools, max_used: 0, max_headroom: 0, reserve: 0, pfc: false, ecn: false, credit: false, routing }
+        let (pfc, ecn, credit, trims) = (false, false, false, false);
+        SwitchState { pools, max_used: 0, max_headroom: 0, reserve: 0, pfc, ecn, credit, trims, routing }
     }
 }
 
@@ -103,7 +108,12 @@ impl Simulation {
 
         let s = &self.net.switches[sw];
         let (pfc, ecn, credit) = (s.pfc, s.ecn, s.credit);
-        if !self.admit(sw, in_port, out, prio, size) {
+        if !self.admit(sw, in_port, out, prio, size, kind) {
+            if self.net.switches[sw].trims {
+                // A data packet is trimmed and goes on as its header (`trimming.rs`).
+                self.trim_or_drop(sw, in_port, out, id);
+                return;
+            }
             if self.observe.tracer.is_some() {
                 self.trace_packet(TraceEvent::Drop, out, id);
             }
@@ -140,7 +150,8 @@ impl Simulation {
     }
 
     /// Packet `id` is lost at port `p` (a full buffer, a failed link): counted there and in the
-    /// run's totals, and taken out of the network.
+    /// run's totals, and taken out of the network. A trimmed packet's bytes are data bytes, as
+    /// they were sent.
     #[cold]
     #[inline(never)]
     pub(crate) fn drop_packet(&mut self, p: u32, id: PacketId) {
@@ -150,17 +161,23 @@ impl Simulation {
         let (kind, size) = (self.net.packets[id].kind, self.net.packets[id].size as u64);
         self.net.ports[p as usize].stats.drops += 1;
         self.observe.counters.packets_dropped += 1;
-        if kind == PacketKind::Data {
-            self.observe.counters.data_bytes_dropped += size;
+        match kind {
+            PacketKind::Data => self.observe.counters.data_bytes_dropped += size,
+            PacketKind::Trimmed => {
+                self.observe.counters.data_bytes_dropped += size;
+                self.observe.counters.headers_dropped += 1;
+            }
+            _ => {}
         }
         let dropped = self.net.packets.take(id);
         self.net.int_pool.release(dropped.int);
     }
 
-    /// Charges a packet of `size` bytes from `in_port` at `prio`, bound for egress `out`, to the
-    /// switch's buffer; false if it has no room there (the packet is dropped).
+    /// Charges a packet of `size` bytes and `kind` from `in_port` at `prio`, bound for egress
+    /// `out`, to the switch's buffer; false if it has no room there (the packet is dropped, or
+    /// trimmed), or if it is a data packet that trimming's threshold sends to be trimmed.
     #[inline]
-    fn admit(&mut self, sw: usize, in_port: u32, out: u32, prio: u8, size: u64) -> bool {
+    pub(super) fn admit(&mut self, sw: usize, in_port: u32, out: u32, prio: u8, size: u64, kind: PacketKind) -> bool {
         let s = &mut self.net.switches[sw];
         if !s.pfc {
             // Drop-tail: the buffer, and the egress queue's share of its free part.
@@ -168,6 +185,14 @@ impl Simulation {
                 if !within_egress_share(self.net.ports[out as usize].prio[prio as usize].bytes, size, &s.pools, alpha) {
                     return false;
                 }
+            }
+            // Trimming (only on a lossy fabric, not at an NVSwitch): a data packet that would
+            // take its queue past the threshold is trimmed although the buffer has room.
+            if s.trims
+                && kind == PacketKind::Data
+                && self.net.ports[out as usize].prio[prio as usize].bytes + size > self.params.trim_above
+            {
+                return false;
             }
         }
         let admitted = if prio == CONTROL_PRIORITY {
@@ -197,7 +222,7 @@ impl Simulation {
     /// Packet `id` leaves the buffer through egress port `p`: its bytes are released (maybe
     /// resuming the upstream), and it is marked and stamped as it goes.
     #[inline]
-    fn leave_buffer(&mut self, p: u32, id: PacketId) {
+    pub(super) fn leave_buffer(&mut self, p: u32, id: PacketId) {
         let pkt = &self.net.packets[id];
         let (prio, size, kind, ingress) = (pkt.priority, pkt.size as u64, pkt.kind, pkt.ingress);
         let sw = self.switch_index(self.net.ports[p as usize].node);
@@ -285,7 +310,7 @@ size = "10KB"
     #[test]
     fn an_nvswitch_never_runs_out_of_buffer() {
         let mut s = SwitchState::nvswitch();
-        assert!(!s.pfc && !s.ecn);
+        assert!(!s.pfc && !s.ecn && !s.trims);
         assert!(s.pools.admit_unowned(u64::MAX / 2));
         assert!(within_egress_share(SimTime::from_ms(1).0, 1_000_000, &s.pools, 1.0));
     }

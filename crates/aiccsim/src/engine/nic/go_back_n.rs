@@ -120,7 +120,7 @@ impl Simulation {
         let mut cx = CcContext::new(now);
         let flow = &self.nic.flows[f as usize];
         let seq = flow.seq_base + seq;
-        self.nic.ccs[flow.conn as usize].on_event(CcEvent::Nack { seq }, &mut cx);
+        self.nic.ccs[flow.conn as usize].on_event(CcEvent::Nack { seq, trimmed: false }, &mut cx);
         self.apply_cc(f, &cx);
         self.schedule_qp(f);
     }

@@ -4,7 +4,7 @@
 //! pairs, round-robin among those allowed to send: data left, window open, and the pacer's
 //! time reached (`pacing.rs`). When none is allowed yet the port wakes at the earliest pacer
 //! time. The choice is `scheduler.rs`'s, in O(log n) of the host's queue pairs. What the receive path does with a data packet, and what it acknowledges, is the loss
-//! recovery's (`go_back_n.rs`, `selective.rs`).
+//! recovery's (`go_back_n.rs`, `selective.rs`); a trimmed packet's too (`selective.rs`).
 
 use super::connection::Connection;
 use super::qp::Flow;
@@ -217,6 +217,7 @@ impl Simulation {
             PacketKind::Cnp => self.on_cnp(pkt.flow),
             PacketKind::Probe => self.probe_received(p, &pkt),
             PacketKind::ProbeReply => self.probe_answered(&pkt),
+            PacketKind::Trimmed => self.trimmed_received(p, &pkt),
             PacketKind::Pfc => unreachable!("PFC frames are handled at the port"),
         }
     }
@@ -270,7 +271,8 @@ impl Simulation {
         }
     }
 
-    /// Sends an ACK, NACK or CNP for data packet `about` back to its sender.
+    /// Sends an ACK, NACK or CNP for data packet `about` (or trimmed packet: its NACK says so)
+    /// back to its sender.
     pub(super) fn send_control(&mut self, p: u32, kind: PacketKind, about: &Packet, seq: u64) {
         self.send_control_block(p, kind, about, seq, NO_BLOCK);
     }
@@ -297,6 +299,8 @@ impl Simulation {
             c.ecn = about.ecn;
             c.int = about.int;
             c.pint = about.pint;
+        } else if kind == PacketKind::Nack {
+            c.ecn = about.kind == PacketKind::Trimmed;
         }
         self.put_control(p, c);
     }

@@ -111,7 +111,7 @@ impl Nics {
             ccs: pairs.ccs,
             receivers: pairs.receivers,
             facts: pairs.facts,
-            sack: selective::Scoreboards::new(nic.sack_bitmap),
+            sack: selective::Scoreboards::new(nic.sack_bitmap, params.trimming),
             entropy: entropy::Entropies::new(nic, defs.len()),
             losses: Vec::new(),
             probes,

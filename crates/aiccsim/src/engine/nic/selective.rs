@@ -24,6 +24,14 @@
 //! The algorithm hears a NACK as one loss (`CcEvent::Nack`), not one per reordered packet, and
 //! counts bytes acknowledged once, when their SACK or cumulative acknowledgement first comes.
 //!
+//! Trimmed packets (`[switch.trimming]`, `net/trimming.rs`). A packet a switch cut to its header
+//! delivers nothing: the receiver NACKs exactly that packet at once (a block of one, the NACK
+//! marked as answering a trim), or acknowledges it if it holds it already, as the UEC's htsim
+//! sink does. Since the frontier would NACK it again once `reorder_window` packets lie past it,
+//! with trimming a fourth bitmap remembers the packets NACKed ahead of the frontier until they
+//! arrive, and the frontier passes over them; a resend trimmed again is NACKed again. The sender treats the NACK
+//! as any other, and its algorithm hears `CcEvent::Nack { trimmed: true }`.
+//!
 //! Bitmaps are allocated on a flow's first packet out of order, from a pool of slots that a
 //! finished flow gives back: flows that see no reordering never get one, and the per-packet
 //! path allocates nothing once the pool has grown to the flows reordering at once.
@@ -39,11 +47,15 @@ pub const BLOCK_HEADER_BYTES: u64 = 4;
 
 const NO_SLOT: u32 = u32::MAX;
 /// The bitmaps of a slot: the receiver's packets held past `rcv_nxt`; the sender's packets
-/// acknowledged selectively, and declared lost and not yet resent.
+/// acknowledged selectively, and declared lost and not yet resent; with trimming, the
+/// receiver's missing packets that it NACKed because their trimmed header arrived ahead of its
+/// loss frontier (which then passes them without a NACK), until they arrive.
 const HELD: usize = 0;
 const SACKED: usize = 1;
 const LOST: usize = 2;
+const NACKED: usize = 3;
 const MAPS: usize = 3;
+const MAPS_TRIMMING: usize = 4;
 
 /// The receiver's counts beside its bitmap.
 #[derive(Clone, Copy, Default)]
@@ -63,6 +75,8 @@ struct Receiver {
 pub struct Scoreboards {
     bits: u64,
     words: usize,
+    /// Bitmaps per slot: `MAPS`, or `MAPS_TRIMMING` with trimming.
+    maps_per_slot: usize,
     slot_of: Vec<u32>,
     maps: Vec<u64>,
     rx: Vec<Receiver>,
@@ -70,10 +84,12 @@ pub struct Scoreboards {
 }
 
 impl Scoreboards {
-    pub fn new(bits: u32) -> Scoreboards {
+    /// Bitmaps of `bits` packets, with the receiver's NACKed map if `trimming`.
+    pub fn new(bits: u32, trimming: bool) -> Scoreboards {
         Scoreboards {
             bits: bits as u64,
             words: (bits as usize).div_ceil(64),
+            maps_per_slot: if trimming { MAPS_TRIMMING } else { MAPS },
             slot_of: Vec::new(),
             maps: Vec::new(),
             rx: Vec::new(),
@@ -82,8 +98,9 @@ impl Scoreboards {
     }
 
     /// Bytes a flow's slot takes (its bitmaps and its receiver's counts).
-    pub fn slot_bytes(bits: u32) -> usize {
-        MAPS * (bits as usize).div_ceil(64) * 8 + std::mem::size_of::<Receiver>()
+    pub fn slot_bytes(bits: u32, trimming: bool) -> usize {
+        let maps = if trimming { MAPS_TRIMMING } else { MAPS };
+        maps * (bits as usize).div_ceil(64) * 8 + std::mem::size_of::<Receiver>()
     }
 
     fn slot(&self, f: u32) -> Option<u32> {
@@ -100,7 +117,7 @@ impl Scoreboards {
         let s = match self.free.pop() {
             Some(s) => s,
             None => {
-                self.maps.resize(self.maps.len() + MAPS * self.words, 0);
+                self.maps.resize(self.maps.len() + self.maps_per_slot * self.words, 0);
                 self.rx.push(Receiver::default());
                 (self.rx.len() - 1) as u32
             }
@@ -122,8 +139,9 @@ impl Scoreboards {
     #[inline(never)]
     fn give_back(&mut self, f: u32) {
         if let Some(s) = self.slot(f) {
-            let base = s as usize * MAPS * self.words;
-            debug_assert!(self.maps[base..base + MAPS * self.words].iter().all(|&w| w == 0), "flow {f}: bits left");
+            let len = self.maps_per_slot * self.words;
+            let base = s as usize * len;
+            debug_assert!(self.maps[base..base + len].iter().all(|&w| w == 0), "flow {f}: bits left");
             self.slot_of[f as usize] = NO_SLOT;
             self.free.push(s);
         }
@@ -132,7 +150,7 @@ impl Scoreboards {
     #[inline]
     fn at(&self, slot: u32, map: usize, k: u64) -> (usize, u64) {
         let i = (k % self.bits) as usize;
-        ((slot as usize * MAPS + map) * self.words + i / 64, 1 << (i % 64))
+        ((slot as usize * self.maps_per_slot + map) * self.words + i / 64, 1 << (i % 64))
     }
 
     #[inline]
@@ -197,6 +215,9 @@ impl Simulation {
             let mut filled = false;
             let mut rcv = (rcv_nxt + payload) / mtu;
             if let Some(slot) = self.nic.sack.slot(f) {
+                if self.params.trimming {
+                    self.nic.sack.clear(slot, NACKED, rcv_nxt / mtu);
+                }
                 let mut rx = self.nic.sack.rx[slot as usize];
                 // The packets held behind it are in order now.
                 while rx.held > 0 && self.nic.sack.test(slot, HELD, rcv) {
@@ -256,6 +277,9 @@ impl Simulation {
             return (Some(Reply { seq: rcv_nxt, ecn: false, block }), false);
         }
         self.nic.sack.set(slot, HELD, k);
+        if self.params.trimming {
+            self.nic.sack.clear(slot, NACKED, k);
+        }
         self.observe.counters.out_of_order_packets += 1;
         let mut rx = self.nic.sack.rx[slot as usize];
         rx.held += 1;
@@ -269,11 +293,15 @@ impl Simulation {
         flow.ecn_pending = false;
         // Missing packets with `reorder_window` packets held past them are lost: move the
         // frontier up to the first that is not, NACKing the runs it passes.
+        // (A packet NACKed for its trim already ends a run as a held one does.)
         let mut run = None;
         while rx.past >= self.params.reorder_window {
             let m = rx.lost_to;
-            if self.nic.sack.test(slot, HELD, m) {
-                rx.past -= 1;
+            let held = self.nic.sack.test(slot, HELD, m);
+            if held || self.params.trimming && self.nic.sack.test(slot, NACKED, m) {
+                if held {
+                    rx.past -= 1;
+                }
                 if let Some(start) = run.take() {
                     self.selective_nack_run(p, pkt, start, m);
                 }
@@ -290,6 +318,47 @@ impl Simulation {
             self.repeat_first_nack(p, pkt, slot, rcv, rx.lost_to);
         }
         (Some(reply), false)
+    }
+
+    /// Trimmed packet `pkt` (its header only) arrived at host port `p`: it delivers nothing. The
+    /// receiver NACKs exactly that packet, at once, unless it holds it already (a resend got
+    /// through before this trimmed copy), which it acknowledges instead. (Out of line: the
+    /// receive path of runs without trimming stays as it was.)
+    #[inline(never)]
+    pub(crate) fn trimmed_received(&mut self, p: u32, pkt: &Packet) {
+        debug_assert_eq!(self.params.recovery, crate::config::Recovery::Selective, "checked with the scenario");
+        self.observe.counters.trimmed_received += 1;
+        self.observe.counters.data_bytes_received += pkt.size as u64;
+        let (f, mtu) = (pkt.flow, self.params.mtu);
+        let rcv_nxt = self.nic.flows[f as usize].rcv_nxt;
+        // What the replies echo: the trimmed packet's timestamp, no congestion mark.
+        let about = Packet { ecn: false, ..*pkt };
+        if pkt.seq < rcv_nxt {
+            self.send_control_block(p, PacketKind::Ack, &about, rcv_nxt, NO_BLOCK);
+            return;
+        }
+        let (rcv, k) = (rcv_nxt / mtu, pkt.seq / mtu);
+        let offset = k - rcv;
+        debug_assert!(offset < self.nic.sack.bits, "flow {f}: packet {k} beyond the bitmap at {rcv}");
+        if offset >= self.nic.sack.bits {
+            return;
+        }
+        let slot = self.nic.sack.ensure(f);
+        let block: Block = (offset as u16, 1);
+        if self.nic.sack.test(slot, HELD, k) {
+            self.send_control_block(p, PacketKind::Ack, &about, rcv_nxt, block);
+            return;
+        }
+        let rx = &mut self.nic.sack.rx[slot as usize];
+        rx.lost_to = rx.lost_to.max(rcv);
+        if k >= rx.lost_to {
+            self.nic.sack.set(slot, NACKED, k);
+        }
+        if k == rcv {
+            // The first missing packet: its NACK repeats after `nack_interval` if need be.
+            self.nic.flows[f as usize].last_nack = Some((rcv_nxt, self.now));
+        }
+        self.send_control_block(p, PacketKind::Nack, pkt, rcv_nxt, block);
     }
 
     /// NACKs flow `pkt.flow`'s missing packets `start..end`.
@@ -433,7 +502,9 @@ impl Simulation {
         let flow = &self.nic.flows[f as usize];
         let seq = flow.seq_base + (pkt.seq / self.params.mtu + pkt.block_start as u64) * self.params.mtu;
         let mut cx = CcContext::new(now);
-        self.nic.ccs[flow.conn as usize].on_event(CcEvent::Nack { seq }, &mut cx);
+        // A NACK's `ecn` says it answers a trimmed packet (`wire/packet.rs`).
+        let nack = CcEvent::Nack { seq, trimmed: pkt.ecn };
+        self.nic.ccs[flow.conn as usize].on_event(nack, &mut cx);
         self.apply_cc(f, &cx);
         self.unlist_if_idle(f);
         self.schedule_qp(f);
@@ -484,7 +555,7 @@ mod tests {
 
     #[test]
     fn a_bitmap_is_a_ring_over_packet_numbers() {
-        let mut s = Scoreboards::new(128);
+        let mut s = Scoreboards::new(128, false);
         let slot = s.ensure(3);
         s.set(slot, HELD, 5);
         assert!(s.test(slot, HELD, 5) && s.test(slot, HELD, 5 + 128), "k and k + bits share a bit");
@@ -495,7 +566,7 @@ mod tests {
 
     #[test]
     fn the_first_set_bit_is_found_across_words_and_around_the_ring() {
-        let mut s = Scoreboards::new(256);
+        let mut s = Scoreboards::new(256, false);
         let slot = s.ensure(0);
         for k in [70, 200, 300] {
             s.set(slot, LOST, k);
@@ -510,7 +581,7 @@ mod tests {
 
     #[test]
     fn a_flow_gets_a_slot_on_its_first_reordering_and_a_finished_flow_gives_it_back() {
-        let mut s = Scoreboards::new(64);
+        let mut s = Scoreboards::new(64, true);
         assert_eq!(s.slot(7), None);
         s.release(7); // a flow that never needed one
         let a = s.ensure(7);
@@ -521,6 +592,8 @@ mod tests {
         assert_eq!(s.slot(7), None);
         assert_eq!(s.ensure(9), a, "recycled: no new memory");
         assert_eq!(s.rx.len(), 2);
-        assert_eq!(Scoreboards::slot_bytes(64), 3 * 8 + std::mem::size_of::<Receiver>());
+        assert_eq!(s.maps.len(), 2 * 4, "four bitmaps of one word per slot, with trimming");
+        assert_eq!(Scoreboards::slot_bytes(64, false), 3 * 8 + std::mem::size_of::<Receiver>());
+        assert_eq!(Scoreboards::slot_bytes(64, true), 4 * 8 + std::mem::size_of::<Receiver>());
     }
 }

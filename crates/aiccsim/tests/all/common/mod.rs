@@ -13,11 +13,12 @@ pub fn run(toml: &str) -> Results {
     r
 }
 
-/// Every data byte a NIC sent was received or dropped; nothing is left in flight.
+/// Every data byte a NIC sent was received, dropped or cut off by a trimming switch; nothing
+/// is left in flight.
 pub fn assert_conserved(r: &Results) {
     let b = &r.summary.data_bytes;
     assert_eq!(b.in_flight, 0, "bytes left in flight: {b:?}");
-    assert_eq!(b.sent, b.received + b.dropped, "ledger does not balance: {b:?}");
+    assert_eq!(b.sent, b.received + b.dropped + b.trimmed.unwrap_or(0), "ledger does not balance: {b:?}");
     assert_eq!(r.summary.flows_finished, r.summary.flows, "unfinished flows");
     for f in &r.flows {
         assert!(f.finish.is_some(), "flow {} did not finish", f.flow_id);

@@ -110,10 +110,12 @@ def aiccsim_seed(binary: str, sc: Scenario, seed: int, work: Path) -> tuple[dict
             raise Failure(f"{sc.name} seed {seed}: flow {row['flow_id']} never finished", 3)
         fcts.append(float(row["fct_ns"]) / 1000)
     summary = json.loads((out / "summary.json").read_text())
-    trim_key = next((k for k in TRIM_KEYS if k in summary), None)
+    # summary.json's `trimming` table (docs/results.md), present when the twin trims.
+    trimming = summary.get("trimming") or {}
+    trim_key = next((k for k in TRIM_KEYS if k in trimming), None)
     if trim_key is None:
-        raise Failure(f"{sc.name}: summary.json has no trim count (looked for {', '.join(TRIM_KEYS)})", 2)
-    return fct_stats(fcts), int(summary[trim_key]), int(summary["packets_dropped"])
+        raise Failure(f"{sc.name}: summary.json has no trimming.{'/'.join(TRIM_KEYS)}: does the twin trim?", 2)
+    return fct_stats(fcts), int(trimming[trim_key]), int(summary["packets_dropped"])
 
 
 def compare(binary: str, sc: Scenario, seeds: int, work: Path) -> list[Row]:

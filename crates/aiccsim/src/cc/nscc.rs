@@ -707,7 +707,7 @@ mod tests {
         acks(&mut n, t0, 3, false, f.base_rtt);
         let before = n.cwnd;
         // A NACK within the period only takes a packet off; QuickAdapt waits for the period's end.
-        n.on_event(CcEvent::Nack { seq: 0 }, &mut CcContext::new(t0 + SimTime::from_ns(500)));
+        n.on_event(CcEvent::Nack { seq: 0, trimmed: true }, &mut CcContext::new(t0 + SimTime::from_ns(500)));
         assert_eq!(n.cwnd, before - 1000.0);
         assert!(n.trigger_qa);
         // The next ACK after the period: the window becomes the bytes achieved in it.
@@ -773,7 +773,7 @@ mod tests {
             now += SimTime::from_us(10);
             match i % 3 {
                 0 => n.on_ack(&ack(0, true, f.base_rtt + SimTime::from_ms(1), 50_000), &mut CcContext::new(now)),
-                1 => n.on_event(CcEvent::Nack { seq: 0 }, &mut CcContext::new(now)),
+                1 => n.on_event(CcEvent::Nack { seq: 0, trimmed: true }, &mut CcContext::new(now)),
                 _ => n.on_event(CcEvent::Timeout, &mut CcContext::new(now)),
             }
             assert!(n.cwnd >= 1000.0 && n.window().unwrap() >= 1000, "window {} below a packet", n.cwnd);

@@ -207,7 +207,8 @@ impl Scenario {
     }
 
     fn parse(text: &str, origin: &str) -> Result<Scenario, ConfigError> {
-        let error = |key: String, message: &str| ConfigError { file: origin.to_string(), key, message: one_line(message) };
+        let error =
+            |key: String, message: &str| ConfigError { file: origin.to_string(), key, message: one_line(message) };
         let syntax = |e: toml::de::Error| error(String::new(), &e.to_string());
         let fields = |e: serde_path_to_error::Error<toml::de::Error>| {
             let outer = e.path().to_string();
@@ -225,7 +226,9 @@ impl Scenario {
                 preset::apply(&mut table).map_err(|(key, message)| error(key, &message))?;
                 serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(fields)?
             }
-            None => serde_path_to_error::deserialize(toml::Deserializer::parse(text).map_err(syntax)?).map_err(fields)?,
+            None => {
+                serde_path_to_error::deserialize(toml::Deserializer::parse(text).map_err(syntax)?).map_err(fields)?
+            }
         };
         // Defaults that depend on other keys, written out so run.json shows them.
         let stall = SimulationConfig::default_stall_timeout(&scenario.nic);

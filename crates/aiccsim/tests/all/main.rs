@@ -51,6 +51,7 @@ mod nic_probe;
 mod nic_recovery;
 mod nic_selective;
 mod nvlink_fluid;
+mod preset;
 mod reps;
 mod run_until;
 mod stops;

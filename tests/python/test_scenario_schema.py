@@ -202,7 +202,7 @@ def test_the_docs_tables_are_read() -> None:
     """The parser finds the tables the other tests rely on (a changed table layout fails here,
     not by finding nothing)."""
     found = {(h, i): keys for h, i, keys in docs_tables()}
-    assert found[("`[simulation]`", 0)] == ["seed", "stop_time", "stall_timeout", "fast_forward"]
+    assert found[("`[simulation]`", 0)] == ["seed", "stop_time", "stall_timeout", "fast_forward", "nvlink"]
     assert found[('`kind = "custom"`', 1)] == ["a", "b", "bandwidth", "delay"]
     assert "reserve" in found[("`[switch.pfc]`", 0)]
     assert len(found) > 40

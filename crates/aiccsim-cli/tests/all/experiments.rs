@@ -71,8 +71,8 @@ fn rocecc_incast_meets_its_must_show() {
         assert!(table.lines().any(|l| l.starts_with(&format!("{scheme},"))), "no row for {scheme}");
     }
     // The terminal gets the columns the claims use, within 100 characters a line (it was 330
-    // wide with 26 columns, five of them empty); table.csv keeps all 34.
-    assert_eq!(table.lines().next().unwrap().split(',').count(), 34);
+    // wide with 26 columns, five of them empty); table.csv keeps all 35.
+    assert_eq!(table.lines().next().unwrap().split(',').count(), 35);
     let printed: Vec<&str> = stdout.lines().skip_while(|l| !l.trim_start().starts_with("scheme")).collect();
     let header: Vec<&str> = printed[0].split_whitespace().collect();
     assert_eq!(header, ["scheme", "pause_frames", "max_queue_kb", "mean_queue_kb", "completion_us", "drops"]);
@@ -518,4 +518,30 @@ fn barre_alltoall_runs_at_a_small_scale() {
     }
     let summary = std::fs::read_to_string(out.join("ib_like_reference__256_kb").join("summary.json")).unwrap();
     assert!(summary.contains("\"credit\""), "the reference runs on credits");
+}
+
+/// uec-vs-roce at a small scale (its 32 runs on a k = 8 fat tree take minutes; the figures are in
+/// the experiment's README): the same experiment.toml on a k = 4 fat tree (16 hosts), a tenth of
+/// the sizes, the degraded link renamed to that fabric's. Every run finishes; the lossy UEC runs
+/// send no PAUSE and drop nothing (they trim instead), the lossless ones drop nothing.
+#[test]
+fn uec_vs_roce_runs_at_a_small_scale() {
+    let (_root, _out, header, rows) = reproduce_small("uec-vs-roce", |text| {
+        text.replace("k = 8", "k = 4")
+            .replace("size = \"128KB\"", "size = \"16KB\"")
+            .replace("size = \"32MB\"", "size = \"2MB\"")
+            .replace("[\"s32\", \"s64\"]", "[\"s8\", \"s16\"]")
+    });
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    assert_eq!(rows.len(), 32);
+    for r in &rows {
+        assert_eq!(r[col("flows")], r[col("finished")], "{}: every flow finishes", &r[0]);
+        let count = |c: &str| -> u64 { r[col(c)].parse().unwrap() };
+        if r[0].contains("lossy") {
+            assert_eq!((count("pause_frames"), count("drops")), (0, 0), "{}: trims instead", &r[0]);
+        } else {
+            assert_eq!(count("drops"), 0, "{}: a lossless fabric", &r[0]);
+            assert_eq!(count("trims"), 0, "{}: nothing trims with PFC", &r[0]);
+        }
+    }
 }

@@ -36,7 +36,7 @@ pub fn row(name: &str, r: &Results, options: &RowOptions) -> Vec<String> {
     let sampled_us = |d: &TimeDistribution, t: SimTime| (d.count > 0).then(|| t.as_us_f64());
     let iterations = s.iterations.as_ref();
     let count = |n: u64| Some(n as f64);
-    let figures: [Option<f64>; 33] = [
+    let figures: [Option<f64>; 34] = [
         count(s.flows as u64),
         count(s.flows_finished as u64),
         s.completion_time_ns.map(|t| t.as_us_f64()),
@@ -48,6 +48,7 @@ pub fn row(name: &str, r: &Results, options: &RowOptions) -> Vec<String> {
         Some(s.slowdown.p99),
         count(s.pause_frames),
         count(s.packets_dropped),
+        count(s.trimming.as_ref().map_or(0, |t| t.packets_trimmed)),
         count(s.timeouts),
         Some(s.retransmitted_bytes as f64 / 1e6),
         count(s.ecn_marks),

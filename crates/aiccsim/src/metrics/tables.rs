@@ -688,7 +688,7 @@ const fn measure(name: &'static str, figure: Figure, what: &'static str, unit: &
 use Figure::{Count, Number};
 
 /// The experiment table's columns, in order (the names `[[check]]` claims and bar plots use).
-pub const EXPERIMENT: [Measure; 34] = [
+pub const EXPERIMENT: [Measure; 35] = [
     measure("scheme", Figure::Name, "run", "text"),
     measure("flows", Count, "flows", "count"),
     measure("finished", Count, "flows finished", "count"),
@@ -701,6 +701,7 @@ pub const EXPERIMENT: [Measure; 34] = [
     measure("p99_slowdown", Number(3), "p99 slowdown", "FCT / ideal FCT"),
     measure("pause_frames", Count, "PAUSE frames", "count"),
     measure("drops", Count, "packets dropped", "count"),
+    measure("trims", Count, "packets trimmed", "count"),
     measure("timeouts", Count, "retransmission timeouts", "count"),
     measure("resent_mb", Number(3), "bytes resent", "MB"),
     measure("ecn_marks", Count, "ECN marks", "count"),

@@ -614,6 +614,7 @@ def nic(
     cnp_size: str | None = None,
     pause_size: str | None = None,
     ack_every: int | None = None,
+    ack_request: bool | None = None,
     rto: str | None = None,
     nack_interval: str | None = None,
     data_priority: int | None = None,
@@ -632,7 +633,9 @@ def nic(
     probes that get no reply (algorithms that probe, such as Barre); ``load_balancing`` is the
     entropy each data packet carries for ECMP switches: ``"flow"`` (one path per flow),
     ``"oblivious"`` or ``"reps"`` (a new one per packet, among ``entropies``; REPS reuses those
-    acknowledged without an ECN mark). ``reps(...)`` sets its sub-table."""
+    acknowledged without an ECN mark). ``reps(...)`` sets its sub-table. ``ack_request`` adds
+    Ultra Ethernet's immediate ACKs (AR flag, ECN mark, first packet, duplicate) to
+    ``ack_every``."""
     return Scenario(
         nic=_table(
             mtu=mtu,
@@ -641,6 +644,7 @@ def nic(
             cnp_size=cnp_size,
             pause_size=pause_size,
             ack_every=ack_every,
+            ack_request=ack_request,
             rto=rto,
             nack_interval=nack_interval,
             data_priority=data_priority,

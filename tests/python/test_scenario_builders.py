@@ -134,6 +134,7 @@ xon_delta = "8KB"
 enabled = false
 [nic]
 ack_every = 4
+ack_request = true
 recovery = "selective"
 reorder_window = 64
 [cc]
@@ -152,7 +153,7 @@ def leaf_spine_permutation() -> Scenario:
         | switch(buffer="12MiB", routing="spray")
         | pfc(xoff="256KB", xon_delta="8KB")
         | ecn(enabled=False)
-        | nic(ack_every=4, recovery="selective", reorder_window=64)
+        | nic(ack_every=4, ack_request=True, recovery="selective", reorder_window=64)
         | cc("none")
         | permutation(hosts="all", size="500KB")
     )

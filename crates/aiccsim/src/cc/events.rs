@@ -100,8 +100,9 @@ nic_events! {
     signals {
         /// The receiver saw a gap and asked for the bytes from `seq` again; `trimmed`: it asked
         /// because the packet reached it trimmed by a congested switch (`[switch.trimming]`),
-        /// not missing. (A Python handler hears `seq` alone.)
-        Nack { seq: u64, trimmed: bool } => on_nack(seq: int),
+        /// not missing; `last_hop`: trimmed by the switch port facing the receiver, not inside
+        /// the fabric. (A Python handler hears `seq` alone.)
+        Nack { seq: u64, trimmed: bool, last_hop: bool } => on_nack(seq: int),
         /// A congestion notification packet arrived.
         Cnp => on_cnp(),
         /// No ACK progress for the retransmission timeout.
@@ -157,7 +158,7 @@ mod tests {
         let reply = ProbeReply { sent_at: SimTime::ZERO, remote_arrival: 0, remote_reply: 0, rtt: SimTime::from_us(1) };
         let done = MessageDone { bytes: 10, first_sent: SimTime::ZERO };
         let signals = [
-            CcEvent::Nack { seq: 7, trimmed: true },
+            CcEvent::Nack { seq: 7, trimmed: true, last_hop: false },
             CcEvent::Cnp,
             CcEvent::Timeout,
             CcEvent::RttProbe(reply),

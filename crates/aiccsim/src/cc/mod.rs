@@ -62,6 +62,11 @@ pub struct FlowFacts {
     /// Wire bytes of a full data packet (payload + headers).
     pub packet_bytes: u64,
     pub collective: Option<(CollectiveKind, u32)>,
+    /// The largest `base_rtt` among the run's flows: the network's round trip, for algorithms
+    /// whose parameters are the network's rather than the flow's (NSCC's `rtt_from`).
+    pub network_rtt: SimTime,
+    /// Switches trim what they cannot queue (`[switch.trimming]`) instead of dropping it.
+    pub trimming: bool,
 }
 
 /// Per-packet facts at the receiver (what a real NIC sees on a data packet).
@@ -353,6 +358,8 @@ pub(crate) mod tests {
             mtu: 1000,
             packet_bytes: 1048,
             collective: None,
+            network_rtt: SimTime::from_us(8),
+            trimming: false,
         }
     }
 }

@@ -29,22 +29,28 @@
 //! them at once, and marked ACKs are ignored until what was in flight then is acknowledged. A
 //! NACK otherwise takes one packet off the window.
 //!
-//! **Base RTT and bounds.** The base RTT starts at the flow's own (the reference's
-//! `-enable_accurate_base_rtt`; by default it gives every flow the fabric's longest) and follows
-//! the lowest RTT sampled; the largest window is 1.5 bandwidth-delay products of it, the smallest
-//! one packet. The gains scale with the flow's product against the reference's 100 Gbps x 12 us
-//! (`scaling_factor_a`) and with the target against 12 us (`scaling_factor_b`).
+//! **Network RTT, base RTT and bounds.** Everything derives from one round trip R
+//! (`rtt_from`): by default the network's, the largest base RTT among the run's flows, as the
+//! reference gives every flow the fabric's largest unloaded RTT (`main_uec.cpp` `calculate_rtt`,
+//! passed to `initNsccParams` and `initNscc`); with `rtt_from = "flow"`, the flow's own. The
+//! target delay is 0.75 x R with trimming on, R without (`initNsccParams`); the adjustment period
+//! is R. The base RTT starts at R and follows the lowest RTT sampled; the largest window is 1.5
+//! bandwidth-delay products of it, the smallest one packet. The gains scale with the product of
+//! R against the reference's 100 Gbps x 12 us (`scaling_factor_a`) and with the target against
+//! 12 us (`scaling_factor_b`).
 //!
 //! With `receiver_credit` the flow also obeys the receiver's credit (RCCC, `rccc.rs`): its window
 //! is the smaller of NSCC's and the credit's.
 //!
-//! Where this differs from the reference, besides the base RTT above: windows count payload
-//! bytes (the NIC's bytes in flight), not wire bytes; the target, the scaling and the adjustment
-//! period use the flow's base RTT, not the fabric's longest; a NACK does not say whether the
-//! packet was trimmed at the last hop, so with receiver credit a NACK cuts the window as any
-//! other (the reference spares last-hop trims, which the credit already paces), and a NACK
-//! carries no RTT, so it neither lowers the base RTT nor feeds the smoothed delay its own sample
-//! (the reference's `update_base_rtt_on_nack`); a timeout arms QuickAdapt as a NACK does (SMaRTT
+//! With receiver credit, a NACK of a packet trimmed at the last hop leaves the window alone (the
+//! credit paces the receiver's link; `updateCwndOnNack_NSCC`'s `!_receiver_based_cc ||
+//! !last_hop`).
+//!
+//! Where this differs from the reference: R is the largest base RTT among the run's flows, not
+//! the fabric's diameter (the same whenever a flow crosses it); windows count payload bytes (the
+//! NIC's bytes in flight), not wire bytes; a NACK carries no RTT, so it neither lowers the base
+//! RTT nor feeds the smoothed delay its own sample (the reference's `update_base_rtt_on_nack`);
+//! a timeout arms QuickAdapt as a NACK does (SMaRTT
 //! counts it a loss; the reference's timeout only takes one packet off the window, which it does
 //! here too when QuickAdapt does not fire).
 //!
@@ -61,8 +67,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct NsccConfig {
-    /// Target queuing delay. Absent: the flow's base RTT (`initNsccParams`: the network RTT
-    /// without trimming; with trimming the reference uses 0.75 x it).
+    /// Which round trip the parameters derive from: the network's (the reference) or the
+    /// flow's own.
+    pub rtt_from: RttFrom,
+    /// Target queuing delay. Absent: with `rtt_from = "network"`, the network RTT, times 0.75
+    /// with trimming on (`initNsccParams`); with `"flow"`, the flow's base RTT.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target_delay: Option<SimTime>,
     /// The largest window, in bandwidth-delay products (`initNscc`/`update_base_rtt`: 1.5 x BDP).
@@ -108,9 +117,26 @@ pub struct NsccConfig {
     pub receiver_credit: bool,
 }
 
+/// The round trip NSCC derives its target delay, its gains, its adjustment period and its first
+/// base RTT and largest window from.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RttFrom {
+    /// The network's: the largest base RTT among the run's flows, for every flow, as the
+    /// reference gives every flow the fabric's largest unloaded RTT (`main_uec.cpp`
+    /// `calculate_rtt`, passed to `initNsccParams` and `initNscc`); the target delay is 0.75 x
+    /// it with trimming on, 1 x without (`initNsccParams`).
+    #[default]
+    Network,
+    /// The flow's own base RTT, for everything, the target delay included (1 x it, trimming or
+    /// not): aiccsim's first reading, kept as a variant.
+    Flow,
+}
+
 impl Default for NsccConfig {
     fn default() -> Self {
         NsccConfig {
+            rtt_from: RttFrom::Network,
             target_delay: None,
             max_window: 1.5,
             initial_window: None,
@@ -146,13 +172,16 @@ impl Algorithm for NsccConfig {
     }
 
     fn optional_parameters(&self) -> &'static [(&'static str, &'static str)] {
-        &[("target_delay", "the flow's base RTT"), ("initial_window", "max_window")]
+        &[
+            ("target_delay", "the network RTT (x 0.75 with trimming), or the flow's base RTT with rtt_from = \"flow\""),
+            ("initial_window", "max_window"),
+        ]
     }
 
     fn validate(&self) -> Check {
         let key = |k: &str| format!("cc.{k}");
         if self.target_delay == Some(SimTime::ZERO) {
-            return Err((key("target_delay"), "must be above zero (omit it for the flow's base RTT)".into()));
+            return Err((key("target_delay"), "must be above zero (omit it for the one rtt_from gives)".into()));
         }
         if !(self.max_window > 0.0 && self.max_window <= 100.0) {
             return Err((key("max_window"), format!("must be in (0, 100] BDPs, got {}", self.max_window)));
@@ -270,10 +299,20 @@ impl Nscc {
     pub fn new(cfg: &NsccConfig, facts: &FlowFacts) -> Self {
         let line_bytes = facts.line_rate.as_f64() / 8.0;
         let mtu = facts.mtu as f64;
-        let network_rtt = facts.base_rtt;
-        let target = cfg.target_delay.unwrap_or(network_rtt).max(SimTime(1));
-        // initNsccParams: the gains scale with the flow's BDP against the reference's, and with
-        // the target against the reference RTT.
+        let (network_rtt, default_target) = match cfg.rtt_from {
+            // initNsccParams: `_target_Qdelay = _network_rtt * 0.75` with trimming, else
+            // `_network_rtt` (integer picoseconds; 3/4 of one is exact in them but for a
+            // rounding the reference's double product truncates alike).
+            RttFrom::Network => {
+                let rtt = facts.network_rtt.max(SimTime(1));
+                (rtt, if facts.trimming { SimTime(rtt.0 * 3 / 4) } else { rtt })
+            }
+            RttFrom::Flow => (facts.base_rtt, facts.base_rtt),
+        };
+        let target = cfg.target_delay.unwrap_or(default_target).max(SimTime(1));
+        // initNsccParams: the gains scale with the network's BDP against the reference's, and
+        // with the target against the reference RTT; initNscc: the base RTT and the largest
+        // window start from the network's round trip too.
         let reference_bdp = cfg.reference_rate.as_f64() / 8.0 * cfg.reference_rtt.as_secs_f64();
         let a = line_bytes * network_rtt.as_secs_f64() / reference_bdp;
         let b = target.0 as f64 / cfg.reference_rtt.0 as f64;
@@ -442,8 +481,10 @@ impl Nscc {
     }
 
     /// A NACK or a timeout (`updateCwndOnNack_NSCC`): QuickAdapt is armed; unless it fires now,
-    /// the window loses a packet.
-    fn on_loss(&mut self, now: SimTime, nack: bool) {
+    /// the window loses a packet, but for a trim at the last hop with receiver credit (`if
+    /// (adjust_cwnd && (!_receiver_based_cc || !last_hop))`: the receiver's credit paces its own
+    /// link, so a queue there is the credit's to drain).
+    fn on_loss(&mut self, now: SimTime, nack: bool, last_hop: bool) {
         if nack {
             // The NACKed packet counts against the marks to ignore, and a trim means a queue of
             // about the network RTT (the reference's estimate of the trimming threshold).
@@ -451,12 +492,16 @@ impl Nscc {
             self.smooth_delay(self.network_rtt, true);
         }
         self.trigger_qa = true;
-        if !self.quick_adapt(now, true, true, SimTime::ZERO) {
+        if !self.quick_adapt(now, true, true, SimTime::ZERO) && !(last_hop && self.credit.is_some()) {
             self.cwnd -= self.mtu;
             self.bound();
         }
         if let Some(c) = &mut self.credit {
-            c.on_loss();
+            if nack {
+                c.on_nack();
+            } else {
+                c.on_loss();
+            }
         }
     }
 
@@ -511,8 +556,8 @@ impl CongestionControl for Nscc {
 
     fn on_event(&mut self, ev: CcEvent, cx: &mut CcContext) {
         match ev {
-            CcEvent::Nack { .. } => self.on_loss(cx.now(), true),
-            CcEvent::Timeout => self.on_loss(cx.now(), false),
+            CcEvent::Nack { last_hop, .. } => self.on_loss(cx.now(), true, last_hop),
+            CcEvent::Timeout => self.on_loss(cx.now(), false, false),
             _ => {}
         }
     }
@@ -602,6 +647,57 @@ mod tests {
         assert!((n.fi - 5.0 * 1000.0 * a).abs() < 1e-9);
         assert!((n.eta - 0.15 * 1000.0 * a).abs() < 1e-9);
         assert_eq!(n.qa_threshold, SimTime::from_us(32));
+    }
+
+    #[test]
+    fn by_default_the_parameters_come_from_the_networks_rtt_and_the_flows_with_the_variant() {
+        // A flow of 4 us in a network whose longest round trip is 8 us.
+        let f = FlowFacts { base_rtt: SimTime::from_us(4), network_rtt: SimTime::from_us(8), ..facts() };
+        let n = Nscc::new(&NsccConfig::default(), &f);
+        // initNscc: base RTT and largest window from the network's round trip.
+        assert_eq!(n.base_rtt, SimTime::from_us(8));
+        let network_bdp = 100e9 / 8.0 * 8e-6;
+        assert!((n.maxwnd - 1.5 * network_bdp).abs() < 1.0, "max window {}", n.maxwnd);
+        // initNsccParams: target 1 x the network RTT without trimming, gains scaled by its BDP,
+        // adjustment period one network RTT.
+        assert_eq!((n.target, n.adjust_period, n.network_rtt), (f.network_rtt, f.network_rtt, f.network_rtt));
+        let a = network_bdp / 150_000.0;
+        assert!((n.fi - 5.0 * 1000.0 * a).abs() < 1e-9);
+        // With trimming on: 0.75 x it, and the gains and thresholds that follow from it.
+        let t = Nscc::new(&NsccConfig::default(), &FlowFacts { trimming: true, ..f });
+        assert_eq!(t.target, SimTime::from_us(6));
+        assert_eq!(t.qa_threshold, SimTime::from_us(24));
+        let b = 6.0 / 12.0;
+        assert!((t.alpha - 4.0 * 1000.0 * a * b / 6e6).abs() < 1e-15, "alpha {}", t.alpha);
+        // A target given explicitly wins.
+        let cfg = NsccConfig { target_delay: Some(SimTime::from_us(3)), ..NsccConfig::default() };
+        assert_eq!(Nscc::new(&cfg, &FlowFacts { trimming: true, ..f }).target, SimTime::from_us(3));
+        // The variant: everything from the flow's own round trip, trimming or not.
+        let cfg = NsccConfig { rtt_from: RttFrom::Flow, ..NsccConfig::default() };
+        let v = Nscc::new(&cfg, &FlowFacts { trimming: true, ..f });
+        assert_eq!((v.base_rtt, v.target, v.adjust_period), (f.base_rtt, f.base_rtt, f.base_rtt));
+        assert!((v.maxwnd - 1.5 * network_bdp / 2.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn a_last_hop_trim_spares_the_window_only_under_receiver_credit() {
+        let f = facts();
+        // A NACK well inside the QuickAdapt period, which therefore only takes a packet off.
+        let nack = |cfg: &NsccConfig, last_hop: bool| {
+            let mut n = Nscc::new(cfg, &f);
+            let t0 = SimTime::from_us(10);
+            n.on_ack(&ack(1000, false, f.base_rtt, 50_000), &mut CcContext::new(t0));
+            let before = n.cwnd;
+            n.on_event(CcEvent::Nack { seq: 0, trimmed: true, last_hop }, &mut CcContext::new(t0 + SimTime::from_ns(500)));
+            assert!(n.trigger_qa, "QuickAdapt armed either way");
+            before - n.cwnd
+        };
+        let alone = NsccConfig::default();
+        assert_eq!(nack(&alone, false), 1000.0);
+        assert_eq!(nack(&alone, true), 1000.0, "without credit a last-hop trim cuts as any other");
+        let credit = NsccConfig { receiver_credit: true, ..NsccConfig::default() };
+        assert_eq!(nack(&credit, false), 1000.0, "a trim inside the fabric cuts");
+        assert_eq!(nack(&credit, true), 0.0, "the receiver's credit paces its own link");
     }
 
     #[test]
@@ -707,7 +803,7 @@ mod tests {
         acks(&mut n, t0, 3, false, f.base_rtt);
         let before = n.cwnd;
         // A NACK within the period only takes a packet off; QuickAdapt waits for the period's end.
-        n.on_event(CcEvent::Nack { seq: 0, trimmed: true }, &mut CcContext::new(t0 + SimTime::from_ns(500)));
+        n.on_event(CcEvent::Nack { seq: 0, trimmed: true, last_hop: false }, &mut CcContext::new(t0 + SimTime::from_ns(500)));
         assert_eq!(n.cwnd, before - 1000.0);
         assert!(n.trigger_qa);
         // The next ACK after the period: the window becomes the bytes achieved in it.
@@ -773,7 +869,7 @@ mod tests {
             now += SimTime::from_us(10);
             match i % 3 {
                 0 => n.on_ack(&ack(0, true, f.base_rtt + SimTime::from_ms(1), 50_000), &mut CcContext::new(now)),
-                1 => n.on_event(CcEvent::Nack { seq: 0, trimmed: true }, &mut CcContext::new(now)),
+                1 => n.on_event(CcEvent::Nack { seq: 0, trimmed: true, last_hop: false }, &mut CcContext::new(now)),
                 _ => n.on_event(CcEvent::Timeout, &mut CcContext::new(now)),
             }
             assert!(n.cwnd >= 1000.0 && n.window().unwrap() >= 1000, "window {} below a packet", n.cwnd);

@@ -201,6 +201,8 @@ fn flow_facts() -> impl Strategy<Value = FlowFacts> {
                 mtu,
                 packet_bytes,
                 collective,
+                network_rtt: one_way + back,
+                trimming: false,
             }
         })
 }
@@ -530,11 +532,11 @@ impl Harness {
                 let lost = self.facts.mtu.min(missing);
                 self.out += lost;
                 self.lost += lost;
-                self.cc.on_event(CcEvent::Nack { seq, trimmed: false }, &mut cx);
+                self.cc.on_event(CcEvent::Nack { seq, trimmed: false, last_hop: false }, &mut cx);
                 "selective NACK"
             }
             Event::Nack { .. } => {
-                self.cc.on_event(CcEvent::Nack { seq: self.una, trimmed: false }, &mut cx);
+                self.cc.on_event(CcEvent::Nack { seq: self.una, trimmed: false, last_hop: false }, &mut cx);
                 self.nxt = self.una;
                 "NACK"
             }

@@ -254,6 +254,17 @@ impl Credit {
         self.in_flight = 0;
     }
 
+    /// A NACK (a trimmed or lost packet) also ends the speculation, as an ACK does: unspent
+    /// credit goes, a debt stays (`UecSrc::processNack` calls `stopSpeculating`). The receiver
+    /// has heard of this sender, and a trim says its speculative burst met a full queue. The
+    /// first credit ACK after it only sets where the receiver's grants start.
+    pub(crate) fn on_nack(&mut self) {
+        self.on_loss();
+        if self.grant.is_none() {
+            self.credit = self.credit.min(0.0);
+        }
+    }
+
     /// The bytes in flight plus the credit: a packet may leave while credit remains.
     pub(crate) fn window(&self) -> u64 {
         let credit = if self.credit > 0.0 { self.credit.ceil() as u64 } else { 0 };
@@ -302,8 +313,10 @@ impl CongestionControl for Rccc {
     }
 
     fn on_event(&mut self, ev: CcEvent, _cx: &mut CcContext) {
-        if matches!(ev, CcEvent::Nack { .. } | CcEvent::Timeout) {
-            self.credit.on_loss();
+        match ev {
+            CcEvent::Nack { .. } => self.credit.on_nack(),
+            CcEvent::Timeout => self.credit.on_loss(),
+            _ => {}
         }
     }
 
@@ -453,6 +466,32 @@ mod tests {
             more += 1;
         }
         assert_eq!(more, (held / f.packet_bytes as f64).ceil() as u32);
+    }
+
+    #[test]
+    fn a_nack_ends_the_speculation_as_an_ack_does() {
+        let (cfg, f) = (RcccConfig::default(), facts());
+        let mut s = Rccc::new(&cfg, &f);
+        let mut cx = CcContext::new(SimTime::ZERO);
+        for _ in 0..10 {
+            s.on_send(f.packet_bytes, &mut cx);
+        }
+        assert!(s.credit() > 0.0, "speculative credit left");
+        s.on_event(CcEvent::Nack { seq: 0, trimmed: true, last_hop: true }, &mut cx);
+        assert_eq!(s.credit(), 0.0, "unspent speculative credit dropped");
+        assert_eq!(s.window(), Some(1), "nothing in flight as far as it knows, no credit");
+        // The first credit ACK after it sets where the grants start, and grants then add up.
+        s.on_ack(&ack(0, [5_000, 2]), &mut cx);
+        assert_eq!(s.credit(), 0.0);
+        s.on_ack(&ack(0, [8_000, 2]), &mut cx);
+        assert_eq!(s.credit(), 3_000.0);
+        // Past the speculation a NACK leaves the credit held.
+        s.on_event(CcEvent::Nack { seq: 0, trimmed: true, last_hop: false }, &mut cx);
+        assert_eq!(s.credit(), 3_000.0);
+        // A timeout does not end a speculation (the reference stops only with resends queued).
+        let mut t = Rccc::new(&cfg, &f);
+        t.on_event(CcEvent::Timeout, &mut cx);
+        assert!(t.credit() > 0.0);
     }
 
     #[test]

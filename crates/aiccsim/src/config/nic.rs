@@ -28,6 +28,14 @@ pub struct NicConfig {
     /// The receiver ACKs every this many in-order data packets (and always the last one).
     #[serde(default = "default_ack_every")]
     pub ack_every: u32,
+    /// Ultra Ethernet's ACK rules besides `ack_every` (uet-htsim `UecSrc::sendNewPacket`,
+    /// `sendRtxPacket`, `UecSink::processData`): the sender sets the AR flag on a packet after
+    /// which its window is full, on its last new packet and on every resend; the receiver ACKs
+    /// at once a packet with AR, an ECN-marked packet, a flow's first packet and a duplicate.
+    /// Off: only `ack_every` (and out-of-order packets, filled holes and the last packet).
+    /// Left out of a resolved scenario when off, so that runs without it read as before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ack_request: bool,
     /// Retransmission timeout: with no ACK progress for this long the sender goes back to the
     /// first unacknowledged byte. Doubles on each consecutive timeout (up to 64x).
     #[serde(default = "default_rto")]
@@ -246,6 +254,7 @@ impl Default for NicConfig {
             cnp_size: default_cnp(),
             pause_size: default_pause(),
             ack_every: default_ack_every(),
+            ack_request: false,
             rto: default_rto(),
             nack_interval: default_nack_interval(),
             data_priority: default_data_priority(),

@@ -18,7 +18,9 @@ pub struct Preset {
 /// its defaults with their lines). Sized for its reference network, 400 Gbps links and a round
 /// trip of 12.5 us (a three-tier fat tree of 1 us links): the trimming threshold is one
 /// bandwidth-delay product of it, as the reference's per-port data queue; ECN marks from 0.2 to
-/// 0.8 of it, scaled to each port's speed, on dequeue, as the reference's RED does.
+/// 0.8 of it, scaled to each port's speed, on dequeue, as the reference's RED does. The receiver
+/// ACKs every 16384 B accepted (`UecSink::_bytes_unacked_threshold`: 4 packets of 4160 B) and at
+/// once on the reference's conditions (`ack_request`: AR, ECN, first packet, duplicate).
 const UEC: &str = r#"
 [switch]
 pfc = { enabled = false }
@@ -29,6 +31,8 @@ ecn = { kmin = "128960B", kmax = "503360B", pmax = 1.0, reference_bandwidth = "4
 mtu = "4096B"
 header = "64B"
 ack_size = "64B"
+ack_every = 4
+ack_request = true
 recovery = "selective"
 load_balancing = "reps"
 

@@ -18,6 +18,8 @@ pub(crate) struct Params {
     pub cnp_size: u32,
     pub pause_size: u32,
     pub ack_every: u32,
+    /// Ultra Ethernet's AR flag and immediate ACKs (`nic.ack_request`).
+    pub ack_request: bool,
     pub rto: SimTime,
     pub nack_interval: SimTime,
     pub data_priority: u8,
@@ -87,6 +89,7 @@ impl Params {
             cnp_size: nic.cnp_size.0 as u32,
             pause_size: nic.pause_size.0 as u32,
             ack_every: nic.ack_every,
+            ack_request: nic.ack_request,
             rto: nic.rto,
             nack_interval: nic.nack_interval,
             data_priority: nic.data_priority,

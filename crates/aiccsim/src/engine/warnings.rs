@@ -73,9 +73,10 @@ impl Simulation {
             }
         }
 
-        // Windows the receiver's ACKs can never open.
+        // Windows the receiver's ACKs can never open (unless the sender asks for an ACK when
+        // its window is full, `nic.ack_request`).
         let ack_every = s.nic.ack_every as u64;
-        if ack_every > 1 {
+        if ack_every > 1 && !s.nic.ack_request {
             // A flow longer than its window whose window holds fewer packets than an ACK needs:
             // the receiver waits for packets the window will not let out.
             let mtu = self.params.mtu;

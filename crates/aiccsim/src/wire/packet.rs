@@ -18,7 +18,7 @@ pub enum PacketKind {
     Ack,
     Nack,
     Cnp,
-    /// PFC frame: pause (`pfc_pause = true`) or resume priority `pfc_class` at the receiving port.
+    /// PFC frame: pause (`flag = true`) or resume priority `pfc_class` at the receiving port.
     Pfc,
     /// RTT probe request (`engine/nic/probe.rs`): travels at the flow's data priority, so it
     /// waits in the same queues as the flow's data; `sent_at` is the sender's transmit time.
@@ -44,8 +44,12 @@ pub struct Packet {
     /// names reached the receiver trimmed (a switch that had no room for it cut it to its
     /// header), not missing; a trim is a congestion signal, as a mark is.
     pub ecn: bool,
-    /// PFC frames: pause (true) or resume (false), for class `pfc_class`.
-    pub pfc_pause: bool,
+    /// A bit whose meaning is the kind's (the cache line has no byte to spare). PFC frames:
+    /// pause (true) or resume (false), for class `pfc_class`. Data: the sender asks for an ACK
+    /// at once (Ultra Ethernet's AR flag, `nic.ack_request`). Trimmed packets and the NACKs that
+    /// answer them: the packet was trimmed at its last hop, by the switch port facing its
+    /// receiver (the UEC reference's `last_hop`).
+    pub flag: bool,
     pub pfc_class: u8,
     pub flow: u32,
     /// The flow's ECMP hash input (its 5-tuple, in a real switch), carried so switches need not
@@ -92,7 +96,7 @@ impl Packet {
             kind,
             priority,
             ecn: false,
-            pfc_pause: false,
+            flag: false,
             pfc_class: 0,
             flow: 0,
             ecmp_key: 0,

@@ -21,6 +21,7 @@ mod cc_external;
 mod cc_mcc;
 mod cc_nic_events;
 mod cc_nscc;
+mod cc_nscc_uec;
 mod cc_pc4;
 mod cc_registry;
 mod cc_snapshots;

@@ -158,7 +158,7 @@ impl Simulation {
     fn queue_pfc(&mut self, p: u32, class: u8, pause: bool) {
         let mut pkt = Packet::new(PacketKind::Pfc, CONTROL_PRIORITY, self.params.pause_size);
         pkt.pfc_class = class;
-        pkt.pfc_pause = pause;
+        pkt.flag = pause;
         let id = self.net.packets.alloc(pkt);
         if self.observe.recorder.logs_pauses() {
             self.observe.recorder.pfc_frame(self.now, p, class, pause);

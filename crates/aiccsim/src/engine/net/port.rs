@@ -311,7 +311,7 @@ impl Simulation {
         }
         let pkt = &self.net.packets[id];
         if pkt.kind == PacketKind::Pfc {
-            let (class, pause) = (pkt.pfc_class, pkt.pfc_pause);
+            let (class, pause) = (pkt.pfc_class, pkt.flag);
             self.net.packets.take(id);
             self.pfc_frame_received(at, class, pause);
             return;

@@ -68,8 +68,12 @@ impl Simulation {
             self.observe.counters.headers_dropped += 1;
             return false;
         }
+        // The reference's NACK says whether the trim was at the last hop (its receiver compares
+        // hop counts, uec.cpp `UecSink::processTrimmed`): here, whether `out` faces a host.
+        let last_hop = self.net.ports[self.net.ports[out as usize].peer as usize].is_host;
         let pkt = &mut self.net.packets[id];
         pkt.kind = PacketKind::Trimmed;
+        pkt.flag = last_hop; // was the data packet's AR
         pkt.size = kept as u32;
         pkt.priority = CONTROL_PRIORITY;
         // The telemetry went with the payload: a NACK echoes none.

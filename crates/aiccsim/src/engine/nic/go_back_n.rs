@@ -52,6 +52,9 @@ impl Simulation {
         let now = self.now;
         let ack_every = self.params.ack_every;
         let flow = &mut self.nic.flows[pkt.flow as usize];
+        // Ultra Ethernet's immediate ACKs (`nic.ack_request`): for AR, a mark, the first packet,
+        // a duplicate.
+        let at_once = self.params.ack_request && (pkt.flag || pkt.ecn || flow.rcv_nxt == 0);
         let mut ack = None;
         let mut newly_complete = false;
         if pkt.seq == flow.rcv_nxt {
@@ -66,7 +69,7 @@ impl Simulation {
             if newly_complete {
                 flow.finish = Some(now);
             }
-            if complete || flow.acks_pending >= ack_every {
+            if complete || at_once || flow.acks_pending >= ack_every {
                 ack = Some(Reply { seq: flow.rcv_nxt, ecn: flow.ecn_pending, block: NO_BLOCK });
                 flow.acks_pending = 0;
                 flow.ecn_pending = false;
@@ -78,7 +81,7 @@ impl Simulation {
             // flow's last packet, whose ACK may be what the sender lost).
             flow.acks_pending += 1;
             let last = pkt.seq + payload >= flow.size;
-            if flow.acks_pending >= ack_every || last {
+            if flow.acks_pending >= ack_every || last || self.params.ack_request {
                 flow.acks_pending = 0;
                 ack = Some(Reply { seq: flow.rcv_nxt, ecn: false, block: NO_BLOCK });
             }
@@ -120,7 +123,7 @@ impl Simulation {
         let mut cx = CcContext::new(now);
         let flow = &self.nic.flows[f as usize];
         let seq = flow.seq_base + seq;
-        self.nic.ccs[flow.conn as usize].on_event(CcEvent::Nack { seq, trimmed: false }, &mut cx);
+        self.nic.ccs[flow.conn as usize].on_event(CcEvent::Nack { seq, trimmed: false, last_hop: false }, &mut cx);
         self.apply_cc(f, &cx);
         self.schedule_qp(f);
     }

@@ -187,7 +187,22 @@ impl Simulation {
         self.nic.ccs[self.nic.flows[f as usize].conn as usize].on_send(size, &mut cx);
         self.apply_cc(f, &cx);
         self.arm_rto(f);
+        if self.params.ack_request {
+            pkt.flag = resend || handed_last || self.window_full(f);
+        }
         Some(self.net.packets.alloc(pkt))
+    }
+
+    /// Flow `f` may send nothing more until an ACK comes: its window is full. The sender asks
+    /// for an ACK at once on the packet that fills it (`nic.ack_request`; uet-htsim
+    /// `UecSrc::sendNewPacket` sets AR when `_in_flight + full_pkt_size >= _cwnd`, its credit
+    /// is spent, or its backlog is).
+    fn window_full(&self, f: u32) -> bool {
+        let flow = &self.nic.flows[f as usize];
+        self.nic.ccs[flow.conn as usize].window().is_some_and(|w| {
+            let in_flight = if flow.shared { self.nic.conns[flow.conn as usize].in_flight } else { flow.in_flight() };
+            in_flight >= w
+        })
     }
 
     /// Packet `id` arrived at host port `p`, which consumes it. (Its slot is freed first: an ACK
@@ -301,6 +316,7 @@ impl Simulation {
             c.pint = about.pint;
         } else if kind == PacketKind::Nack {
             c.ecn = about.kind == PacketKind::Trimmed;
+            c.flag = c.ecn && about.flag; // trimmed at the last hop
         }
         self.put_control(p, c);
     }

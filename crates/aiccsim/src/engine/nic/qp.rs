@@ -240,17 +240,23 @@ impl QueuePairs {
                 mtu: params.mtu,
                 packet_bytes: max_packet,
                 collective: d.collective.map(|c| (c.kind, c.group_size)),
+                network_rtt: SimTime::ZERO, // known once every flow's path is
+                trimming: params.trimming,
             };
             let mut flow = Flow::new(id as u32, d, key, ideal, params.data_priority);
             flow.one_way_baseline = one_way_baseline;
             flow.nvlink = topo.is_nvlink_port(d.src);
             flow.conn = conn;
             flow.shared = messages[conn as usize] > 1;
-            let flow_algorithm = if flow.nvlink { nvlink_cc.as_algorithm() } else { algorithm };
             pairs.flows.push(flow);
-            pairs.ccs.push(flow_algorithm.sender(&facts));
-            pairs.receivers.push(flow_algorithm.receiver(&facts));
             pairs.facts.push(facts);
+        }
+        // The algorithms start from the facts, which include the network's round trip.
+        for (flow, facts) in pairs.flows.iter().zip(&mut pairs.facts) {
+            facts.network_rtt = pairs.largest_base_rtt;
+            let flow_algorithm = if flow.nvlink { nvlink_cc.as_algorithm() } else { algorithm };
+            pairs.ccs.push(flow_algorithm.sender(facts));
+            pairs.receivers.push(flow_algorithm.receiver(facts));
         }
         Ok(pairs)
     }

@@ -209,6 +209,8 @@ impl Simulation {
         let (f, mtu, ack_every) = (pkt.flow, self.params.mtu, self.params.ack_every);
         let flow = &self.nic.flows[f as usize];
         let rcv_nxt = flow.rcv_nxt;
+        // Ultra Ethernet's immediate ACKs (`nic.ack_request`): for AR, a mark, the first packet.
+        let at_once = self.params.ack_request && (pkt.flag || pkt.ecn || rcv_nxt == 0);
         if pkt.seq == rcv_nxt {
             self.work.progress_at = now;
             let mut delivered = payload;
@@ -244,7 +246,7 @@ impl Simulation {
                 flow.finish = Some(now);
             }
             // A filled hole is acknowledged at once: the sender may be waiting on it.
-            if complete || filled || flow.acks_pending >= ack_every {
+            if complete || filled || at_once || flow.acks_pending >= ack_every {
                 let reply = Reply { seq: flow.rcv_nxt, ecn: flow.ecn_pending, block: NO_BLOCK };
                 flow.acks_pending = 0;
                 flow.ecn_pending = false;
@@ -256,7 +258,7 @@ impl Simulation {
             // A duplicate: re-acknowledge as go-back-N does (always the flow's last packet).
             let flow = &mut self.nic.flows[f as usize];
             flow.acks_pending += 1;
-            if flow.acks_pending >= ack_every || pkt.seq + payload >= flow.size {
+            if flow.acks_pending >= ack_every || pkt.seq + payload >= flow.size || self.params.ack_request {
                 flow.acks_pending = 0;
                 return (Some(Reply { seq: rcv_nxt, ecn: false, block: NO_BLOCK }), false);
             }
@@ -502,8 +504,9 @@ impl Simulation {
         let flow = &self.nic.flows[f as usize];
         let seq = flow.seq_base + (pkt.seq / self.params.mtu + pkt.block_start as u64) * self.params.mtu;
         let mut cx = CcContext::new(now);
-        // A NACK's `ecn` says it answers a trimmed packet (`wire/packet.rs`).
-        let nack = CcEvent::Nack { seq, trimmed: pkt.ecn };
+        // A NACK's `ecn` says it answers a trimmed packet, its `flag` that the trim was at the
+        // last hop (`wire/packet.rs`).
+        let nack = CcEvent::Nack { seq, trimmed: pkt.ecn, last_hop: pkt.flag };
         self.nic.ccs[flow.conn as usize].on_event(nack, &mut cx);
         self.apply_cc(f, &cx);
         self.unlist_if_idle(f);

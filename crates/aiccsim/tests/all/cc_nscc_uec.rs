@@ -1,0 +1,180 @@
+//! NSCC as the UEC's reference simulator (uet-htsim) runs it, on the network: the ACK request
+//! (`nic.ack_request`) keeps a window below `nic.ack_every` packets moving; every flow's
+//! algorithm is told the network's round trip (the largest among the flows); a NACK says
+//! whether its packet was trimmed at the last hop.
+
+use crate::common;
+use aiccsim::cc::external::{self, Built, ExternalFactory};
+use aiccsim::cc::{Algorithm, Cc, FlowContext, FlowFacts, NicEvent, NicProgram, Programmed};
+use aiccsim::{Results, Scenario, Simulation};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// One 100 KB flow (100 packets of 1000 B) across the star of 100 Gbps / 1 us links under NSCC
+/// whose largest window is 1.5 KB, so that two packets are in flight at most: below the 4
+/// packets per ACK of `ack_every`. Selective recovery and a 200 us timeout, with `nic` added.
+fn narrow_window(nic: &str) -> Results {
+    let extra = format!(
+        r#"
+[nic]
+ack_every = 4
+recovery = "selective"
+rto = "200us"
+{nic}
+"#
+    );
+    // 0.03 x the 52 KB bandwidth-delay product of the star's 4.18 us round trip: 1567 B.
+    let cc = "algorithm = \"nscc\"\nmax_window = 0.03";
+    common::run(&common::incast_on(1, "100KB", common::FAST, cc, &extra))
+}
+
+#[test]
+fn the_ack_request_keeps_a_window_below_ack_every_moving() {
+    // Without it the receiver waits for four packets, the sender stops at two: every pair waits
+    // for the timeout.
+    let stalled = narrow_window("");
+    assert!(stalled.summary.timeouts >= 10, "{} timeouts", stalled.summary.timeouts);
+    // With it the second packet of each window carries AR and is acknowledged at once: two
+    // packets per round trip, the round trip being the idle path's (4.18 us) plus the second
+    // packet's serialisation behind the first (84 ns). The flow is delivered half a round trip
+    // (the last ACK's way back) before its 50th round ends.
+    let r = narrow_window("ack_request = true");
+    assert_eq!(r.summary.timeouts, 0);
+    let analytic_us = 50.0 * (4.18 + 0.084) - 4.18 / 2.0;
+    let fct_us = r.flows[0].fct().unwrap().as_us_f64();
+    assert!((fct_us - analytic_us).abs() <= 0.05 * analytic_us, "FCT {fct_us} us against {analytic_us} us");
+    // The first packet is acknowledged at once (a flow's first packet), which frees a slot in
+    // the window while its successor is in flight: from then on every packet refills the window
+    // and carries AR, as the reference's rule (`_in_flight + full_pkt_size >= _cwnd`) would set
+    // it, so every packet is acknowledged.
+    assert_eq!(r.summary.acks, 100);
+}
+
+#[test]
+fn with_an_open_window_acks_still_come_every_ack_every_packets() {
+    // NSCC's default largest window, 1.5 bandwidth-delay products (78 packets): the ACKs of
+    // every 4th packet keep about 50 in flight, the window is never full, and AR goes on the last
+    // packet only. The first packet, then one per 4 of the other 99 and the last.
+    let extra = "[nic]\nack_every = 4\nack_request = true\nrecovery = \"selective\"\n";
+    let r = common::run(&common::incast_on(1, "100KB", common::FAST, "algorithm = \"nscc\"", extra));
+    assert_eq!(r.summary.timeouts, 0);
+    assert!((25..=28).contains(&r.summary.acks), "{} ACKs for 100 packets", r.summary.acks);
+}
+
+#[test]
+fn the_ack_request_is_off_unless_asked_for_and_the_uec_preset_asks() {
+    let plain = common::scenario(&common::incast(2, "10KB", "nscc", ""));
+    assert!(!plain.nic.ack_request);
+    let uec = common::scenario(&format!("preset = \"uec\"\n{}", common::incast(2, "10KB", "nscc", "")));
+    assert!(uec.nic.ack_request);
+}
+
+#[test]
+fn every_flow_is_told_the_largest_round_trip_among_the_flows() {
+    // Two flows in one rack and one across the leaf-spine fabric.
+    let toml = r#"
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 2
+link = { bandwidth = "100Gbps", delay = "1us" }
+[cc]
+algorithm = "nscc"
+[workload]
+kind = "flows"
+flows = [{ src = 0, dst = 1, size = "10KB" }, { src = 1, dst = 0, size = "10KB" }, { src = 0, dst = 2, size = "10KB" }]
+"#;
+    let sim = Simulation::new(&common::scenario(toml)).unwrap();
+    let facts: Vec<FlowFacts> = (0..3).map(|f| sim.flow_facts(f)).collect();
+    let longest = facts.iter().map(|f| f.base_rtt).max().unwrap();
+    assert!(facts[0].base_rtt < facts[2].base_rtt, "in the rack, two hops; across, four");
+    assert_eq!(longest, facts[2].base_rtt);
+    assert!(facts.iter().all(|f| f.network_rtt == longest && !f.trimming));
+}
+
+/// NACKs of trimmed packets the senders' algorithm heard: at the last hop, and inside the fabric.
+static LAST_HOP: AtomicU64 = AtomicU64::new(0);
+static IN_FABRIC: AtomicU64 = AtomicU64::new(0);
+
+#[derive(Clone, Debug)]
+struct HopListener;
+
+impl Algorithm for HopListener {
+    fn name(&self) -> &'static str {
+        "test_last_hop_listener"
+    }
+    fn describe(&self) -> &'static str {
+        "counts trimmed NACKs by where the trim was"
+    }
+    fn sender(&self, facts: &FlowFacts) -> Cc {
+        Cc::Custom(Box::new(Programmed::new(HopFlow, facts)))
+    }
+}
+
+struct HopFlow;
+
+impl NicProgram for HopFlow {
+    fn on_event(&mut self, event: &NicEvent<'_>, _flow: &mut FlowContext<'_>) {
+        if let NicEvent::Nack { trimmed: true, last_hop, .. } = event {
+            let counter = if *last_hop { &LAST_HOP } else { &IN_FABRIC };
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+struct HopFactory;
+
+impl ExternalFactory for HopFactory {
+    fn build(&self, params: toml::Table, _folder: &Path) -> Result<Built, (String, String)> {
+        Ok((params, Arc::new(HopListener)))
+    }
+}
+
+#[test]
+fn a_nack_says_whether_its_packet_was_trimmed_at_the_last_hop() {
+    external::register("test_last_hop_listener", Arc::new(HopFactory));
+    // Eight senders at line rate into one receiver, through a trimming switch.
+    let lossy = r#"
+[switch]
+buffer = "400KB"
+pfc = { enabled = false }
+trimming = { threshold = "100KB" }
+[nic]
+recovery = "selective"
+"#;
+    let heard = |toml: &str| {
+        let (last, inside) = (LAST_HOP.load(Ordering::Relaxed), IN_FABRIC.load(Ordering::Relaxed));
+        let r = Simulation::new(&Scenario::from_toml(toml, "t").unwrap()).unwrap().run(&mut |_| {});
+        common::assert_conserved(&r);
+        let t = r.summary.trimming.as_ref().unwrap().packets_trimmed;
+        assert!(t > 50, "{t} trims");
+        (t, LAST_HOP.load(Ordering::Relaxed) - last, IN_FABRIC.load(Ordering::Relaxed) - inside)
+    };
+    // On a star, the queue that trims is the switch's port to the receiver: the last hop.
+    let star = common::incast(8, "100KB", "test_last_hop_listener", lossy);
+    let (t, last, inside) = heard(&star);
+    assert_eq!((last, inside), (t, 0));
+    // Across a dumbbell whose middle link is the bottleneck, it is the left switch's port onto
+    // that link: inside the fabric.
+    let dumbbell = format!(
+        r#"
+[topology]
+kind = "dumbbell"
+left = 8
+right = 1
+link = {{ bandwidth = "100Gbps", delay = "1us" }}
+bottleneck = {{ bandwidth = "50Gbps", delay = "1us" }}
+[cc]
+algorithm = "test_last_hop_listener"
+[workload]
+kind = "incast"
+senders = "0..=7"
+receiver = 8
+size = "100KB"
+{lossy}"#
+    );
+    let (t, last, inside) = heard(&dumbbell);
+    assert_eq!((last, inside), (0, t));
+}

@@ -72,13 +72,12 @@ mtu = "{MTU_WIRE - HEADER}B"
 header = "{HEADER}B"
 # UecBasePacket::ACKSIZE, ACKs and NACKs alike (aiccsim's selective ACKs add 4 B).
 ack_size = "{ACK_BYTES}B"
-# UecSink::_bytes_unacked_threshold = 16384 B: an ACK per 4 packets of {MTU_WIRE} B. The peer also
-# ACKs at once an ECN-marked packet, and one whose sender's window is full (AR flag), which
-# aiccsim's receiver has no way to know: with an ACK per 4 packets, an NSCC window below 4
-# packets (32 senders share one 400 Gbps port: about 5 packets each) waits for its timeout
-# (incast32: 337 timeouts, one flow 43 ms). An ACK per packet is the closer twin (the peer
-# sends 0.66 to 0.69 ACKs per data packet in its incasts).
-ack_every = 1
+# UecSink::_bytes_unacked_threshold = 16384 B: an ACK per 4 packets of {MTU_WIRE} B.
+ack_every = 4
+# And at once (UecSink::processData) for a packet with the AR flag (UecSrc::sendNewPacket sets it
+# when the window is full after the packet or it is the last; sendRtxPacket on every resend),
+# an ECN-marked packet, a flow's first packet, a duplicate.
+ack_request = true
 # main_uec.cpp: min RTO = 15 us + queuesize x 6 x 8 / rate; the peer never backs it off.
 rto = "{ns(RTO_PS)}"
 # The peer's UEC transport: selective ACKs (64-bit SACK bitmap) and a NACK per trimmed packet.
@@ -98,7 +97,9 @@ reps = {{ buffer = 8 }}  # NEW
 # UecSrc NSCC (uec.cpp initNsccParams, initNscc), the peer's default sender CC, with what it
 # derives at 400 Gbps: network RTT {RTT_PS / 1e6:.5f} us (the fabric's largest unloaded RTT, every
 # flow's base RTT at start), BDP {RTT_PS * LINK_GBPS // 8000} B, initial cwnd = max cwnd = 1.5 x BDP,
-# target queuing delay 0.75 x network RTT (trimming on), QuickAdapt gate 2^3.
+# target queuing delay 0.75 x network RTT (trimming on), QuickAdapt gate 2^3. aiccsim's
+# default rtt_from = "network" takes the largest base RTT among the flows: every twin has flows
+# between pods, whose base RTT is the fabric's largest.
 algorithm = "nscc"  # NEW (branch nscc)
 """
 

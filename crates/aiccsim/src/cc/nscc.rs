@@ -492,7 +492,10 @@ impl Nscc {
             self.smooth_delay(self.network_rtt, true);
         }
         self.trigger_qa = true;
-        if !self.quick_adapt(now, true, true, SimTime::ZERO) && !(last_hop && self.credit.is_some()) {
+        let adapted = self.quick_adapt(now, true, true, SimTime::ZERO);
+        // With receiver credit, a queue at the receiver's link is the credit's to drain.
+        let spared = last_hop && self.credit.is_some();
+        if !(adapted || spared) {
             self.cwnd -= self.mtu;
             self.bound();
         }

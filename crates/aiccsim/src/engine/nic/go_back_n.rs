@@ -46,15 +46,22 @@ pub(crate) fn nack_due(last: Option<(u64, SimTime)>, expected: u64, now: SimTime
 
 impl Simulation {
     /// Data packet `pkt` (`payload` bytes) arrived at host port `p`: the ACK it triggers, if
-    /// any, and whether it completed its flow.
+    /// any, and whether it completed its flow. `credit`: the ACK carries receiver credit, and is
+    /// sent at once (`host.rs`).
     #[inline(always)]
-    pub(super) fn go_back_n_receive(&mut self, p: u32, pkt: &Packet, payload: u64) -> (Option<Reply>, bool) {
+    pub(super) fn go_back_n_receive(
+        &mut self,
+        p: u32,
+        pkt: &Packet,
+        payload: u64,
+        credit: bool,
+    ) -> (Option<Reply>, bool) {
         let now = self.now;
         let ack_every = self.params.ack_every;
         let flow = &mut self.nic.flows[pkt.flow as usize];
         // Ultra Ethernet's immediate ACKs (`nic.ack_request`): for AR, a mark, the first packet,
         // a duplicate.
-        let at_once = self.params.ack_request && (pkt.flag || pkt.ecn || flow.rcv_nxt == 0);
+        let at_once = credit || self.params.ack_request && (pkt.flag || pkt.ecn || flow.rcv_nxt == 0);
         let mut ack = None;
         let mut newly_complete = false;
         if pkt.seq == flow.rcv_nxt {
@@ -81,7 +88,7 @@ impl Simulation {
             // flow's last packet, whose ACK may be what the sender lost).
             flow.acks_pending += 1;
             let last = pkt.seq + payload >= flow.size;
-            if flow.acks_pending >= ack_every || last || self.params.ack_request {
+            if flow.acks_pending >= ack_every || last || credit || self.params.ack_request {
                 flow.acks_pending = 0;
                 ack = Some(Reply { seq: flow.rcv_nxt, ecn: false, block: NO_BLOCK });
             }

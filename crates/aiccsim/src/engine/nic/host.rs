@@ -10,7 +10,7 @@ use super::connection::Connection;
 use super::qp::Flow;
 use super::scheduler::{QueuePairs, Scheduler};
 use super::Nics;
-use crate::cc::{Cc, CongestionControl, DataArrival, ReceiverCc, Telemetry};
+use crate::cc::{Cc, CongestionControl, DataArrival, Receiver, ReceiverCc, Telemetry};
 use crate::config::{LoadBalancing, Recovery};
 use crate::engine::net::pool::PacketId;
 use crate::engine::{Params, Simulation};
@@ -253,7 +253,14 @@ impl Simulation {
             self.nic.flows[f as usize].seen = true;
             self.nic.incoming_seen[dst as usize] += 1;
         }
-        let action = self.nic.receivers[self.nic.flows[f as usize].conn as usize].on_data(&DataArrival {
+        let receiver = &mut self.nic.receivers[self.nic.flows[f as usize].conn as usize];
+        // Receiver credit (RCCC, NSCC's `receiver_credit`) travels on ACKs here, standing in for
+        // the reference's pull packets, which its pacer sends whatever the ACKs do: so each data
+        // packet's grant goes back at once. Held for `nic.ack_every` packets, a sender whose
+        // speculation ended with fewer in flight would wait, without credit, for ACKs that only
+        // more of its packets could bring, until its timeout.
+        let credit = matches!(receiver, Receiver::Rccc(_));
+        let action = receiver.on_data(&DataArrival {
             now,
             ecn_ce: pkt.ecn,
             bytes: pkt.size as u64,
@@ -269,8 +276,8 @@ impl Simulation {
         }
         let payload = pkt.size as u64 - self.params.header;
         let (ack, newly_complete) = match self.params.recovery {
-            Recovery::GoBackN => self.go_back_n_receive(p, pkt, payload),
-            Recovery::Selective => self.selective_receive(p, pkt, payload),
+            Recovery::GoBackN => self.go_back_n_receive(p, pkt, payload, credit),
+            Recovery::Selective => self.selective_receive(p, pkt, payload, credit),
         };
         if newly_complete {
             self.flow_delivered(f);

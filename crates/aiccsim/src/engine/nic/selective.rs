@@ -202,15 +202,22 @@ impl Simulation {
     }
 
     /// Data packet `pkt` (`payload` bytes) arrived at host port `p`: the ACK it triggers, if
-    /// any, and whether it completed its flow.
+    /// any, and whether it completed its flow. `credit`: the ACK carries receiver credit, and is
+    /// sent at once (`host.rs`).
     #[inline(never)]
-    pub(super) fn selective_receive(&mut self, p: u32, pkt: &Packet, payload: u64) -> (Option<Reply>, bool) {
+    pub(super) fn selective_receive(
+        &mut self,
+        p: u32,
+        pkt: &Packet,
+        payload: u64,
+        credit: bool,
+    ) -> (Option<Reply>, bool) {
         let now = self.now;
         let (f, mtu, ack_every) = (pkt.flow, self.params.mtu, self.params.ack_every);
         let flow = &self.nic.flows[f as usize];
         let rcv_nxt = flow.rcv_nxt;
         // Ultra Ethernet's immediate ACKs (`nic.ack_request`): for AR, a mark, the first packet.
-        let at_once = self.params.ack_request && (pkt.flag || pkt.ecn || rcv_nxt == 0);
+        let at_once = credit || self.params.ack_request && (pkt.flag || pkt.ecn || rcv_nxt == 0);
         if pkt.seq == rcv_nxt {
             self.work.progress_at = now;
             let mut delivered = payload;
@@ -258,7 +265,7 @@ impl Simulation {
             // A duplicate: re-acknowledge as go-back-N does (always the flow's last packet).
             let flow = &mut self.nic.flows[f as usize];
             flow.acks_pending += 1;
-            if flow.acks_pending >= ack_every || pkt.seq + payload >= flow.size || self.params.ack_request {
+            if flow.acks_pending >= ack_every || pkt.seq + payload >= flow.size || credit || self.params.ack_request {
                 flow.acks_pending = 0;
                 return (Some(Reply { seq: rcv_nxt, ecn: false, block: NO_BLOCK }), false);
             }

@@ -19,8 +19,11 @@ pub struct Preset {
 /// trip of 12.5 us (a three-tier fat tree of 1 us links): the trimming threshold is one
 /// bandwidth-delay product of it, as the reference's per-port data queue; ECN marks from 0.2 to
 /// 0.8 of it, scaled to each port's speed, on dequeue, as the reference's RED does. The receiver
-/// ACKs every 16384 B accepted (`UecSink::_bytes_unacked_threshold`: 4 packets of 4160 B) and at
-/// once on the reference's conditions (`ack_request`: AR, ECN, first packet, duplicate).
+/// ACKs every packet, with the reference's AR rules on (`ack_request`) for a run that coalesces
+/// ACKs as the reference does (`ack_every = 4`: its `UecSink::_bytes_unacked_threshold`, 16384
+/// B). Coalesced, a window that an ACK shrinks below the packets already out (none of which
+/// asked for an ACK) waits for the next ACK's timeout: the reference's is 90 us, here the NIC's
+/// 67 ms, and a k = 8 all-to-all with a slow link took 67 ms instead of 0.39 ms.
 const UEC: &str = r#"
 [switch]
 pfc = { enabled = false }
@@ -31,7 +34,6 @@ ecn = { kmin = "128960B", kmax = "503360B", pmax = 1.0, reference_bandwidth = "4
 mtu = "4096B"
 header = "64B"
 ack_size = "64B"
-ack_every = 4
 ack_request = true
 recovery = "selective"
 load_balancing = "reps"

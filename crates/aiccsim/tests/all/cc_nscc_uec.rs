@@ -180,11 +180,13 @@ size = "100KB"
 }
 
 /// An all-to-all of 32 KB among 16 hosts of a 400 Gbps star (1 us links) under the `uec`
-/// preset (ACKs every 4 packets, AR), with `cc` as the `[cc]` body.
+/// preset with ACKs every 4 packets, as the reference's (and AR), with `cc` as the `[cc]` body.
 fn star_all_to_all(cc: &str) -> Results {
     common::run(&format!(
         r#"
 preset = "uec"
+[nic]
+ack_every = 4
 [topology]
 kind = "star"
 hosts = 16
@@ -216,4 +218,43 @@ fn receiver_credit_comes_back_with_every_packet_whatever_ack_every_says() {
     // Without receiver credit the ACKs still come every 4 packets.
     let r = star_all_to_all("algorithm = \"nscc\"");
     assert!(r.summary.acks * 2 < r.summary.data_packets, "{} ACKs, {} packets", r.summary.acks, r.summary.data_packets);
+}
+
+/// An all-to-all of 128 KB on a k = 6 fat tree of 400 Gbps / 1 us links (54 hosts) under NSCC
+/// and the `uec` preset (trimming, lossy), with one aggregation-to-core link (s18-s36) at
+/// 100 Gbps, and `nic` added to `[nic]`.
+fn slow_link_all_to_all(nic: &str) -> Results {
+    common::run(&format!(
+        r#"
+preset = "uec"
+[nic]
+{nic}
+[topology]
+kind = "fat_tree"
+k = 6
+link = {{ bandwidth = "400Gbps", delay = "1us" }}
+[workload]
+kind = "all_to_all"
+size = "128KB"
+[[events]]
+action = "slow"
+at = "1ns"
+link = ["s18", "s36"]
+bandwidth = "100Gbps"
+"#
+    ))
+}
+
+#[test]
+fn the_uec_preset_acks_every_packet_so_a_shrunk_window_never_waits_for_a_timeout() {
+    // With the reference's ACK per 4 packets, an ACK that shrinks NSCC's window below the two or
+    // three packets already out (sent while the window had room, so without AR) leaves them
+    // waiting for 4: 17 flows waited for the NIC's 67 ms timeout.
+    let coalesced = slow_link_all_to_all("ack_every = 4");
+    assert!(coalesced.summary.timeouts >= 5, "{} timeouts", coalesced.summary.timeouts);
+    let r = slow_link_all_to_all("");
+    assert_eq!(r.summary.timeouts, 0);
+    // 53 x 128 KB from each host at 400 Gbps is 136 us; 168 us with the slow link's queues.
+    let t = r.summary.completion_time_ns.expect("finished").as_us_f64();
+    assert!(t < 200.0, "{t} us");
 }

@@ -101,6 +101,11 @@ const INT_HOP_BYTES: u64 = 8;
 const INT_BASE_BYTES: u64 = 2;
 /// TIMELY's (mode TS): one 8 B timestamp.
 const TS_BYTES: u64 = 8;
+/// DCQCN's notification point (`rdma-hw.cc` `ReceiveUdp`): the ACK of every ECN-marked data
+/// packet carries the CNP flag (`if (ecnbits) seqh.SetCnp()`), with no interval between two, and
+/// the sender reacts to each (`ReceiveAck`, `cnp_received_mlx`). aiccsim's `cnp_interval` 0: a
+/// CNP for every marked packet.
+const CNP_INTERVAL: SimTime = SimTime::ZERO;
 
 /// One setting of the written scenario: its dotted key and value.
 #[derive(Clone, Debug)]
@@ -457,6 +462,16 @@ impl<'a> Ns3Config<'a> {
                 put("hyper_increase", setting("", self.rate("RATE_HAI", "")?));
                 put("min_rate", min_rate);
                 put("clamp_target_rate", setting("", self.flag("CLAMP_TARGET_RATE", "0")?));
+                // The reaction point's constants of `rdma-hw.cc` (Mellanox mode), which no key
+                // sets: written so that a base's DCQCN keys cannot change them.
+                put("cnp_interval", setting("", CNP_INTERVAL));
+                // cnp_received_mlx: m_alpha = 1 on the first CNP; "RateOnFirstCnp" 1.0, which
+                // third.cc leaves; CheckRateDecreaseMlx: no floor on a cut but MIN_RATE, and the
+                // target follows the rate once a timer increase came (m_rpTimeStage != 0).
+                put("initial_alpha", setting("", 1.0));
+                put("rate_on_first_cnp", setting("", 1.0));
+                put("min_dec_factor", setting("", 0.0));
+                put("clamp_target_after_timer_increase", setting("", true));
                 false
             }
             3 | 10 => {
@@ -600,6 +615,23 @@ mod tests {
     fn headroom_is_three_one_way_link_loads() {
         let p = Port { bandwidth: Bandwidth::from_gbps(100), delay: SimTime::from_us(1) };
         assert_eq!(headroom(&p), 37_500);
+    }
+
+    #[test]
+    fn the_dcqcn_twin_sends_a_cnp_for_every_marked_packet_as_ns3_does() {
+        // rdma-hw.cc sets the CNP flag on the ACK of each marked packet: no interval, so the
+        // twin's DCQCN must not pace CNPs (its presets space them 4 us apart).
+        let c = Ns3Config::parse("CC_MODE 1\nRP_TIMER 300\nRATE_AI 20Mb/s\nRATE_HAI 200Mb/s\n", "c").unwrap();
+        let (mut cc, _, _) = c.cc(&mut |_: &str, _: String| {}).unwrap();
+        assert_eq!(cc.remove("preset").and_then(|v| v.as_str().map(String::from)).as_deref(), Some("hpcc_study"));
+        cc.remove("algorithm");
+        let preset = crate::cc::DcqcnConfig::preset("hpcc_study").unwrap();
+        assert_ne!(preset.cnp_interval, SimTime::ZERO, "the preset paces CNPs: the twin must say otherwise");
+        let twin: crate::cc::DcqcnConfig = toml::Value::Table(cc).try_into().unwrap();
+        assert_eq!(twin.cnp_interval, SimTime::ZERO);
+        // The reaction point's other code constants are ns-3's, whatever a base would say.
+        assert_eq!((twin.initial_alpha, twin.rate_on_first_cnp, twin.min_dec_factor), (1.0, 1.0, 0.0));
+        assert!(twin.clamp_target_after_timer_increase && !twin.clamp_target_rate);
     }
 
     #[test]

@@ -49,7 +49,7 @@ def main(out: Path) -> None:
     for name, parts in zip(names, rows, strict=True):
         cells = ",".join(f"{parts[key]:.2f}" for key, _ in PARTS)
         print(f"{name},{cells},{sum(parts.values()):.2f}")
-    fig, ax = plt.subplots(figsize=(9, 5))
+    fig, ax = plt.subplots(figsize=(10.5, 5))
     left = [0.0] * len(rows)
     for key, label in PARTS:
         widths = [parts[key] for parts in rows]
@@ -59,7 +59,9 @@ def main(out: Path) -> None:
     ax.invert_yaxis()
     ax.set_xlabel("iteration time (ms), split on the critical rank")
     ax.set_title("training-cc: where each iteration's time went")
-    ax.legend(loc="lower right", fontsize="small")
+    # Room past the longest bar, and the legend beside the axes, where it hides no bar.
+    ax.set_xlim(0, 1.05 * max(left))
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     fig.savefig(out / "split.png", dpi=100)

@@ -284,9 +284,7 @@ pub fn main(args: Vec<OsString>, relaunch: Vec<OsString>) -> u8 {
                 );
             }
             print!("{}", s.to_toml());
-            if let Some(aiccsim::workload::WorkloadConfig::ParallelTraining(w)) = &s.workload {
-                print!("{}", w.describe_groups(s.topology.fabric_hosts() as u32));
-            }
+            print!("{}", describe_parallel_groups(&s));
             let e = aiccsim::estimate::estimate(&s);
             println!("# estimated memory: {}", aiccsim::estimate::Estimate::describe(&e.memory));
             println!("# estimated result files: {}", aiccsim::estimate::Estimate::describe(&e.output));
@@ -515,6 +513,26 @@ pub fn check_ending(r: &Results, out: &Path) -> Result<(), CliError> {
 
 /// The scenario's settings that are legal but almost certainly a mistake, on stderr, each once,
 /// before the run (`summary.json` keeps them too).
+/// `aiccsim validate`'s lines on the resolved parallel groups of every `parallel_training`
+/// workload, the `[workload]`'s or each job's (headed by its key when there are jobs).
+fn describe_parallel_groups(s: &Scenario) -> String {
+    let hosts = s.topology.fabric_hosts() as u32;
+    let plans =
+        aiccsim::workload::jobs::plan(s.workload.as_ref(), &s.jobs, s.simulation.seed, hosts, s.topology.per_server());
+    let mut text = String::new();
+    for plan in plans.iter().flatten() {
+        for (key, w) in &plan.workloads {
+            if let aiccsim::workload::WorkloadConfig::ParallelTraining(w) = w {
+                if !s.jobs.is_empty() {
+                    text += &format!("# {key} ({}):\n", plan.name);
+                }
+                text += &w.describe_groups(&plan.hosts);
+            }
+        }
+    }
+    text
+}
+
 fn print_warnings(sim: &Simulation, label: &str) {
     for w in sim.warnings() {
         eprintln!("warning: {label}: {}", aiccsim::config::elide(&w.to_string()));

@@ -508,3 +508,49 @@ fn run_fast_forward_writes_what_it_skipped_and_says_so_in_scenario_toml() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--fast-forward"), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// A job's `parallel_training` workload: `validate` prints its groups by the fabric hosts the
+/// job was placed on, under the job's key, and a tensor-parallel group that the placement puts
+/// across two servers is warned about under that key.
+#[test]
+fn validate_shows_a_jobs_parallel_groups_on_its_hosts() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = r#"
+[topology]
+kind = "clos"
+racks = 2
+servers_per_rack = 1
+gpus_per_server = 4
+spines = 1
+link = { bandwidth = "100Gbps", delay = "1us" }
+nvlink = { bandwidth = "450GB/s", delay = "25ns" }
+[cc]
+algorithm = "none"
+[[jobs]]
+name = "first"
+ranks = 2
+workload = { kind = "all_reduce", size = "64KB" }
+[[jobs]]
+name = "train"
+ranks = 4
+workload = { kind = "parallel_training", iterations = 1, tp = 4, layers = [{ forward = "1us", input_grad = "1us", weight_grad = "1us", tp_bytes = "16KB" }] }
+"#;
+    let scenario = write(dir.path(), "jobs.toml", text);
+    let o = aiccsim(&["validate", scenario.to_str().unwrap()]);
+    let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{stderr}");
+    // The first job takes hosts 0 and 1 of the first server; the second's ranks 0-3 are
+    // hosts 2-5, two on each server.
+    assert!(
+        stdout.contains("# jobs[1].workload (train):\n# tp = 4: 1 groups, the first on hosts [2, 3, 4, 5]"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("jobs[1].workload.tp: the tensor-parallel group on hosts [2, 3, 4, 5] spans servers of 4 GPUs"),
+        "{stderr}"
+    );
+    // On a fabric of 8-GPU servers the same placement stays inside one: no warning.
+    let inside = write(dir.path(), "inside.toml", &text.replace("gpus_per_server = 4", "gpus_per_server = 8"));
+    let o = aiccsim(&["validate", inside.to_str().unwrap()]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("tensor-parallel"), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -180,6 +180,30 @@ fn a_config_file_gives_the_whole_twin_as_written_by_hand() {
 }
 
 #[test]
+fn packet_sizes_are_ns3s_whatever_the_base_says() {
+    // ns-3's data header is 48 B and its ACK 60 B, or 14 + 20 + 12 + 42 = 88 B with HPCC's INT
+    // header (rdma-hw.cc ReceiveUdp), which aiccsim adds to nic.ack_size itself: 46 B + 42 B.
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base.toml");
+    let hpcc_base = "[nic]\nheader = \"64B\"\nack_size = \"64B\"\n[cc]\nalgorithm = \"hpcc\"\nint_max_hops = 3\n";
+    std::fs::write(&base, hpcc_base).unwrap();
+    for (config, header, ack) in [("config_hpcc.txt", "48B", "46B"), ("config_dcqcn.txt", "48B", "60B")] {
+        let out = dir.path().join("scenario.toml");
+        let (t, f, c) = (ns3("topology.txt"), ns3("flow.txt"), ns3(config));
+        let args = ["import-ns3", "--topology", t.to_str().unwrap(), "--flows", f.to_str().unwrap()];
+        let more = ["--config", c.to_str().unwrap(), "--base", base.to_str().unwrap(), "-o", out.to_str().unwrap()];
+        let o = aiccsim(&[&args[..], &more[..]].concat());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let written = normalised(&std::fs::read_to_string(&out).unwrap());
+        assert_eq!(written["nic"]["header"].as_str(), Some(header), "{config}");
+        assert_eq!(written["nic"]["ack_size"].as_str(), Some(ack), "{config}");
+        if config == "config_hpcc.txt" {
+            assert_eq!(written["cc"]["int_max_hops"].as_integer(), Some(5), "int-header.h: maxHop = 5");
+        }
+    }
+}
+
+#[test]
 fn what_aiccsim_cannot_carry_over_is_one_warning_per_key() {
     let dir = tempfile::tempdir().unwrap();
     let config = std::fs::read_to_string(ns3("config_hpcc.txt")).unwrap() + "NOT_A_KEY 7\nL2_BACK_TO_ZERO 1\n";

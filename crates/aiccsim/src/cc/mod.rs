@@ -82,7 +82,9 @@ pub struct DataArrival {
     /// forward delay plus both clocks' errors (`[clocks]`); may be negative.
     pub measured_delay: i64,
     /// Flows into this receiver that have started and are not yet delivered, as a central
-    /// controller that knows the job's traffic counts them (this one included).
+    /// controller that knows the job's traffic counts them (this one included). A flow here is
+    /// a connection (queue pair): messages posted one after another on one connection count
+    /// once, as they share its window and never send side by side.
     pub incoming_flows: u32,
     /// Flows into this receiver it has seen a packet of and not yet received whole (this one
     /// included): what the receiver can count on its own.

@@ -39,6 +39,9 @@ pub(crate) struct NvlinkFluid {
     ack_load: f64,
     /// Transfers run as fluid (for `summary.json`).
     pub(crate) transfers: u64,
+    /// Scratch for the transfers that end at one instant (`fluid_due`): kept, not allocated
+    /// per event.
+    handed: Vec<Transfer>,
 }
 
 #[derive(Default)]
@@ -86,6 +89,7 @@ impl NvlinkFluid {
             ports: Vec::new(),
             ack_load: ack_bytes as f64 / (ack_every * packet_bytes) as f64,
             transfers: 0,
+            handed: Vec::new(),
         }
     }
 }
@@ -261,8 +265,8 @@ impl Simulation {
         self.fluid_advance(server);
         let now = self.now;
         let fluid = self.fluid.as_mut().expect("fluid NVLink");
+        let mut handed = std::mem::take(&mut fluid.handed);
         let sending = &mut fluid.servers[server].sending;
-        let mut handed = Vec::new();
         let mut i = 0;
         while i < sending.len() {
             if sending[i].done_at <= now {
@@ -271,9 +275,10 @@ impl Simulation {
                 i += 1;
             }
         }
-        for t in handed {
+        for t in handed.drain(..) {
             self.fluid_handed(t);
         }
+        self.fluid.as_mut().expect("fluid NVLink").handed = handed;
         self.fluid_reshare(server);
     }
 
@@ -396,14 +401,13 @@ impl Simulation {
 }
 
 /// The time from when a transfer's last byte leaves its sender to when it is delivered: the
-/// ideal FCT of its size on `path` less its serialisation on the first hop.
+/// ideal FCT of its size on `path` less its serialisation on the first hop (the ideal FCT of
+/// the first hop alone, less that hop's delay).
 fn tail(topo: &crate::topology::Topology, path: &[u32], size: u64, mtu: u64, header: u64) -> SimTime {
     let size = size.max(1);
-    let first = topo.ports[path[0] as usize].bandwidth;
-    let (full, last) = (size / mtu, size % mtu);
-    let (identical, last_payload) = if last == 0 { (full - 1, mtu) } else { (full, last) };
-    let serialised = SimTime(first.tx_time(mtu + header).0 * identical) + first.tx_time(last_payload + header);
-    crate::metrics::ideal_fct(topo, path, size, mtu, header) - serialised
+    let ideal = |hops: &[u32]| crate::metrics::ideal_fct(topo, hops, size, mtu, header);
+    let serialised = ideal(&path[..1]) - topo.ports[path[0] as usize].delay;
+    ideal(path) - serialised
 }
 
 #[cfg(test)]

@@ -148,9 +148,20 @@ impl Simulation {
 
         // Tensor parallelism over the fabric where the servers have GPUs to keep it inside.
         let per_server = s.topology.per_server();
-        if let (Some(crate::workload::WorkloadConfig::ParallelTraining(w)), true) = (&s.workload, per_server > 1) {
-            if let Some(message) = w.tp_warning(self.topo.fabric_hosts, per_server) {
-                warn("workload.tp", message);
+        let plans = crate::workload::jobs::plan(
+            s.workload.as_ref(),
+            &s.jobs,
+            s.simulation.seed,
+            self.topo.fabric_hosts,
+            per_server,
+        );
+        for plan in plans.iter().flatten().filter(|_| per_server > 1) {
+            for (key, w) in &plan.workloads {
+                if let crate::workload::WorkloadConfig::ParallelTraining(w) = w {
+                    if let Some(message) = w.tp_warning(&plan.hosts, per_server) {
+                        warn(&format!("{key}.tp"), message);
+                    }
+                }
             }
         }
 

@@ -272,21 +272,30 @@ impl ParallelTrainingWorkload {
         Groups { tp: self.tp, pp: self.pp, dp, ep: self.ep }
     }
 
-    /// `aiccsim validate`'s lines on the resolved groups of a run on `hosts` hosts.
-    pub fn describe_groups(&self, hosts: u32) -> String {
-        let ranks = self.hosts.expand(hosts);
-        self.groups(ranks.len() as u32).describe(&ranks)
+    /// `aiccsim validate`'s lines on the resolved groups, where rank r of the job (or of the
+    /// `[workload]`) runs on fabric host `job_hosts[r]`.
+    pub fn describe_groups(&self, job_hosts: &[u32]) -> String {
+        let hosts = self.fabric_hosts(job_hosts);
+        self.groups(hosts.len() as u32).describe(&hosts)
     }
 
     /// A warning when a tensor-parallel group spans servers of `per_server` GPUs (its
-    /// all-reduces, every layer and microbatch, then cross the fabric instead of NVLink).
-    pub fn tp_warning(&self, hosts: u32, per_server: u32) -> Option<String> {
-        let ranks = self.hosts.expand(hosts);
+    /// all-reduces, every layer and microbatch, then cross the fabric instead of NVLink), where
+    /// rank r of the job runs on fabric host `job_hosts[r]`.
+    pub fn tp_warning(&self, job_hosts: &[u32], per_server: u32) -> Option<String> {
+        let hosts = self.fabric_hosts(job_hosts);
         let (tp, server) = (self.tp as usize, |h: u32| h / per_server.max(1));
-        let split = ranks.chunks(tp).find(|g| g.iter().any(|&h| server(h) != server(g[0])))?;
+        let split = hosts.chunks(tp).find(|g| g.iter().any(|&h| server(h) != server(g[0])))?;
         Some(format!(
             "the tensor-parallel group on hosts {split:?} spans servers of {per_server} GPUs: its all-reduces, two per layer, microbatch and pass, cross the fabric; use a tp that divides the {per_server} GPUs of a server, or hosts whose groups of {tp} sit on one server"
         ))
+    }
+
+    /// The fabric hosts of the workload's ranks, in rank order: its `hosts` are ranks of the
+    /// job, which runs rank r on `job_hosts[r]`.
+    fn fabric_hosts(&self, job_hosts: &[u32]) -> Vec<u32> {
+        let ranks = self.hosts.expand(job_hosts.len() as u32);
+        ranks.iter().map(|&r| job_hosts.get(r as usize).copied().unwrap_or(r)).collect()
     }
 }
 
@@ -638,8 +647,17 @@ mod tests {
     #[test]
     fn a_tensor_parallel_group_across_servers_is_warned_about() {
         let w = parse(&format!("tp = 4\nlayers = [{{ {LAYER} }}]"));
-        assert_eq!(w.tp_warning(16, 8), None);
-        let warning = w.tp_warning(16, 2).unwrap();
+        let all: Vec<u32> = (0..16).collect();
+        assert_eq!(w.tp_warning(&all, 8), None);
+        let warning = w.tp_warning(&all, 2).unwrap();
         assert!(warning.contains("[0, 1, 2, 3] spans servers of 2 GPUs"), "{warning}");
+        // A job's ranks are its own: ranks 0-3 on hosts 4-7 sit on one server of 4 GPUs, on
+        // hosts 2-5 they span two, named by fabric host.
+        let on_one: Vec<u32> = (4..20).collect();
+        assert_eq!(w.tp_warning(&on_one, 4), None);
+        let across: Vec<u32> = (2..18).collect();
+        let warning = w.tp_warning(&across, 4).unwrap();
+        assert!(warning.contains("[2, 3, 4, 5] spans servers of 4 GPUs"), "{warning}");
+        assert!(w.describe_groups(&across).contains("# tp = 4: 4 groups, the first on hosts [2, 3, 4, 5]"));
     }
 }

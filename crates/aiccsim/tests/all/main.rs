@@ -23,6 +23,8 @@ mod cc_nic_events;
 mod cc_nscc;
 mod cc_nscc_uec;
 mod cc_pc4;
+mod cc_pc4_connections;
+mod cc_pc4_many_flows;
 mod cc_registry;
 mod cc_snapshots;
 mod cc_state;

@@ -199,7 +199,39 @@ fn an_unknown_or_unsupported_collective_is_refused() {
     }
     let e = refused(&ranks);
     assert!(e.message.contains("t.0.et: node 3: REDUCE collectives are not supported"), "{e}");
-    assert!(e.message.contains("ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL, BROADCAST"), "{e}");
+    assert!(e.message.contains("ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL, BROADCAST, BARRIER"), "{e}");
+}
+
+/// A BARRIER holds every rank until the last arrives: it runs as the all-reduce of one 4-byte
+/// float that PyTorch's process groups run for `barrier()` (its `comm_size` may be left out).
+#[test]
+fn a_barrier_holds_every_rank_until_the_last_arrives() {
+    let dir = tempfile::tempdir().unwrap();
+    let ranks: Vec<Vec<Node>> = (0..4u32)
+        .map(|r| {
+            let mut barrier = collective(2, Coll::Barrier, 0, "", &[1]);
+            barrier.attr.retain(|a| a.name != "comm_size");
+            // Rank 2 arrives 30 us late; the others after 1 us.
+            vec![compute(1, if r == 2 { 30 } else { 1 }, &[]), barrier, compute(3, 2, &[2])]
+        })
+        .collect();
+    write(dir.path(), &ranks);
+    let r = aiccsim::run(&load(dir.path(), 4).unwrap()).unwrap();
+    let names: Vec<String> = r.collectives.iter().map(|c| c.info.name()).collect();
+    assert_eq!(names, ["all_reduce:0"]);
+    // A ring all-reduce of 4 bytes on 4 ranks: 2 x 3 steps of one byte from each rank.
+    assert_eq!(r.flows.len(), 24);
+    assert!(
+        r.flows.iter().all(|f| f.size_bytes == 1),
+        "{:?}",
+        r.flows.iter().map(|f| f.size_bytes).collect::<Vec<_>>()
+    );
+    let after: Vec<f64> =
+        r.computes.iter().filter(|c| c.duration.as_us_f64() == 2.0).map(|c| c.start.unwrap().as_us_f64()).collect();
+    assert_eq!(after.len(), 4);
+    // Nobody leaves the barrier before the late rank reached it, and every rank leaves within
+    // the six one-byte steps of a ring (a few microseconds on this star) of it.
+    assert!(after.iter().all(|&t| t > 30.0 && t < 45.0), "{after:?}");
 }
 
 #[test]

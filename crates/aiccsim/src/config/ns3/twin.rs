@@ -87,6 +87,25 @@ const MMU_RESUME_OFFSET: u64 = 3 * 1024;
 const MMU_ALPHA: f64 = 0.125;
 /// `rdma-hw.cc`'s "NACK Generation Interval" (500 us), which `third.cc` leaves as it is.
 const NACK_INTERVAL_US: u64 = 500;
+/// A data packet's headers besides the payload and INT (`custom-header.cc`
+/// `GetStaticWholeHeaderSize`): PPP 14 (`ppp-header.cc`), IPv4 20, UDP 8, SeqTs 6 (pg, seq).
+const DATA_HEADER: u64 = 14 + 20 + 8 + 6;
+/// An ACK or NACK (`rdma-hw.cc` `ReceiveUdp`): PPP 14, IPv4 20, `qbbHeader` 12 (ports, flags,
+/// pg, seq) and the INT header, padded to at least 60 B.
+const ACK_HEADER: u64 = 14 + 20 + 12;
+const ACK_MIN: u64 = 60;
+/// HPCC's INT header (`int-header.h`, mode NORMAL): 5 hop records of 8 B and a 2 B hop count,
+/// whatever the path's length.
+const INT_HOPS: u64 = 5;
+const INT_HOP_BYTES: u64 = 8;
+const INT_BASE_BYTES: u64 = 2;
+/// TIMELY's (mode TS): one 8 B timestamp.
+const TS_BYTES: u64 = 8;
+/// DCQCN's notification point (`rdma-hw.cc` `ReceiveUdp`): the ACK of every ECN-marked data
+/// packet carries the CNP flag (`if (ecnbits) seqh.SetCnp()`), with no interval between two, and
+/// the sender reacts to each (`ReceiveAck`, `cnp_received_mlx`). aiccsim's `cnp_interval` 0: a
+/// CNP for every marked packet.
+const CNP_INTERVAL: SimTime = SimTime::ZERO;
 
 /// One setting of the written scenario: its dotted key and value.
 #[derive(Clone, Debug)]
@@ -155,6 +174,10 @@ pub fn code_constants(import: &Ns3Import, warnings: &mut Vec<String>) -> Vec<Set
         setting("switch.pfc.dynamic_alpha", MMU_ALPHA),
         setting("switch.control_priority", "data"),
         setting("nic.nack_interval", SimTime::from_us(NACK_INTERVAL_US)),
+        // Packet sizes of CC_MODE 1 (third.cc's default; the configuration file may change
+        // them): no INT header.
+        setting("nic.header", ByteSize(DATA_HEADER)),
+        setting("nic.ack_size", ByteSize(ACK_MIN)),
     ];
     let rooms: std::collections::BTreeSet<u64> = ports.iter().map(headroom).collect();
     if let Some(&largest) = rooms.last() {
@@ -303,8 +326,13 @@ impl<'a> Ns3Config<'a> {
         s.push(setting("simulation.stop_time", SimTime(stop)));
         self.ecn(import, s, &mut warn)?;
         self.transport(s, &mut warn)?;
-        let (cc, windowed) = self.cc(&mut warn)?;
+        let (cc, windowed, int) = self.cc(&mut warn)?;
         twin.cc = Some(cc);
+        // ns-3 sizes data packets and ACKs with the INT header of CC_MODE (`ns3_int`);
+        // aiccsim adds its algorithm's own (`aiccsim_int`) to nic.header and nic.ack_size.
+        let s = &mut twin.settings;
+        s.push(setting("nic.header", ByteSize(DATA_HEADER + int.ns3 - int.aiccsim)));
+        s.push(setting("nic.ack_size", ByteSize((ACK_HEADER + int.ns3).max(ACK_MIN) - int.aiccsim)));
         let has_win = self.flag("HAS_WIN", "1")?;
         if has_win != windowed {
             let what = if windowed { "a window" } else { "no window" };
@@ -409,14 +437,15 @@ impl<'a> Ns3Config<'a> {
         Ok(())
     }
 
-    /// `[cc]` for CC_MODE, and whether its algorithm keeps a window.
-    fn cc(&self, warn: &mut impl FnMut(&str, String)) -> Result<(toml::Table, bool), ConfigError> {
+    /// `[cc]` for CC_MODE, whether its algorithm keeps a window, and its INT header's size.
+    fn cc(&self, warn: &mut impl FnMut(&str, String)) -> Result<(toml::Table, bool, IntBytes), ConfigError> {
         let mode: u32 = self.number("CC_MODE", "1")?;
         let mut cc = toml::Table::new();
         let mut put = |key: &str, v: Setting| {
             cc.insert(key.to_string(), v.value);
         };
         let min_rate = setting("", self.rate("MIN_RATE", "100Mb/s")?);
+        let mut int = IntBytes { ns3: 0, aiccsim: 0 };
         let windowed = match mode {
             1 => {
                 for key in ["RP_TIMER", "RATE_AI", "RATE_HAI"] {
@@ -433,6 +462,16 @@ impl<'a> Ns3Config<'a> {
                 put("hyper_increase", setting("", self.rate("RATE_HAI", "")?));
                 put("min_rate", min_rate);
                 put("clamp_target_rate", setting("", self.flag("CLAMP_TARGET_RATE", "0")?));
+                // The reaction point's constants of `rdma-hw.cc` (Mellanox mode), which no key
+                // sets: written so that a base's DCQCN keys cannot change them.
+                put("cnp_interval", setting("", CNP_INTERVAL));
+                // cnp_received_mlx: m_alpha = 1 on the first CNP; "RateOnFirstCnp" 1.0, which
+                // third.cc leaves; CheckRateDecreaseMlx: no floor on a cut but MIN_RATE, and the
+                // target follows the rate once a timer increase came (m_rpTimeStage != 0).
+                put("initial_alpha", setting("", 1.0));
+                put("rate_on_first_cnp", setting("", 1.0));
+                put("min_dec_factor", setting("", 0.0));
+                put("clamp_target_after_timer_increase", setting("", true));
                 false
             }
             3 | 10 => {
@@ -445,6 +484,11 @@ impl<'a> Ns3Config<'a> {
                 let fast_react = self.flag("FAST_REACT", "1")?;
                 if mode == 3 {
                     put("fast_react", setting("", fast_react));
+                    put("int_max_hops", setting("", INT_HOPS));
+                    put("int_bytes_per_hop", setting("", INT_HOP_BYTES));
+                    put("int_base_bytes", setting("", INT_BASE_BYTES));
+                    let bytes = INT_BASE_BYTES + INT_HOPS * INT_HOP_BYTES;
+                    int = IntBytes { ns3: bytes, aiccsim: bytes };
                 } else {
                     if !fast_react {
                         warn("FAST_REACT", "0: aiccsim's HPCC-PINT reacts per ACK".into());
@@ -456,6 +500,7 @@ impl<'a> Ns3Config<'a> {
                     put("log_base", setting("", base));
                     put("feedback_fraction", setting("", self.number::<f64>("PINT_PROB", "1.0")?));
                     put("header_bytes", setting("", pint_bytes(base)));
+                    int = IntBytes { ns3: pint_bytes(base), aiccsim: pint_bytes(base) };
                 }
                 if self.flag("MULTI_RATE", "1")? {
                     warn("MULTI_RATE", "1: aiccsim's HPCC keeps one rate for the path, not one per hop".into());
@@ -484,6 +529,8 @@ impl<'a> Ns3Config<'a> {
                 put("additive_increase", setting("", ai));
                 put("hai_factor", setting("", hai.0 as f64 / ai.0 as f64));
                 put("min_rate", min_rate);
+                // aiccsim's TIMELY times packets without carrying a timestamp.
+                int = IntBytes { ns3: TS_BYTES, aiccsim: 0 };
                 false
             }
             8 => {
@@ -500,7 +547,7 @@ impl<'a> Ns3Config<'a> {
                 ))
             }
         };
-        Ok((cc, windowed))
+        Ok((cc, windowed, int))
     }
 
     /// LINK_DOWN t a b (t > 0): the link between nodes a and b fails at 2 s + t us, and routes
@@ -535,6 +582,13 @@ impl<'a> Ns3Config<'a> {
     }
 }
 
+/// The INT header of a CC_MODE: its bytes in ns-3's packets (data and ACKs alike), and those
+/// aiccsim's algorithm adds to `nic.header` and `nic.ack_size` itself.
+struct IntBytes {
+    ns3: u64,
+    aiccsim: u64,
+}
+
 /// The bytes of ns-3's PINT field for `log_base` (`pint.cc`): enough bits for the encoded
 /// utilisation of up to 512 concurrent flows.
 fn pint_bytes(log_base: f64) -> u64 {
@@ -561,6 +615,23 @@ mod tests {
     fn headroom_is_three_one_way_link_loads() {
         let p = Port { bandwidth: Bandwidth::from_gbps(100), delay: SimTime::from_us(1) };
         assert_eq!(headroom(&p), 37_500);
+    }
+
+    #[test]
+    fn the_dcqcn_twin_sends_a_cnp_for_every_marked_packet_as_ns3_does() {
+        // rdma-hw.cc sets the CNP flag on the ACK of each marked packet: no interval, so the
+        // twin's DCQCN must not pace CNPs (its presets space them 4 us apart).
+        let c = Ns3Config::parse("CC_MODE 1\nRP_TIMER 300\nRATE_AI 20Mb/s\nRATE_HAI 200Mb/s\n", "c").unwrap();
+        let (mut cc, _, _) = c.cc(&mut |_: &str, _: String| {}).unwrap();
+        assert_eq!(cc.remove("preset").and_then(|v| v.as_str().map(String::from)).as_deref(), Some("hpcc_study"));
+        cc.remove("algorithm");
+        let preset = crate::cc::DcqcnConfig::preset("hpcc_study").unwrap();
+        assert_ne!(preset.cnp_interval, SimTime::ZERO, "the preset paces CNPs: the twin must say otherwise");
+        let twin: crate::cc::DcqcnConfig = toml::Value::Table(cc).try_into().unwrap();
+        assert_eq!(twin.cnp_interval, SimTime::ZERO);
+        // The reaction point's other code constants are ns-3's, whatever a base would say.
+        assert_eq!((twin.initial_alpha, twin.rate_on_first_cnp, twin.min_dec_factor), (1.0, 1.0, 0.0));
+        assert!(twin.clamp_target_after_timer_increase && !twin.clamp_target_rate);
     }
 
     #[test]

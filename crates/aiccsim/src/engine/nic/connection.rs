@@ -32,11 +32,22 @@ pub struct Connection {
     pub in_flight: u64,
     /// The algorithm's timers: they keep running between its transfers (`timers.rs`).
     pub timers: [TimerSlot; MAX_TIMERS],
+    /// Its messages that have started and are not yet delivered. The controller's count of a
+    /// receiver's incoming flows counts the connection once while this is above zero: messages
+    /// queued behind each other on one queue pair share its one window and rate, and never
+    /// send side by side.
+    pub undelivered: u32,
 }
 
 impl Default for Connection {
     fn default() -> Self {
-        Connection { holder: NONE, waiting: VecDeque::new(), in_flight: 0, timers: [TimerSlot::default(); MAX_TIMERS] }
+        Connection {
+            holder: NONE,
+            waiting: VecDeque::new(),
+            in_flight: 0,
+            timers: [TimerSlot::default(); MAX_TIMERS],
+            undelivered: 0,
+        }
     }
 }
 
@@ -190,6 +201,6 @@ mod tests {
     #[test]
     fn a_new_connection_has_no_holder_and_nothing_in_flight() {
         let c = Connection::default();
-        assert_eq!((c.holder, c.waiting.len(), c.in_flight), (NONE, 0, 0));
+        assert_eq!((c.holder, c.waiting.len(), c.in_flight, c.undelivered), (NONE, 0, 0, 0));
     }
 }

@@ -58,12 +58,14 @@ pub(crate) struct Nics {
     pub(crate) probes: Option<Box<probe::Probes>>,
     /// The hosts' clocks (one-way delay measurement).
     pub(crate) clocks: HostClocks,
-    /// Per host: flows into it that have started and are not delivered (a controller's view),
-    /// and those of them it has seen a packet of (its own view).
+    /// Per host: connections into it with a message that has started and is not delivered (a
+    /// controller's view: the flows that share its line, each with its own window), and the
+    /// flows (messages) into it it has seen a packet of and not received whole (its own view).
     pub(crate) incoming_flows: Vec<u32>,
     pub(crate) incoming_seen: Vec<u32>,
     /// Flows that start together towards the same receiver (no dependencies, same start time)
-    /// form a group; a controller knows the whole group when its first member starts.
+    /// form a group, counted by connection; a controller knows the whole group when its first
+    /// member starts.
     pub(crate) start_group: Vec<u32>,
     pub(crate) group_unstarted: Vec<u32>,
 }
@@ -92,7 +94,7 @@ impl Nics {
         let n = defs.len() as u64;
         let conn_of =
             connection::connection_of(defs, persistent, |i| watch.tick(Phase::Setup, steps.first + i, steps.total))?;
-        let (start_group, group_unstarted) = qp::start_groups(defs, deps);
+        let (start_group, group_unstarted) = qp::start_groups(defs, deps, &conn_of);
         let algorithm = scenario.cc.as_algorithm();
         let pairs = qp::QueuePairs::build(topo, params, defs, &conn_of, algorithm, |i| {
             watch.tick(Phase::Setup, steps.first + n + i, steps.total)

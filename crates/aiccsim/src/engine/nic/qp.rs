@@ -17,7 +17,7 @@ use crate::topology::{routing, Topology};
 use crate::watch::Stop;
 use crate::wire::packet::Packet;
 use crate::workload::FlowDef;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub struct Flow {
     pub id: u32,
@@ -165,9 +165,13 @@ impl Flow {
 }
 
 /// The start groups: flows that wait for nothing, grouped by receiver and start time, each
-/// flow's group (`u32::MAX` for a flow that waits for another) and each group's size.
-pub(crate) fn start_groups(defs: &[FlowDef], deps: &Dependencies) -> (Vec<u32>, Vec<u32>) {
+/// flow's group (`u32::MAX` for a flow that waits for another) and each group's size. A group
+/// counts connections (`conn_of`), as the receiver's count of incoming flows does: of several
+/// messages of one connection in a group only the first (the first to start: ready flows start
+/// in id order) is a member, the others are `u32::MAX`.
+pub(crate) fn start_groups(defs: &[FlowDef], deps: &Dependencies, conn_of: &[u32]) -> (Vec<u32>, Vec<u32>) {
     let mut groups: BTreeMap<(u32, SimTime), u32> = BTreeMap::new();
+    let mut members: BTreeSet<(u32, u32)> = BTreeSet::new();
     let mut start_group = vec![u32::MAX; defs.len()];
     let mut unstarted = Vec::new();
     for (id, d) in defs.iter().enumerate() {
@@ -177,8 +181,10 @@ pub(crate) fn start_groups(defs: &[FlowDef], deps: &Dependencies) -> (Vec<u32>, 
             if g == next {
                 unstarted.push(0);
             }
-            unstarted[g as usize] += 1;
-            start_group[id] = g;
+            if members.insert((g, conn_of[id])) {
+                unstarted[g as usize] += 1;
+                start_group[id] = g;
+            }
         }
     }
     (start_group, unstarted)
@@ -275,20 +281,26 @@ impl Simulation {
         let flow = &mut self.nic.flows[f as usize];
         flow.started = true;
         flow.start = self.now; // later than configured when it waited for other flows
-        let dst = flow.dst;
-        self.nic.incoming_flows[dst as usize] += 1;
+        let (dst, conn) = (flow.dst, flow.conn);
         flow.next_send = self.now;
         flow.last_progress = self.now;
         self.work.flows_started += 1;
         self.work.progress_at = self.now;
+        // The controller counts connections: a message posted behind another on its queue pair
+        // adds no flow to its receiver (`Connection::undelivered`).
+        let c = &mut self.nic.conns[conn as usize];
+        c.undelivered += 1;
+        if c.undelivered == 1 {
+            self.nic.incoming_flows[dst as usize] += 1;
+        }
         if let Some(left) = self.nic.group_unstarted.get_mut(self.nic.start_group[f as usize] as usize) {
             *left -= 1;
         }
         self.post(f);
     }
 
-    /// The controller's count of flows into flow `f`'s receiver as `f` starts: the flows already
-    /// on their way, plus the rest of the group it starts with.
+    /// The controller's count of flows into flow `f`'s receiver as `f` starts: the connections
+    /// already sending to it, plus those of the group it starts with that have not started yet.
     pub(crate) fn controller_count(&self, f: u32) -> u32 {
         let dst = self.nic.flows[f as usize].dst;
         let left = self.nic.group_unstarted.get(self.nic.start_group[f as usize] as usize).copied().unwrap_or(0);
@@ -378,8 +390,13 @@ impl Simulation {
 
     /// Every byte of flow `f` has reached its receiver: start what waited for it.
     pub(crate) fn flow_delivered(&mut self, f: u32) {
-        let (dst, seen) = (self.nic.flows[f as usize].dst as usize, self.nic.flows[f as usize].seen);
-        self.nic.incoming_flows[dst] -= 1;
+        let flow = &self.nic.flows[f as usize];
+        let (dst, seen, conn) = (flow.dst as usize, flow.seen, flow.conn as usize);
+        let c = &mut self.nic.conns[conn];
+        c.undelivered -= 1;
+        if c.undelivered == 0 {
+            self.nic.incoming_flows[dst] -= 1;
+        }
         if seen {
             self.nic.incoming_seen[dst] -= 1;
         }
@@ -502,9 +519,14 @@ mod tests {
             def(3, 0, 0, vec![]),
         ];
         let deps = Dependencies::new(&defs, &[]);
-        let (group, size) = start_groups(&defs, &deps);
+        let own: Vec<u32> = (0..defs.len() as u32).collect();
+        let (group, size) = start_groups(&defs, &deps, &own);
         assert_eq!(group, [0, 0, 1, 2, u32::MAX, 0]);
         assert_eq!(size, [3, 1, 1]);
+        // Flows 0 and 5 on one connection: the group counts it once, at its first message.
+        let (group, size) = start_groups(&defs, &deps, &[0, 1, 2, 3, 4, 0]);
+        assert_eq!(group, [0, 0, 1, 2, u32::MAX, u32::MAX]);
+        assert_eq!(size, [2, 1, 1]);
     }
 
     #[test]

@@ -81,14 +81,21 @@ enum Parsed {
     Recv { src: u32, size: u64, tag: i128 },
 }
 
-/// The collectives aiccsim runs, and what each is in its collective library.
-const SUPPORTED: [(CollectiveCommType, CollectiveKind); 5] = [
+/// The collectives aiccsim runs, and what each is in its collective library. A barrier is an
+/// all-reduce, as PyTorch's process groups run `barrier()` (ProcessGroupNCCL::barrier
+/// all-reduces a one-element float tensor on each rank).
+const SUPPORTED: [(CollectiveCommType, CollectiveKind); 6] = [
     (CollectiveCommType::AllReduce, CollectiveKind::AllReduce),
     (CollectiveCommType::AllGather, CollectiveKind::AllGather),
     (CollectiveCommType::ReduceScatter, CollectiveKind::ReduceScatter),
     (CollectiveCommType::AllToAll, CollectiveKind::AllToAll),
     (CollectiveCommType::Broadcast, CollectiveKind::Broadcast),
+    (CollectiveCommType::Barrier, CollectiveKind::AllReduce),
 ];
+
+/// A barrier's buffer when its node gives no `comm_size`: the one 4-byte float PyTorch
+/// all-reduces.
+const BARRIER_BYTES: u64 = 4;
 
 /// What a node's `ctrl_deps` are.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -306,7 +313,10 @@ fn parse(file: &str, node: &Node, rank: u32, n: u32, groups: &BTreeMap<String, V
                     names.join(", ")
                 ));
             };
-            let size = bytes("comm_size")?;
+            let size = match comm_type {
+                CollectiveCommType::Barrier if node.attribute("comm_size").is_none() => BARRIER_BYTES,
+                _ => bytes("comm_size")?,
+            };
             let group = match node.attribute("pg_name").map(|a| a.string().ok_or(a)) {
                 None => "0".to_string(),
                 Some(Ok("")) => "0".to_string(),

@@ -87,7 +87,8 @@ pub struct DataArrival {
     /// once, as they share its window and never send side by side.
     pub incoming_flows: u32,
     /// Flows into this receiver it has seen a packet of and not yet received whole (this one
-    /// included): what the receiver can count on its own.
+    /// included): what the receiver can count on its own. Counted by connection too: a
+    /// connection's next message, arriving before its last one is whole, adds nothing.
     pub incoming_seen: u32,
 }
 

@@ -17,12 +17,13 @@ use std::sync::{Arc, Mutex};
 
 type Log<T> = Arc<Mutex<Vec<T>>>;
 
-/// PC4's receiver half, logging the controller's count of every data packet.
-struct CountLog(Pc4Receiver, Log<u32>);
+/// PC4's receiver half, logging the controller's count and the receiver's own count
+/// (`incoming_seen`) of every data packet.
+struct CountLog(Pc4Receiver, Log<(u32, u32)>);
 
 impl ReceiverCc for CountLog {
     fn on_data(&mut self, pkt: &DataArrival) -> ReceiverAction {
-        self.1.lock().unwrap().push(pkt.incoming_flows);
+        self.1.lock().unwrap().push((pkt.incoming_flows, pkt.incoming_seen));
         self.0.on_data(pkt)
     }
 }
@@ -57,16 +58,35 @@ flows = [
 ]
 "#;
 
-/// The counts host 0's receiver halves saw (every data packet), and what the controller told
-/// each queue pair at its start, sorted.
-fn counts(connections: Connections) -> (Vec<u32>, Vec<u32>) {
-    let mut scenario = common::scenario(TWO_SENDERS);
+/// Four 100 KB messages from host 1 to host 0 posted at once on one connection.
+const ONE_SENDER: &str = r#"
+[topology]
+kind = "star"
+hosts = 2
+link = { bandwidth = "100Gbps", delay = "1us" }
+[cc]
+algorithm = "pc4"
+[workload]
+kind = "flows"
+flows = [
+  { src = 1, dst = 0, size = "100KB", connection = 0 }, { src = 1, dst = 0, size = "100KB", connection = 0 },
+  { src = 1, dst = 0, size = "100KB", connection = 0 }, { src = 1, dst = 0, size = "100KB", connection = 0 },
+]
+"#;
+
+/// The controller's counts host 0's receiver halves saw (every data packet), what the controller
+/// told each queue pair at its start (sorted), and the receiver's own counts.
+fn counts(toml: &str, connections: Connections, lose: Option<u64>) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+    let mut scenario = common::scenario(toml);
     scenario.nic.connections = connections;
     let mut sim = Simulation::new(&scenario).unwrap();
-    let (seen, told): (Log<u32>, Log<u32>) = Default::default();
+    if let Some(byte) = lose {
+        sim.lose_packet(0, byte);
+    }
+    let (seen, told): (Log<(u32, u32)>, Log<u32>) = Default::default();
     let cfg = Pc4Config::default();
     // Flows 0-3 share flow 0's queue pair on persistent connections: setting flow 3's sets it.
-    for f in 0..5 {
+    for f in 0..sim.flow_count() as u32 {
         let facts = sim.flow_facts(f);
         sim.set_flow_algorithm(
             f,
@@ -76,15 +96,15 @@ fn counts(connections: Connections) -> (Vec<u32>, Vec<u32>) {
     }
     let r = sim.run(&mut |_| {});
     common::assert_conserved(&r);
-    let seen = seen.lock().unwrap().clone();
+    let (seen, observed) = seen.lock().unwrap().iter().copied().unzip();
     let mut told = told.lock().unwrap().clone();
     told.sort_unstable();
-    (seen, told)
+    (seen, told, observed)
 }
 
 #[test]
 fn messages_queued_on_one_connection_count_once_at_their_receiver() {
-    let (seen, told) = counts(Connections::Persistent);
+    let (seen, told, _) = counts(TWO_SENDERS, Connections::Persistent, None);
     // Two queue pairs send to host 0: never more than two flows, whatever is queued on one.
     assert_eq!(seen.iter().max(), Some(&2), "the controller's n");
     assert_eq!(seen.first(), Some(&2), "both from the start");
@@ -94,9 +114,25 @@ fn messages_queued_on_one_connection_count_once_at_their_receiver() {
     assert_eq!(told, [2, 2]);
 
     // A queue pair per message: five flows do send side by side, and count as five.
-    let (seen, told) = counts(Connections::PerTransfer);
+    let (seen, told, _) = counts(TWO_SENDERS, Connections::PerTransfer, None);
     assert_eq!(seen.iter().max(), Some(&5));
     assert_eq!(told, [5, 5, 5, 5, 5]);
+}
+
+#[test]
+fn the_receivers_own_count_counts_a_connection_once_too() {
+    // A connection's next message reaches the receiver before its last one is whole when a
+    // packet of that one is lost near its end: the next message starts sending behind it while
+    // the resend is still to come. Counted by message, the overlap made three of two senders.
+    // Counted by message, the overlap made two of one sender.
+    let (_, _, observed) = counts(ONE_SENDER, Connections::Persistent, Some(95_000));
+    assert_eq!(observed.iter().max(), Some(&1), "one queue pair sends to host 0");
+    // Without the loss the messages arrive one after another whole, and nothing overlaps.
+    let (_, _, observed) = counts(ONE_SENDER, Connections::Persistent, None);
+    assert_eq!(observed.iter().max(), Some(&1));
+    // A queue pair per message: they do send side by side, and count as such.
+    let (_, _, observed) = counts(ONE_SENDER, Connections::PerTransfer, Some(95_000));
+    assert_eq!(observed.iter().max(), Some(&4), "a queue pair per message: four senders");
 }
 
 /// A ring all-reduce of 1 MB on 4 hosts of one 400 Gbps switch, cut into 4 pipelined chunks on

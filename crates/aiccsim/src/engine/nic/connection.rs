@@ -37,6 +37,10 @@ pub struct Connection {
     /// queued behind each other on one queue pair share its one window and rate, and never
     /// send side by side.
     pub undelivered: u32,
+    /// Its messages the receiver has seen a packet of and not yet received whole: the
+    /// receiver's own count of its incoming flows (`incoming_seen`) counts the connection once
+    /// while this is above zero, as `undelivered` does for the controller's.
+    pub seen_undelivered: u32,
 }
 
 impl Default for Connection {
@@ -47,6 +51,7 @@ impl Default for Connection {
             in_flight: 0,
             timers: [TimerSlot::default(); MAX_TIMERS],
             undelivered: 0,
+            seen_undelivered: 0,
         }
     }
 }
@@ -201,6 +206,6 @@ mod tests {
     #[test]
     fn a_new_connection_has_no_holder_and_nothing_in_flight() {
         let c = Connection::default();
-        assert_eq!((c.holder, c.waiting.len(), c.in_flight, c.undelivered), (NONE, 0, 0, 0));
+        assert_eq!((c.holder, c.waiting.len(), c.in_flight, c.undelivered, c.seen_undelivered), (NONE, 0, 0, 0, 0));
     }
 }

@@ -251,7 +251,13 @@ impl Simulation {
         }
         if !self.nic.flows[f as usize].seen {
             self.nic.flows[f as usize].seen = true;
-            self.nic.incoming_seen[dst as usize] += 1;
+            // A connection's next message can arrive before its last one is whole: the
+            // receiver counts the connection once, as the controller's count does.
+            let c = &mut self.nic.conns[self.nic.flows[f as usize].conn as usize];
+            c.seen_undelivered += 1;
+            if c.seen_undelivered == 1 {
+                self.nic.incoming_seen[dst as usize] += 1;
+            }
         }
         let receiver = &mut self.nic.receivers[self.nic.flows[f as usize].conn as usize];
         // Receiver credit (RCCC, NSCC's `receiver_credit`) travels on ACKs here, standing in for

@@ -398,7 +398,10 @@ impl Simulation {
             self.nic.incoming_flows[dst] -= 1;
         }
         if seen {
-            self.nic.incoming_seen[dst] -= 1;
+            c.seen_undelivered -= 1;
+            if c.seen_undelivered == 0 {
+                self.nic.incoming_seen[dst] -= 1;
+            }
         }
         self.release(f);
     }

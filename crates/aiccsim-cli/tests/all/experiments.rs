@@ -559,7 +559,7 @@ fn uec_vs_roce_runs_at_a_small_scale() {
             .replace("[\"s32\", \"s64\"]", "[\"s8\", \"s16\"]")
     });
     let col = |name: &str| header.iter().position(|h| h == name).unwrap();
-    assert_eq!(rows.len(), 32);
+    assert_eq!(rows.len(), 40);
     for r in &rows {
         assert_eq!(r[col("flows")], r[col("finished")], "{}: every flow finishes", &r[0]);
         let count = |c: &str| -> u64 { r[col(c)].parse().unwrap() };

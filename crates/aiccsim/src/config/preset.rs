@@ -18,12 +18,14 @@ pub struct Preset {
 /// its defaults with their lines). Sized for its reference network, 400 Gbps links and a round
 /// trip of 12.5 us (a three-tier fat tree of 1 us links): the trimming threshold is one
 /// bandwidth-delay product of it, as the reference's per-port data queue; ECN marks from 0.2 to
-/// 0.8 of it, scaled to each port's speed, on dequeue, as the reference's RED does. The receiver
-/// ACKs every packet, with the reference's AR rules on (`ack_request`) for a run that coalesces
-/// ACKs as the reference does (`ack_every = 4`: its `UecSink::_bytes_unacked_threshold`, 16384
-/// B). Coalesced, a window that an ACK shrinks below the packets already out (none of which
-/// asked for an ACK) waits for the next ACK's timeout: the reference's is 90 us, here the NIC's
-/// 67 ms, and a k = 8 all-to-all with a slow link took 67 ms instead of 0.39 ms.
+/// 0.8 of it, scaled to each port's speed, on dequeue, as the reference's RED does. The
+/// receiver ACKs every 16384 B (`UecSink::_bytes_unacked_threshold`: 4 packets) and at once on
+/// the reference's AR rules (`ack_request`), and the sender times out after 90.4 us of no
+/// progress (`main_uec.cpp`: 15 us + the data queue's 628160 B x 6 x 8 / 400 Gbps). The timeout
+/// is what ends a stall coalescing makes: an ACK that shrinks the window below the packets out,
+/// none of which asked for an ACK, leaves them waiting for it (with the NIC's 67 ms default, a
+/// k = 8 all-to-all with a slow link took 67 ms instead of 0.46). On a lossless fabric the same
+/// 90 us fires behind PFC pauses with nothing lost: that is the reference's transport there.
 const UEC: &str = r#"
 [switch]
 pfc = { enabled = false }
@@ -34,7 +36,9 @@ ecn = { kmin = "128960B", kmax = "503360B", pmax = 1.0, reference_bandwidth = "4
 mtu = "4096B"
 header = "64B"
 ack_size = "64B"
+ack_every = 4
 ack_request = true
+rto = "90379.2ns"
 recovery = "selective"
 load_balancing = "reps"
 

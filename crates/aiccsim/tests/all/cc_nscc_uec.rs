@@ -180,7 +180,7 @@ size = "100KB"
 }
 
 /// An all-to-all of 32 KB among 16 hosts of a 400 Gbps star (1 us links) under the `uec`
-/// preset with ACKs every 4 packets, as the reference's (and AR), with `cc` as the `[cc]` body.
+/// preset (ACKs every 4 packets, as the reference's, and AR), with `cc` as the `[cc]` body.
 fn star_all_to_all(cc: &str) -> Results {
     common::run(&format!(
         r#"
@@ -246,15 +246,23 @@ bandwidth = "100Gbps"
 }
 
 #[test]
-fn the_uec_preset_acks_every_packet_so_a_shrunk_window_never_waits_for_a_timeout() {
-    // With the reference's ACK per 4 packets, an ACK that shrinks NSCC's window below the two or
-    // three packets already out (sent while the window had room, so without AR) leaves them
-    // waiting for 4: 17 flows waited for the NIC's 67 ms timeout.
-    let coalesced = slow_link_all_to_all("ack_every = 4");
-    assert!(coalesced.summary.timeouts >= 5, "{} timeouts", coalesced.summary.timeouts);
+fn the_uec_presets_90_us_timeout_ends_the_stalls_ack_coalescing_makes() {
+    // As the reference: an ACK per 4 packets, so an ACK that shrinks NSCC's window below the two
+    // or three packets already out (sent while the window had room, so without AR) leaves them
+    // waiting for the timeout, the reference's 90 us.
     let r = slow_link_all_to_all("");
-    assert_eq!(r.summary.timeouts, 0);
-    // 53 x 128 KB from each host at 400 Gbps is 136 us; 168 us with the slow link's queues.
+    assert!(r.summary.timeouts >= 1, "{} timeouts", r.summary.timeouts);
+    // 53 x 128 KB from each host at 400 Gbps is 136 us; 168 us with the slow link's queues
+    // and ACKs per packet (below); a stall or two of 90 us on top.
     let t = r.summary.completion_time_ns.expect("finished").as_us_f64();
-    assert!(t < 200.0, "{t} us");
+    assert!(t < 400.0, "{t} us");
+    // With the NIC's default timeout (67 ms) the same stalls last 67 ms.
+    let slow = slow_link_all_to_all("rto = \"67108864ns\"");
+    let t_slow = slow.summary.completion_time_ns.expect("finished").as_us_f64();
+    assert!(t_slow > 60_000.0, "{t_slow} us");
+    // An ACK per packet (the variant): nothing waits.
+    let per_packet = slow_link_all_to_all("ack_every = 1");
+    assert_eq!(per_packet.summary.timeouts, 0);
+    let t1 = per_packet.summary.completion_time_ns.expect("finished").as_us_f64();
+    assert!(t1 < 200.0, "{t1} us");
 }

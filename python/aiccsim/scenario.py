@@ -757,14 +757,24 @@ def flow(
     start: str | None = None,
     collective: Mapping[str, Any] | None = None,
     after: Iterable[int] | None = None,
+    after_acked: Iterable[int] | None = None,
     stop: str | None = None,
     connection: int | None = None,
 ) -> dict[str, Any]:
     """One flow of ``flows([...])``: ``size`` bytes from host ``src`` to host ``dst``, starting at
-    ``start``, once the flows of ``after`` (earlier ids) are delivered; flows naming the same
-    ``connection`` between the same hosts ride one queue pair, one after another."""
+    ``start``, once the flows of ``after`` (earlier ids) are delivered and those of
+    ``after_acked`` acknowledged at their senders; flows naming the same ``connection`` between
+    the same hosts ride one queue pair, one after another."""
     return _table(
-        src=src, dst=dst, size=size, start=start, collective=collective, after=after, stop=stop, connection=connection
+        src=src,
+        dst=dst,
+        size=size,
+        start=start,
+        collective=collective,
+        after=after,
+        after_acked=after_acked,
+        stop=stop,
+        connection=connection,
     )
 
 

@@ -204,6 +204,7 @@ flows = [
   { src = 0, dst = 15, size = "1MB", collective = { kind = "all_reduce", group_size = 4, id = 1 } },
   { src = 5, dst = 15, size = "1MB", collective = { kind = "all_reduce", group_size = 4, id = 1 } },
   { src = 15, dst = 0, size = "64KiB", start = "20us", after = [0, 1] },
+  { src = 15, dst = 5, size = "64KiB", after_acked = [2] },
 ]
 [output]
 sample_interval = "5us"
@@ -228,6 +229,7 @@ def fat_tree_flows() -> Scenario:
                 flow(0, 15, "1MB", collective=tag),
                 flow(5, 15, "1MB", collective=tag),
                 flow(15, 0, "64KiB", start="20us", after=range(2)),
+                flow(15, 5, "64KiB", after_acked=[2]),
             ]
         )
         | output(sample_interval="5us", queue_switches=range(4), rate_flows=(2,), warmup="10us", cc_state=True)

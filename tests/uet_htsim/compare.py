@@ -1,6 +1,6 @@
 """Run aiccsim's twins of the peer's runs (UEC htsim) and print the comparison table: FCT p50,
 p99 and max (targets: within 10%), trims (within 20%) and drops, each side averaged over its
-seeds (the peer's five are in peer_results/summary.csv).
+seeds (the peer's, every seed of peer_results/summary.csv).
 
     python3 tests/uet_htsim/compare.py [--aiccsim BIN] [--seeds N] [--scenarios a,b] [--csv FILE]
     python3 tests/uet_htsim/compare.py --validate-base     (twins without the features not yet merged)

@@ -126,12 +126,18 @@ def workload(sc: Scenario, matrix: Matrix) -> str:
     lines = [head, 'kind = "flows"\n']
     if waits:
         lines.append(
-            "# The peer's `trigger` chains: a flow starts when the one before it has finished, which the\n"
-            "# peer counts at its sender's last ACK and aiccsim's `after` at its last byte's delivery.\n"
+            "# The peer's `trigger` chains: a flow starts when its sender holds the ACK of the previous\n"
+            "# flow's last byte, as aiccsim's `after_acked` starts it. main_uec.cpp:894-901 makes the\n"
+            "# matrix's `trigger T` a target of trigger T and `send_done_trigger T` the previous flow's\n"
+            "# end trigger (UecSrc::setEndTrigger); UecSrc::processAck (uec.cpp:1098) calls\n"
+            "# checkFinished, which fires it once the cumulative ACK covers the flow (uec.cpp:842-860);\n"
+            "# SingleShotTrigger::activate (trigger.cpp:22-31) queues the target, which the event list\n"
+            "# runs at the same instant (eventlist.cpp:45-52): UecSrc::activate -> startConnection\n"
+            "# (uec.cpp:2432-2434).\n"
         )
     lines.append("flows = [\n")
     for i, f in enumerate(flows):
-        after = f", after = [{waits[i]}]" if i in waits else ""
+        after = f", after_acked = [{waits[i]}]" if i in waits else ""
         lines.append(f'  {{ src = {f.src}, dst = {f.dst}, size = "{size}B"{after} }},\n')
     lines.append("]\n")
     return "".join(lines)

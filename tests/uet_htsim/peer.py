@@ -27,7 +27,12 @@ MTU_WIRE = 4160  # -mtu: the peer's MTU is the whole packet; its header is 64 B 
 HEADER = 64  # UecSrc::_hdr_size, so the payload per packet is 4096 B
 ACK_BYTES = 64  # UecBasePacket::ACKSIZE: ACKs, NACKs and trimmed headers (-trimsize default)
 HOP_DELAY_PS = 1_000_000  # -hop_latency default, 1 us per link; switch latency 0
-SEEDS = (13, 14, 15, 16, 17)  # 13 is the peer's default seed
+FIRST_SEED = 13  # the peer's default seed; a run of N seeds takes 13 to 12 + N
+DEFAULT_SEEDS = 5
+
+
+def seeds(n: int = DEFAULT_SEEDS) -> range:
+    return range(FIRST_SEED, FIRST_SEED + n)
 
 
 @dataclass(frozen=True)
@@ -220,14 +225,15 @@ SUMMARY_COLUMNS = (
 )
 
 
-def collect(run_dir: Path) -> None:
-    """Turn RUN_DIR/<scenario>.seed<S>.out into peer_results/: summary.csv (every seed), and
-    for the default seed the per-flow times and the run's log without its per-flow lines."""
+def collect(run_dir: Path, n_seeds: int = DEFAULT_SEEDS) -> None:
+    """Turn RUN_DIR/<scenario>.seed<S>.out (S = 13 to 12 + n_seeds) into peer_results/:
+    summary.csv (every seed), and for the default seed the per-flow times and the run's log
+    without its per-flow lines."""
     PEER_RESULTS.mkdir(exist_ok=True)
     rows = []
     for sc in SCENARIOS:
         matrix = read_matrix(INPUTS / sc.matrix)
-        for seed in SEEDS:
+        for seed in seeds(n_seeds):
             out = run_dir / f"{sc.name}.seed{seed}.out"
             run = read_peer_output(out)
             missing = [f.id for f in matrix.flows if f.id not in run.finish_us]
@@ -252,7 +258,7 @@ def collect(run_dir: Path) -> None:
                     **run.totals,
                 }
             )
-            if seed == SEEDS[0]:
+            if seed == FIRST_SEED:
                 write_flows(PEER_RESULTS / f"{sc.name}.seed{seed}.flows.csv", matrix, run)
                 write_log(PEER_RESULTS / f"{sc.name}.seed{seed}.log", out)
     with open(PEER_RESULTS / "summary.csv", "w", newline="") as fh:
@@ -283,6 +289,6 @@ def write_log(path: Path, out: Path) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] != "collect":
-        raise SystemExit("usage: python3 peer.py collect RUN_DIR")
-    collect(Path(sys.argv[2]))
+    if len(sys.argv) not in (3, 4) or sys.argv[1] != "collect":
+        raise SystemExit("usage: python3 peer.py collect RUN_DIR [SEEDS]   (seeds 13 to 12 + SEEDS, default 5)")
+    collect(Path(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) == 4 else DEFAULT_SEEDS)

@@ -7,13 +7,16 @@
 #
 # With UET_HTSIM_REPO set (a local mirror), the clone comes from there instead of GitHub.
 # Set REGENERATE=1 to remake inputs/ with the peer's generators first (they are stable:
-# Python's random.seed/shuffle give the same draws on every Python 3).
+# Python's random.seed/shuffle give the same draws on every Python 3). SEEDS=N runs every
+# scenario with seeds 13 to 12 + N (default 5); summary.csv keeps a row per seed, and only
+# seed 13 keeps its per-flow times and log.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="${UET_HTSIM_REPO:-https://github.com/ultraethernet/uet-htsim}"
 commit=40ccb0526bb6297eeb22ab33f9934fb35278dbaf  # 2025-08-13, "Clean up documentation."
 clone="${1:-$(mktemp -d)/uet-htsim}"
+n_seeds="${SEEDS:-5}"
 
 if [ ! -d "$clone/.git" ]; then
     git clone "$repo" "$clone"
@@ -53,7 +56,7 @@ run_dir="$(mktemp -d)"
 cp "$here"/inputs/*.cm "$run_dir"/
 cd "$run_dir"
 while read -r name matrix; do
-    for seed in 13 14 15 16 17; do
+    for seed in $(seq 13 $((12 + n_seeds))); do
         "$bin" -tm "$matrix" -linkspeed 400000 -mtu 4160 -end 100000 \
             -load_balancing_algo reps -seed "$seed" -o "$run_dir/$name.seed$seed.dat" \
             >"$run_dir/$name.seed$seed.out"
@@ -67,5 +70,5 @@ alltoall32 a2a_32of128n_2MB.cm
 alltoall16_serial a2aserial_16n_2MB.cm
 EOF
 
-python3 "$here/peer.py" collect "$run_dir"
+python3 "$here/peer.py" collect "$run_dir" "$n_seeds"
 echo "peer_results/ rewritten from $run_dir (peer $commit + peer.patch)"

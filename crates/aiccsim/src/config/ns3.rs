@@ -284,6 +284,7 @@ fn read_flows(
             start,
             collective: None,
             after: Vec::new(),
+            after_acked: Vec::new(),
             stop: None,
             connection: None,
         });

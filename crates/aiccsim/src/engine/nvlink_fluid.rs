@@ -343,6 +343,7 @@ impl Simulation {
         self.observe.counters.acks += acks;
         self.work.flows_done += 1;
         self.work.progress_at = now;
+        self.release_acked(f);
     }
 
     /// Every server's bytes up to `now` (before a timeline sample reads the ports).
@@ -395,6 +396,7 @@ impl Simulation {
                 self.nic.conns[conn].waiting.retain(|&g| g != f);
                 self.work.flows_done += 1;
                 self.flow_delivered(f);
+                self.release_acked(f);
             }
         }
     }

@@ -32,6 +32,7 @@ pub(super) fn member_flow(
         start,
         collective: tag,
         after,
+        after_acked: Vec::new(),
         after_compute: Vec::new(),
         stop: None,
         // One connection between each pair of ranks, as a collective library keeps.

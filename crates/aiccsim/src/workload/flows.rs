@@ -1,5 +1,6 @@
 //! `kind = "flows"`: an explicit list of flows, each with its own ends, size and start, and the
-//! earlier flows it waits for.
+//! earlier flows it waits for: until they are delivered (`after`), or until their senders hold
+//! the acknowledgement of their last byte (`after_acked`).
 
 use super::kind::{fail, Ranks, Size, WorkloadKind};
 use super::{FlowDef, Workload};
@@ -40,6 +41,12 @@ pub struct FlowSpec {
     /// starts; it then starts at the later of `start` and their last delivery.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after: Vec<u32>,
+    /// Flows (earlier ones only, none also in `after`) whose senders must have every byte
+    /// acknowledged before this one starts: a host that posts its next transfer when the
+    /// previous one completes at the sender, as a transport's completion reports it (UEC's
+    /// htsim's `send_done_trigger`). One ACK's way back later than `after`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after_acked: Vec<u32>,
     /// The sender stops taking new data at this time: the flow ends with what it has sent by
     /// then (its size in the results), delivered in full. Absent: it sends all of `size`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -69,17 +76,28 @@ impl WorkloadKind for FlowList {
                 }
             }
             if let Some(stop) = f.stop {
-                if stop <= f.start || !f.after.is_empty() {
+                if stop <= f.start || !f.after.is_empty() || !f.after_acked.is_empty() {
                     return fail(
                         key("stop"),
-                        format!("must be after the flow's start ({}) and is not allowed with `after`", f.start),
+                        format!(
+                            "must be after the flow's start ({}) and is not allowed with `after` or `after_acked`",
+                            f.start
+                        ),
                     );
                 }
             }
-            if let Some(&bad) = f.after.iter().find(|&&d| d as usize >= i) {
+            for (name, waits) in [("after", &f.after), ("after_acked", &f.after_acked)] {
+                if let Some(&bad) = waits.iter().find(|&&d| d as usize >= i) {
+                    return fail(
+                        key(name),
+                        format!("flow {bad} is not listed before flow {i}; `{name}` names earlier flows only (which also rules out cycles)"),
+                    );
+                }
+            }
+            if let Some(&both) = f.after_acked.iter().find(|d| f.after.contains(d)) {
                 return fail(
-                    key("after"),
-                    format!("flow {bad} is not listed before flow {i}; `after` names earlier flows only (which also rules out cycles)"),
+                    key("after_acked"),
+                    format!("flow {both} is in `after` too; a flow is acknowledged only after it is delivered, so name it in one of them"),
                 );
             }
         }
@@ -117,6 +135,7 @@ impl WorkloadKind for FlowList {
                     start: f.start,
                     collective: f.collective,
                     after: f.after.clone(),
+                    after_acked: f.after_acked.clone(),
                     after_compute: Vec::new(),
                     stop: f.stop,
                     connection: f.connection,

@@ -76,6 +76,7 @@ impl WorkloadKind for IncastWorkload {
                     start: self.start,
                     collective: self.collective,
                     after: Vec::new(),
+                    after_acked: Vec::new(),
                     after_compute: Vec::new(),
                     stop: None,
                     connection: None,

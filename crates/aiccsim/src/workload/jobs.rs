@@ -221,8 +221,9 @@ pub fn lay_out(plans: &[JobPlan], seed: u64, watch: &mut Watch) -> Result<Worklo
             let collective_base = all.collectives.len() as u32;
             for mut f in made.flows {
                 watch.tick(Phase::Workload, all.flows.len() as u64, total)?;
-                let fresh = f.after.is_empty() && f.after_compute.is_empty();
+                let fresh = f.after.is_empty() && f.after_acked.is_empty() && f.after_compute.is_empty();
                 f.after.iter_mut().for_each(|a| *a += flow_base);
+                f.after_acked.iter_mut().for_each(|a| *a += flow_base);
                 f.after_compute.iter_mut().for_each(|c| *c += compute_base);
                 if let (true, Some(barrier)) = (fresh, done[f.src as usize]) {
                     f.after_compute.push(barrier);

@@ -84,6 +84,9 @@ pub struct FlowDef {
     pub collective: Option<CollectiveTag>,
     /// Flows that must be delivered before this one starts (earlier in the list).
     pub after: Vec<u32>,
+    /// Flows whose senders must hold the acknowledgement of every byte before this one starts
+    /// (earlier in the list): one ACK's way back later than `after` would start it.
+    pub after_acked: Vec<u32>,
     /// Compute steps that must be done before this one starts.
     pub after_compute: Vec<u32>,
     /// The sender stops taking new data at this time (the flow ends with what it has sent).

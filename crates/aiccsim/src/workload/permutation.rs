@@ -59,6 +59,7 @@ impl WorkloadKind for PermutationWorkload {
             start: self.start,
             collective: None,
             after: Vec::new(),
+            after_acked: Vec::new(),
             after_compute: Vec::new(),
             stop: None,
             connection: None,

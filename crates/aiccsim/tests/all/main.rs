@@ -66,6 +66,7 @@ mod warmup;
 mod warnings;
 mod workload_chakra;
 mod workload_collectives;
+mod workload_flows;
 mod workload_jobs;
 mod workload_parallel_training;
 mod workload_registry;

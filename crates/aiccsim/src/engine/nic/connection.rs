@@ -179,6 +179,7 @@ mod tests {
             start: SimTime::ZERO,
             collective: None,
             after: Vec::new(),
+            after_acked: Vec::new(),
             after_compute: Vec::new(),
             stop: None,
             connection,

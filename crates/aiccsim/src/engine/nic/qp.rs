@@ -364,6 +364,7 @@ impl Simulation {
             self.work.flows_done += 1;
             self.nic.sack.release(f);
             self.release_connection_state(f);
+            self.release_acked(f);
         }
     }
 
@@ -470,6 +471,7 @@ impl Simulation {
             self.work.flows_done += 1;
             self.nic.sack.release(f);
             self.release_connection_state(f);
+            self.release_acked(f);
         } else if backoff_reset {
             self.arm_rto(f); // the deadline moved earlier
         }
@@ -504,6 +506,7 @@ mod tests {
             start: SimTime::from_us(start_us),
             collective: None,
             after,
+            after_acked: Vec::new(),
             after_compute: Vec::new(),
             stop: None,
             connection: None,

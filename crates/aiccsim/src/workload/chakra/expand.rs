@@ -290,6 +290,7 @@ impl Builder<'_> {
             start: SimTime::ZERO,
             collective: Some(CollectiveTag { kind: CollectiveKind::SendRecv, group_size: 2, id }),
             after: Vec::new(),
+            after_acked: Vec::new(),
             after_compute,
             stop: None,
             // The pair's connection, as the collective library's (and `send_recv`'s).

@@ -577,6 +577,7 @@ impl<'a> Builder<'a> {
                     collective: Some(CollectiveTag { kind: CollectiveKind::SendRecv, group_size: 2, id }),
                     // The activations are ready once the pass's last collective is in.
                     after: self.pending[ru].clone(),
+                    after_acked: Vec::new(),
                     after_compute: self.last_step[ru].into_iter().collect(),
                     stop: None,
                     connection: Some(Dim::Pp.connection()),

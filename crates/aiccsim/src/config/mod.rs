@@ -29,8 +29,9 @@ pub use nic::{
 };
 pub use output::{OutputConfig, TraceConfig};
 pub use switch::{
-    CongaConfig, ControlPriority, DlbConfig, EcnConfig, FlowletConfig, FlowletPick, MarkPoint, PfcConfig, Routing,
-    RoutingConfig, RoutingTiers, SprayThresholdConfig, SwitchConfig, Tier, TrimmingConfig, DEFAULT_FAILURE_DETECTION,
+    CongaConfig, ControlPriority, DlbConfig, EcmpNs3Config, EcnConfig, FlowletConfig, FlowletPick, MarkPoint,
+    PfcConfig, Routing, RoutingConfig, RoutingTiers, SprayThresholdConfig, SwitchConfig, Tier, TrimmingConfig,
+    DEFAULT_FAILURE_DETECTION,
 };
 pub use topology::{
     parse_node, ClosTopology, CustomLink, CustomTopology, DumbbellTopology, FatTreeTopology, LeafSpineTopology,
@@ -245,6 +246,9 @@ impl Scenario {
         }
         if scenario.switch.routing.uses(Routing::Conga) {
             scenario.switch.conga.get_or_insert_with(CongaConfig::default);
+        }
+        if scenario.switch.routing.uses(Routing::EcmpNs3) {
+            scenario.switch.ecmp_ns3.get_or_insert_with(EcmpNs3Config::default);
         }
         credit::resolve(&mut scenario.switch, text).map_err(|e| ConfigError {
             file: origin.to_string(),

@@ -26,6 +26,8 @@ pub struct Ns3Import {
     /// Where each link of `topology` came from: "FILE:LINE" of the topology file.
     pub link_origins: Vec<String>,
     pub flows: Vec<FlowSpec>,
+    /// Each flow's destination port (ns-3 hashes it into the flow's path).
+    pub dports: Vec<u16>,
     /// The rest of the twin: ns-3's code constants, and its configuration file's settings once
     /// [`Ns3Import::configure`] has read one.
     pub twin: Twin,
@@ -85,10 +87,11 @@ pub fn import(
 ) -> Result<Ns3Import, ConfigError> {
     let mut warnings = Vec::new();
     let (nodes, topology) = read_topology(topology, topology_origin, &mut warnings)?;
-    let flows = read_flows(flows, flows_origin, &nodes, topology_origin, &mut warnings)?;
+    let (flows, dports) = read_flows(flows, flows_origin, &nodes, topology_origin, &mut warnings)?;
     let Nodes { host_ids, switch_ids, .. } = nodes;
     let (topology, link_origins) = topology;
-    let mut import = Ns3Import { host_ids, switch_ids, topology, link_origins, flows, twin: Twin::default(), warnings };
+    let twin = Twin::default();
+    let mut import = Ns3Import { host_ids, switch_ids, topology, link_origins, flows, dports, twin, warnings };
     let mut notes = Vec::new();
     import.twin.settings = twin::code_constants(&import, &mut notes);
     import.warnings.extend(notes);
@@ -227,19 +230,20 @@ fn read_topology(
     Ok((nodes, (topology, link_origins)))
 }
 
-/// The flow file, its hosts numbered as `nodes` numbers them.
+/// The flow file, its hosts numbered as `nodes` numbers them, and each flow's destination port.
 fn read_flows(
     flows: &str,
     flows_origin: &str,
     nodes: &Nodes,
     topology_origin: &str,
     warnings: &mut Vec<String>,
-) -> Result<Vec<FlowSpec>, ConfigError> {
+) -> Result<(Vec<FlowSpec>, Vec<u16>), ConfigError> {
     let Nodes { count: node_num, is_switch, index, .. } = nodes;
     let node_num = *node_num;
     let mut f = Tokens::new(flows_origin, flows);
     let (_, flow_num) = f.integer("flow count")?;
     let mut flow_list = Vec::new();
+    let mut dports = Vec::new();
     let mut previous = SimTime::ZERO;
     for _ in 0..flow_num {
         let host = |f: &mut Tokens, field: &str| -> Result<(usize, u32), ConfigError> {
@@ -257,10 +261,14 @@ fn read_flows(
         if src == dst {
             return Err(f.err(line, "dst", "the same host as src"));
         }
-        // The priority group and destination port select ns-3 queues and QPs; aiccsim sends all
-        // data at nic.data_priority, so they are read only to keep our place in the stream.
+        // The priority group selects ns-3's queue; aiccsim sends all data at nic.data_priority,
+        // so it is read only to keep our place in the stream. The destination port goes into
+        // ns-3's ECMP hash (`switch.ecmp_ns3`), as a 16-bit field of the packet.
         f.integer("priority_group")?;
-        f.integer("dport")?;
+        let (pl, dport) = f.integer("dport")?;
+        let dport = u16::try_from(dport)
+            .map_err(|_| f.err(pl, "dport", format!("{dport} does not fit a 16-bit UDP port (0 to 65535)")))?;
+        dports.push(dport);
         let (sl, size) = f.integer("size")?;
         if size == 0 {
             return Err(f.err(sl, "size", "a flow must carry at least 1 byte"));
@@ -296,7 +304,7 @@ fn read_flows(
     if flow_list.is_empty() {
         return Err(f.err(1, "flow count", "no flows; aiccsim needs at least one"));
     }
-    Ok(flow_list)
+    Ok((flow_list, dports))
 }
 
 impl Ns3Import {
@@ -547,6 +555,27 @@ mod tests {
         assert_eq!((i.flows[0].src, i.flows[0].dst), (2, 0));
         assert_eq!(i.topology.links[3].a, "h2");
         assert_eq!(mapping("h", &i.host_ids), "h0..h1 = ns-3 1..2, h2 = ns-3 4");
+    }
+
+    #[test]
+    fn destination_ports_go_to_ns3s_hash_as_16_bit_fields() {
+        let topo = "3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n";
+        let value = |i: &Ns3Import, key: &str| i.twin.settings.iter().find(|s| s.key == key).map(|s| s.value.clone());
+        let same = import(topo, "t", "2\n0 1 3 4791 1000 2\n1 0 3 4791 1000 2\n", "f").unwrap();
+        assert_eq!(same.dports, vec![4791, 4791]);
+        assert_eq!(value(&same, "switch.routing"), Some("ecmp_ns3".into()));
+        assert_eq!(value(&same, "switch.ecmp_ns3.dport"), Some(4791.into()));
+        assert_eq!(value(&same, "switch.ecmp_ns3.host_ids"), None, "ns-3's numbering is aiccsim's");
+        assert!(same.warnings.is_empty(), "{:?}", same.warnings);
+        let mixed = import(topo, "t", "3\n0 1 3 7 1000 2\n1 0 3 100 1000 2\n0 1 3 100 1 2\n", "f").unwrap();
+        assert_eq!(value(&mixed, "switch.ecmp_ns3.dport"), Some(100.into()), "the most common");
+        assert!(
+            mixed.warnings.iter().any(|w| w.starts_with("dport:") && w.contains("2 of the 3")),
+            "{:?}",
+            mixed.warnings
+        );
+        let e = import(topo, "t", "1\n0 1 3 65536 1000 2\n", "f").unwrap_err();
+        assert_eq!((e.file.as_str(), e.key.as_str()), ("f:2", "dport"));
     }
 
     #[test]

@@ -38,6 +38,10 @@ pub struct SwitchConfig {
     /// CONGA's settings (`routing = "conga"`); filled in when some tier uses it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conga: Option<CongaConfig>,
+    /// The HPCC ns-3 simulator's ECMP (`routing = "ecmp_ns3"`): its node numbering and ports;
+    /// filled in with the defaults when some tier uses it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecmp_ns3: Option<EcmpNs3Config>,
     /// How long after a link fails (or comes back) the switches route around it (or over it
     /// again); `[[events]]` may give their own. Filled in with the default when the scenario
     /// fails or restores a link and gives none.
@@ -97,6 +101,7 @@ impl Default for SwitchConfig {
             dlb: None,
             spray_threshold: None,
             conga: None,
+            ecmp_ns3: None,
             failure_detection: None,
             control_priority: ControlPriority::High,
             flow_control: FlowControl::Pfc,
@@ -262,6 +267,10 @@ pub enum Routing {
     /// reports it back, is least congested (utilisation estimated per port, quantised, carried in
     /// packets); other switches hash (ECMP) and raise the packets' congestion field.
     Conga,
+    /// ECMP as the HPCC ns-3 simulator's switches do it (`topology/ecmp_ns3.rs`): its hash of
+    /// the flow's addresses and ports, its per-switch seed, its order of the next hops, so that
+    /// a twin of one of its runs puts each flow on ns-3's path (`[switch.ecmp_ns3]`).
+    EcmpNs3,
 }
 
 impl Routing {
@@ -276,6 +285,7 @@ impl Routing {
             Routing::Dlb => "dlb",
             Routing::SprayThreshold => "spray_threshold",
             Routing::Conga => "conga",
+            Routing::EcmpNs3 => "ecmp_ns3",
         }
     }
 }
@@ -364,7 +374,7 @@ impl<'de> Deserialize<'de> for RoutingConfig {
             type Value = RoutingConfig;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str(
-                    "a routing for every switch (\"ecmp\", \"spray\", \"round_robin\", \"adaptive\", \"adaptive_spray\", \"flowlet\", \"dlb\", \"spray_threshold\", \"conga\"), or a table of them per tier: { leaf = \"spray\", spine = \"ecmp\" }",
+                    "a routing for every switch (\"ecmp\", \"spray\", \"round_robin\", \"adaptive\", \"adaptive_spray\", \"flowlet\", \"dlb\", \"spray_threshold\", \"conga\", \"ecmp_ns3\"), or a table of them per tier: { leaf = \"spray\", spine = \"ecmp\" }",
                 )
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RoutingConfig, E> {
@@ -505,6 +515,40 @@ impl Default for SprayThresholdConfig {
     fn default() -> Self {
         SprayThresholdConfig { threshold: default_spray_threshold() }
     }
+}
+
+/// `[switch.ecmp_ns3]`: what the HPCC ns-3 simulator's ECMP hash reads that a scenario does not
+/// otherwise say (`routing = "ecmp_ns3"`, `topology/ecmp_ns3.rs`). `aiccsim import-ns3` writes it.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct EcmpNs3Config {
+    /// The ns-3 node id of each host (host i is node `host_ids[i]`); absent: host i is node i.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_ids: Vec<u32>,
+    /// The ns-3 node id of each switch; absent: switch j is node hosts + j.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub switch_ids: Vec<u32>,
+    /// Every flow's destination port (the flow file's fourth field; `traffic_gen.py` writes 100).
+    #[serde(default = "default_ns3_dport")]
+    pub dport: u16,
+    /// Added to every switch's hash seed: 0 is ns-3's; k x 1000 is what `HPCC_ECMP_SALT=k` of
+    /// `tests/ns3_peer/trace.patch` gives ns-3, to draw other equal-cost paths on both sides.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub seed_offset: u32,
+}
+
+fn default_ns3_dport() -> u16 {
+    100
+}
+
+impl Default for EcmpNs3Config {
+    fn default() -> Self {
+        EcmpNs3Config { host_ids: Vec::new(), switch_ids: Vec::new(), dport: default_ns3_dport(), seed_offset: 0 }
+    }
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 /// `[switch.conga]`: CONGA (`routing = "conga"`, Alizadeh et al., SIGCOMM 2014).

@@ -151,6 +151,7 @@ impl Simulation {
         let steps = SetupSteps { first: topo.ports.len() as u64, total };
         let (nic, largest_base_rtt) = Nics::build(&topo, scenario, &params, &work.flows, &deps, watch, steps)?;
         net.start_pint(params.telemetry, largest_base_rtt, params.seed, topo.num_switches);
+        net.start_ecmp_ns3(&topo, scenario, &work.flows);
         let mut sim = Simulation {
             now: SimTime::ZERO,
             events: EventQueue::with_capacity(1024 + work.flows.len()),

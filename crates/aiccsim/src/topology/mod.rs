@@ -14,6 +14,7 @@
 //! ([`Topology::endpoints`]) and never touches a NIC.
 
 mod builders;
+pub mod ecmp_ns3;
 pub mod routing;
 
 use crate::config::{LinkConfig, Tier, TopologyConfig};

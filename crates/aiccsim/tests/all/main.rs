@@ -42,6 +42,7 @@ mod net_adaptive_routing;
 mod net_buffer;
 mod net_control_priority;
 mod net_credit;
+mod net_ecmp_ns3;
 mod net_ecn;
 mod net_link_events;
 mod net_pfc;

@@ -1,9 +1,10 @@
 //! The rest of an exact twin of an HPCC ns-3 run, beyond its topology and flows: the constants
 //! of ns-3's code (the switch MMU's reserve, headroom, dynamic alpha and XON offset, where
-//! switches queue ACKs, the NACK interval) and the settings of its configuration file
-//! (`mix/config*.txt`, read by `simulation/scratch/third.cc`: CC_MODE and each algorithm's
-//! constants, ECN maps, buffer size, packet size, ...). docs/ns3.md has the table of keys: what
-//! each becomes, and why the few that have no aiccsim equivalent do not.
+//! switches queue ACKs, the NACK interval, the ECMP hash and its order of next hops) and the
+//! settings of its configuration file (`mix/config*.txt`, read by `simulation/scratch/third.cc`:
+//! CC_MODE and each algorithm's constants, ECN maps, buffer size, packet size, ...).
+//! docs/ns3.md has the table of keys: what each becomes, and why the few that have no aiccsim
+//! equivalent do not.
 //!
 //! Like ns-3, the file is read as whitespace-separated tokens: a key, then its value (three for
 //! LINK_DOWN, a count and that many pairs for the *_MAP keys). A key given twice takes its last
@@ -163,7 +164,7 @@ fn headroom(p: &Port) -> u64 {
 }
 
 /// The constants of ns-3's code, which hold whatever its configuration file says: the switch
-/// MMU, control packets queued behind data at switches, the NACK interval.
+/// MMU, control packets queued behind data at switches, the NACK interval, the ECMP hash.
 pub fn code_constants(import: &Ns3Import, warnings: &mut Vec<String>) -> Vec<Setting> {
     let ports = switch_ports(import);
     let nic = nic_rate(import);
@@ -179,6 +180,7 @@ pub fn code_constants(import: &Ns3Import, warnings: &mut Vec<String>) -> Vec<Set
         setting("nic.header", ByteSize(DATA_HEADER)),
         setting("nic.ack_size", ByteSize(ACK_MIN)),
     ];
+    settings.extend(routing(import, warnings));
     let rooms: std::collections::BTreeSet<u64> = ports.iter().map(headroom).collect();
     if let Some(&largest) = rooms.last() {
         if rooms.len() > 1 {
@@ -194,6 +196,34 @@ pub fn code_constants(import: &Ns3Import, warnings: &mut Vec<String>) -> Vec<Set
             "dynamic_alpha: ns-3 doubles the PFC alpha of switch ports faster than the NIC ({fast} vs {nic}) for each doubling of speed; aiccsim has one alpha (1/8) for every port"
         ));
     }
+    settings
+}
+
+/// ns-3's ECMP (`topology/ecmp_ns3.rs`): its hash, seeds and order of next hops, with the node ids
+/// where they are not aiccsim's numbering (hosts first), and the flows' destination port.
+fn routing(import: &Ns3Import, warnings: &mut Vec<String>) -> Vec<Setting> {
+    let hosts = import.host_ids.len() as u32;
+    let mut settings = vec![setting("switch.routing", "ecmp_ns3")];
+    let in_order = import.host_ids.iter().copied().eq(0..hosts)
+        && import.switch_ids.iter().copied().eq(hosts..hosts + import.switch_ids.len() as u32);
+    if !in_order {
+        settings.push(setting("switch.ecmp_ns3.host_ids", import.host_ids.clone()));
+        settings.push(setting("switch.ecmp_ns3.switch_ids", import.switch_ids.clone()));
+    }
+    // The most common port (the first of those, on a tie); ns-3's traffic generator writes 100.
+    let mut counts = BTreeMap::new();
+    for &p in &import.dports {
+        *counts.entry(p).or_insert(0usize) += 1;
+    }
+    let most = counts.values().copied().max().unwrap_or(0);
+    let dport = counts.iter().find(|&(_, &n)| n == most).map_or(100, |(&p, _)| p);
+    if most < import.dports.len() {
+        warnings.push(format!(
+            "dport: ns-3 hashes each flow's destination port into its path; aiccsim gives every flow one ({dport}, that of {most} of the {} flows), so the paths of the others may differ from ns-3's",
+            import.dports.len()
+        ));
+    }
+    settings.push(setting("switch.ecmp_ns3.dport", dport));
     settings
 }
 

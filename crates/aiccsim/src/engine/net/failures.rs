@@ -290,6 +290,9 @@ impl Simulation {
                     }
                 });
                 self.topo.reroute(&up).expect("link events were checked to leave every host reachable");
+                if let Some(ns3) = self.net.ecmp_ns3.as_deref_mut() {
+                    ns3.reroute(&self.topo, Some(&up));
+                }
                 self.net.round_robin = vec![0; self.topo.route_set_count()];
             }
         }

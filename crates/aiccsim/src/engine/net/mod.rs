@@ -23,9 +23,11 @@ use crate::cc::Check;
 use crate::config::{Routing, Scenario, Tier};
 use crate::engine::Params;
 use crate::rng::{self, SimRng};
+use crate::topology::ecmp_ns3::{EcmpNs3, Ns3Numbering};
 use crate::topology::Topology;
 use crate::watch::{Stop, Watch};
 use crate::wire::telemetry::Telemetry;
+use crate::workload::FlowDef;
 use pool::PacketPool;
 use port::Port;
 use routing::FlowletTable;
@@ -56,6 +58,9 @@ pub(crate) struct Network {
     pub(crate) dlb: Option<Box<dlb::Dlb>>,
     /// CONGA's estimators and tables, when the leaves route by CONGA.
     pub(crate) conga: Option<Box<conga::Conga>>,
+    /// The HPCC ns-3 simulator's tables, seeds and flow ports, when some switch routes by
+    /// `"ecmp_ns3"` (set once the flows are known, [`Network::start_ecmp_ns3`]).
+    pub(crate) ecmp_ns3: Option<Box<EcmpNs3>>,
     /// The link events and the links' state, when the scenario has `[[events]]`.
     pub(crate) links: Option<Box<failures::LinkEvents>>,
     /// INT stacks of the packets that carry one.
@@ -138,6 +143,7 @@ impl Network {
             flowlets,
             dlb,
             conga,
+            ecmp_ns3: None,
             links,
             int_pool,
             pint: None,
@@ -150,6 +156,24 @@ impl Network {
     }
 }
 
+impl Network {
+    /// Lays out ns-3's routing if some switch routes by `"ecmp_ns3"`: its source ports are
+    /// counted over `flows` in the workload's order (an imported twin's: the flow file's).
+    pub(crate) fn start_ecmp_ns3(&mut self, topo: &Topology, scenario: &Scenario, flows: &[FlowDef]) {
+        if !self.switches.iter().any(|s| s.routing == Routing::EcmpNs3) {
+            return;
+        }
+        let c = scenario.switch.ecmp_ns3.clone().unwrap_or_default();
+        let ids = Ns3Numbering {
+            host_ids: &c.host_ids,
+            switch_ids: &c.switch_ids,
+            seed_offset: c.seed_offset,
+            dport: c.dport,
+        };
+        self.ecmp_ns3 = Some(Box::new(EcmpNs3::new(topo, &ids, flows.iter().map(|d| (d.src, d.dst)))));
+    }
+}
+
 /// The fabric against the scenario: ECN thresholds that some port can reach, PFC headroom that
 /// leaves a shared buffer, routing tiers that exist, CONGA's uplinks within its tag, link events
 /// on real links
@@ -158,6 +182,7 @@ pub(crate) fn check(s: &Scenario, topo: &Topology, max_packet: u64) -> Check {
     ecn::check(&s.switch, topo)?;
     pfc::check(&s.switch, topo, max_packet, s.nic.pause_size.0)?;
     routing::check_tiers(s, topo)?;
+    routing::check_ecmp_ns3(s, topo)?;
     conga::check(s, topo)?;
     failures::check(s, topo)
 }

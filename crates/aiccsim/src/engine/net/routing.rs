@@ -156,12 +156,48 @@ pub(crate) fn check_tiers(s: &Scenario, topo: &Topology) -> Check {
     Ok(())
 }
 
+/// `[switch.ecmp_ns3]` against the fabric: a node id for every host and switch, no two alike
+/// (ns-3 numbers its nodes 0, 1, ...).
+pub(crate) fn check_ecmp_ns3(s: &Scenario, topo: &Topology) -> Check {
+    let Some(c) = s.switch.ecmp_ns3.as_ref().filter(|_| s.switch.routing.uses(Routing::EcmpNs3)) else {
+        return Ok(());
+    };
+    let lists = [
+        ("host_ids", &c.host_ids, topo.fabric_hosts, "hosts", "host"),
+        ("switch_ids", &c.switch_ids, topo.fabric_switches, "switches", "switch"),
+    ];
+    for (key, ids, count, what, each) in lists {
+        if !ids.is_empty() && ids.len() != count as usize {
+            return fail(
+                format!("switch.ecmp_ns3.{key}"),
+                format!(
+                    "{} ids for the {count} {what} of this topology; give one per {each}, or leave it out",
+                    ids.len()
+                ),
+            );
+        }
+    }
+    let host_id = |h: u32| c.host_ids.get(h as usize).copied().unwrap_or(h);
+    let switch_id = |j: u32| c.switch_ids.get(j as usize).copied().unwrap_or(topo.fabric_hosts + j);
+    let mut seen = std::collections::BTreeMap::new();
+    let nodes = (0..topo.fabric_hosts).map(|h| (host_id(h), format!("host {h}")));
+    for (id, node) in nodes.chain((0..topo.fabric_switches).map(|j| (switch_id(j), format!("switch {j}")))) {
+        if let Some(other) = seen.insert(id, node.clone()) {
+            return fail(
+                "switch.ecmp_ns3",
+                format!("{other} and {node} are both ns-3 node {id}; ns-3 numbers every node once"),
+            );
+        }
+    }
+    Ok(())
+}
+
 impl Simulation {
-    /// The egress port at switch `node` for a packet to host `dst` with ECMP hash input `key`.
-    /// (A switch always has a way: one that link failures cut off from the hosts has its
+    /// The egress port at switch `node` for a packet of `flow` to host `dst` with ECMP hash input
+    /// `key`. (A switch always has a way: one that link failures cut off from the hosts has its
     /// packets dropped when they are detected, `failures.rs`, and gets no more.)
     #[inline]
-    pub(super) fn route(&mut self, node: u32, sw: usize, dst: u32, key: u64) -> u32 {
+    pub(super) fn route(&mut self, node: u32, sw: usize, dst: u32, key: u64, flow: u32) -> u32 {
         let hops = self.topo.next_hops(node, dst);
         if hops.len() == 1 {
             return hops[0];
@@ -200,6 +236,10 @@ impl Simulation {
                 }
             }
             Routing::Conga => self.conga_route(node, sw, dst, key),
+            Routing::EcmpNs3 => {
+                let ns3 = self.net.ecmp_ns3.as_deref().expect("an ecmp_ns3 switch has ns-3's tables");
+                ns3.pick(sw as u32, self.topo.tor_number(dst), dst, flow)
+            }
         }
     }
 

@@ -103,8 +103,8 @@ impl Simulation {
             pkt.priority = control_class(pkt.kind, self.params.data_priority);
         }
         let (size, prio, kind) = (pkt.size as u64, pkt.priority, pkt.kind);
-        let (dst, ecmp_key) = (pkt.dst, pkt.ecmp_key);
-        let out = self.route(node, sw, dst, ecmp_key);
+        let (dst, ecmp_key, flow) = (pkt.dst, pkt.ecmp_key, pkt.flow);
+        let out = self.route(node, sw, dst, ecmp_key, flow);
 
         let s = &self.net.switches[sw];
         let (pfc, ecn, credit) = (s.pfc, s.ecn, s.credit);

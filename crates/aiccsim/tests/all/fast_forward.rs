@@ -116,6 +116,16 @@ fn spraying_switches_are_not_fast_forwarded_and_the_summary_says_why() {
     assert_eq!(skipped_ns(&r), 0.0);
 }
 
+#[test]
+fn ns3s_ecmp_is_not_fast_forwarded_and_the_summary_names_it() {
+    // One path per flow, but ns-3's, not the one the contention groups are built from.
+    let toml = format!("{}\n[switch]\nrouting = \"ecmp_ns3\"\n", flows("pfc_only", 2, &[(1, 0, "2MB", "0us")]));
+    let r = common::run(&with_ff(&toml, "true"));
+    let ff = r.summary.fast_forward.as_ref().expect("reported");
+    assert!(ff.off_because.as_deref().is_some_and(|w| w.contains("ecmp_ns3")), "{ff:?}");
+    assert_eq!(skipped_ns(&r), 0.0);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
 

@@ -129,6 +129,13 @@ impl FastForward {
     pub(crate) fn for_run(scenario: &Scenario, sim: &Simulation) -> Result<Option<FastForward>, FastForwardReport> {
         let Some(tolerance) = scenario.simulation.fast_forward.tolerance() else { return Ok(None) };
         let off = |why: &str| FastForwardReport { tolerance, off_because: Some(why.to_string()), ..Default::default() };
+        if Tier::ALL.iter().any(|&t| scenario.switch.routing.of(t) == Routing::EcmpNs3) {
+            // One path per flow, but not the one `Topology::path` (aiccsim's own hash) gives,
+            // which the contention groups are built from.
+            return Err(off(
+                "the switches route as ns-3's ECMP (routing = \"ecmp_ns3\"), whose paths the contention groups are not built from (only routing = \"ecmp\" is fast-forwarded)",
+            ));
+        }
         if Tier::ALL.iter().any(|&t| scenario.switch.routing.of(t) != Routing::Ecmp) {
             return Err(off(
                 "switches route packets of one flow on several paths (only ECMP routing is fast-forwarded)",

@@ -61,11 +61,17 @@ fn assert_no_spurious_timeouts(out: &Path) {
     assert!(runs > 0, "{}: no run folder with a summary.json and a scenario.toml", out.display());
 }
 
+/// rocecc-incast holds 8 of its 9 claims. Since session 21 DCQCN (the HPCC study's parameters)
+/// sends a CNP for every marked packet, as the study's ns-3 receiver, and its mean queue is
+/// below TIMELY's: "TIMELY ... a queue below DCQCN's" fails, as its README reports.
 #[test]
-fn rocecc_incast_meets_its_must_show() {
+fn rocecc_incast_reports_its_claims_as_its_readme_says() {
     let out = tempfile::tempdir().unwrap();
-    let stdout = reproduce("rocecc-incast", &experiments(), out.path());
-    assert!(stdout.contains("all 9 checks pass"), "{stdout}");
+    let stdout = reproduce_expecting("rocecc-incast", &experiments(), out.path(), 3);
+    assert!(stdout.contains("1 of 9 checks failed"), "{stdout}");
+    let failed = failed_claims(out.path());
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(failed[0].starts_with("TIMELY with its published parameters shows the paper's behaviour: a queue below DCQCN's"), "{failed:?}");
     let table = std::fs::read_to_string(out.path().join("table.csv")).unwrap();
     for scheme in ["PFC only", "DCQCN", "DCTCP", "TIMELY", "TIMELY T_high=100us", "HPCC", "HPCC-PINT", "Swift"] {
         assert!(table.lines().any(|l| l.starts_with(&format!("{scheme},"))), "no row for {scheme}");

@@ -4,7 +4,7 @@
 //! Three parts (paper §3):
 //! - **CP** (the switch) marks ECN RED-style: see `net/switch.rs`.
 //! - **NP** (the receiver, [`DcqcnReceiver`]) answers a CE-marked packet with a CNP, at most one
-//!   per flow every `cnp_interval`.
+//!   per flow every `cnp_interval` (0 by default, as the HPCC study: one CNP per marked packet).
 //! - **RP** (the sender, [`Dcqcn`]):
 //!   * alpha: every `alpha_update_interval`, alpha = (1-g)·alpha + g if a CNP arrived in the last
 //!     interval, else (1-g)·alpha (paper eq. 2);
@@ -80,7 +80,10 @@ pub struct DcqcnConfig {
     /// One decrease leaves at least this fraction of the rate (0: no bound, as the HPCC study;
     /// the vendor's `rpg_min_dec_fac` = 50%). It binds when alpha would cut more than that.
     pub min_dec_factor: f64,
-    /// NP: at most one CNP per flow per this period (ConnectX `min_time_between_cnps` = 4 us).
+    /// NP: at most one CNP per flow per this period. 0, one CNP per marked packet: the HPCC
+    /// study's receiver (`rdma-hw.cc` `ReceiveUdp`) sets the CNP flag on the ACK of every
+    /// ECN-marked packet (`if (ecnbits) seqh.SetCnp()`), with no interval between two. The NIC
+    /// vendor's `min_time_between_cnps` (4 us) is the `nvidia` preset's.
     pub cnp_interval: SimTime,
 }
 
@@ -103,7 +106,7 @@ impl Default for DcqcnConfig {
             max_rate: None,
             initial_alpha: 1.0,
             min_dec_factor: 0.0,
-            cnp_interval: SimTime::from_us(4),
+            cnp_interval: SimTime::ZERO,
         }
     }
 }
@@ -475,7 +478,8 @@ impl CongestionControl for Dcqcn {
     }
 }
 
-/// DCQCN notification point: CNPs for CE-marked packets, at most one per `cnp_interval`.
+/// DCQCN notification point: CNPs for CE-marked packets, at most one per `cnp_interval` (with 0,
+/// one for each).
 pub struct DcqcnReceiver {
     interval: SimTime,
     last_cnp: Option<SimTime>,
@@ -576,6 +580,7 @@ mod tests {
         let nvidia = DcqcnConfig::preset("nvidia").unwrap();
         assert_eq!((nvidia.g, nvidia.byte_counter, nvidia.min_dec_factor), (5.0 / 1024.0, Some(ByteSize(32767)), 0.5));
         assert_eq!((nvidia.additive_increase, nvidia.hyper_increase), (Bandwidth(5_000_000), Bandwidth(50_000_000)));
+        assert_eq!(nvidia.cnp_interval, SimTime::from_us(4), "min_time_between_cnps");
         assert!(nvidia.validate().is_ok());
         assert!(DcqcnConfig::preset("fastest").is_none());
         let tuned = DcqcnConfig::preset("barre_tuned").unwrap();
@@ -675,10 +680,8 @@ mod tests {
         assert!((cc.rate() - expect).abs() < 1.0, "{} vs {expect}", cc.rate());
     }
 
-    #[test]
-    fn receiver_paces_cnps() {
-        let mut np = DcqcnReceiver::new(&DcqcnConfig::default());
-        let at = |ns, ce| DataArrival {
+    fn arrival(ns: u64, ce: bool) -> DataArrival {
+        DataArrival {
             now: SimTime::from_ns(ns),
             ecn_ce: ce,
             bytes: 1048,
@@ -686,10 +689,31 @@ mod tests {
             measured_delay: 0,
             incoming_flows: 1,
             incoming_seen: 1,
-        };
-        assert!(np.on_data(&at(0, true)).send_cnp);
-        assert!(!np.on_data(&at(1000, true)).send_cnp);
-        assert!(!np.on_data(&at(5000, false)).send_cnp);
-        assert!(np.on_data(&at(4000 + 10, true)).send_cnp);
+        }
+    }
+
+    #[test]
+    fn receiver_paces_cnps() {
+        // The vendor's pacing (`nvidia`): one CNP per 4 us at most.
+        let mut np = DcqcnReceiver::new(&DcqcnConfig::preset("nvidia").unwrap());
+        assert!(np.on_data(&arrival(0, true)).send_cnp);
+        assert!(!np.on_data(&arrival(1000, true)).send_cnp);
+        assert!(!np.on_data(&arrival(5000, false)).send_cnp);
+        assert!(np.on_data(&arrival(4000 + 10, true)).send_cnp);
+    }
+
+    #[test]
+    fn the_hpcc_study_receiver_answers_every_marked_packet_with_a_cnp() {
+        // rdma-hw.cc ReceiveUdp flags the ACK of every marked packet: no interval between CNPs.
+        let cfg = DcqcnConfig::preset("hpcc_study").unwrap();
+        assert_eq!(cfg.cnp_interval, SimTime::ZERO);
+        assert!(cfg.validate().is_ok());
+        // 40 packets 84 ns apart (1048 B at 100 Gb/s) within one 4 us span, every other one
+        // marked: 20 CNPs, one for each marked packet and none for the others.
+        let mut np = DcqcnReceiver::new(&cfg);
+        let cnps: Vec<bool> = (0..40).map(|i| np.on_data(&arrival(i * 84, i % 2 == 0)).send_cnp).collect();
+        assert!(cnps.iter().enumerate().all(|(i, &cnp)| cnp == (i % 2 == 0)), "{cnps:?}");
+        // Two marked packets in the same nanosecond still get one each.
+        assert!(np.on_data(&arrival(3400, true)).send_cnp && np.on_data(&arrival(3400, true)).send_cnp);
     }
 }

@@ -976,13 +976,15 @@ proptest! {
         }
     }
 
-    /// DCQCN's notification point sends at most one CNP per `cnp_interval`, and answers the
-    /// first marked packet at once.
+    /// DCQCN's notification point sends at most one CNP per `cnp_interval`, answers the first
+    /// marked packet at once, and any marked packet a full interval after the last CNP (with
+    /// the default interval 0, every marked packet).
     #[test]
     fn dcqcn_receiver_spaces_its_cnps(
-        arrivals in prop::collection::vec((0u64..3_000_000, any::<bool>()), 1..300)
+        arrivals in prop::collection::vec((0u64..3_000_000, any::<bool>()), 1..300),
+        interval in prop_oneof![Just(0u64), Just(4_000_000), 1u64..10_000_000],
     ) {
-        let cfg = DcqcnConfig::default();
+        let cfg = DcqcnConfig { cnp_interval: SimTime(interval), ..DcqcnConfig::default() };
         let mut np = DcqcnReceiver::new(&cfg);
         let mut now = SimTime::ZERO;
         let mut last: Option<SimTime> = None;
@@ -1004,7 +1006,8 @@ proptest! {
                 }
                 last = Some(now);
             } else if ce {
-                prop_assert!(last.is_some(), "the first marked packet got no CNP");
+                let t = last.expect("the first marked packet got a CNP");
+                prop_assert!(now - t < cfg.cnp_interval, "no CNP at {now}, the last at {t}");
             }
         }
     }

@@ -223,6 +223,23 @@ fn longer_links_let_a_bigger_queue_build_before_feedback_arrives() {
 }
 
 #[test]
+fn default_dcqcn_answers_every_marked_packet_with_a_cnp_as_the_hpcc_study() {
+    // rdma-hw.cc ReceiveUdp flags the ACK of every marked packet: no interval between CNPs. On a
+    // star each data packet crosses one switch, so (nothing dropped) marks and CNPs match one to
+    // one; the vendor's 4 us pacing answers only some of them.
+    let run = |cc: &str| common::run(&incast_on(8, "1MB", FAST, cc, ""));
+    for r in [run(&algo("dcqcn")), run("algorithm = \"dcqcn\"\npreset = \"hpcc_study\"")] {
+        let s = &r.summary;
+        assert_eq!(s.packets_dropped, 0);
+        assert!(s.ecn_marks > 100, "{} marks", s.ecn_marks);
+        assert_eq!(s.cnps, s.ecn_marks);
+    }
+    let paced = run("algorithm = \"dcqcn\"\ncnp_interval = \"4us\"");
+    let s = &paced.summary;
+    assert!(s.cnps < s.ecn_marks, "{} CNPs for {} marks", s.cnps, s.ecn_marks);
+}
+
+#[test]
 fn a_longer_cnp_interval_means_fewer_cnps_and_a_bigger_dcqcn_queue() {
     let run = |interval: &str| {
         let cc = format!("algorithm = \"dcqcn\"\ncnp_interval = \"{interval}\"");

@@ -650,13 +650,15 @@ mod tests {
     #[test]
     fn the_dcqcn_twin_sends_a_cnp_for_every_marked_packet_as_ns3_does() {
         // rdma-hw.cc sets the CNP flag on the ACK of each marked packet: no interval, so the
-        // twin's DCQCN must not pace CNPs (its presets space them 4 us apart).
+        // twin's DCQCN must not pace CNPs. The `hpcc_study` preset agrees; the twin still writes
+        // it, so that a base's `cnp_interval` cannot change it.
         let c = Ns3Config::parse("CC_MODE 1\nRP_TIMER 300\nRATE_AI 20Mb/s\nRATE_HAI 200Mb/s\n", "c").unwrap();
         let (mut cc, _, _) = c.cc(&mut |_: &str, _: String| {}).unwrap();
         assert_eq!(cc.remove("preset").and_then(|v| v.as_str().map(String::from)).as_deref(), Some("hpcc_study"));
         cc.remove("algorithm");
         let preset = crate::cc::DcqcnConfig::preset("hpcc_study").unwrap();
-        assert_ne!(preset.cnp_interval, SimTime::ZERO, "the preset paces CNPs: the twin must say otherwise");
+        assert_eq!(preset.cnp_interval, SimTime::ZERO);
+        assert_eq!(cc.get("cnp_interval").map(|v| v.to_string()).as_deref(), Some("\"0ps\""));
         let twin: crate::cc::DcqcnConfig = toml::Value::Table(cc).try_into().unwrap();
         assert_eq!(twin.cnp_interval, SimTime::ZERO);
         // The reaction point's other code constants are ns-3's, whatever a base would say.

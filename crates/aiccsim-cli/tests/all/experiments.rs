@@ -71,7 +71,11 @@ fn rocecc_incast_reports_its_claims_as_its_readme_says() {
     assert!(stdout.contains("1 of 9 checks failed"), "{stdout}");
     let failed = failed_claims(out.path());
     assert_eq!(failed.len(), 1, "{failed:?}");
-    assert!(failed[0].starts_with("TIMELY with its published parameters shows the paper's behaviour: a queue below DCQCN's"), "{failed:?}");
+    assert!(
+        failed[0]
+            .starts_with("TIMELY with its published parameters shows the paper's behaviour: a queue below DCQCN's"),
+        "{failed:?}"
+    );
     let table = std::fs::read_to_string(out.path().join("table.csv")).unwrap();
     for scheme in ["PFC only", "DCQCN", "DCTCP", "TIMELY", "TIMELY T_high=100us", "HPCC", "HPCC-PINT", "Swift"] {
         assert!(table.lines().any(|l| l.starts_with(&format!("{scheme},"))), "no row for {scheme}");

@@ -25,7 +25,7 @@ key that is a table of two quantities (a ``link``) is two arguments (``bandwidth
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, TypedDict, Union
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "custom",
     "dlb",
     "dumbbell",
+    "ecmp_ns3",
     "ecn",
     "event",
     "fat_tree",
@@ -459,7 +460,7 @@ def switch(
 ) -> Scenario:
     """``[switch]``: the shared buffer and the routing (``"ecmp"``, ``"spray"``,
     ``"round_robin"``, ``"adaptive"``, ``"adaptive_spray"``, ``"flowlet"``, ``"dlb"``,
-    ``"spray_threshold"``, ``"conga"``) of every switch, or a
+    ``"spray_threshold"``, ``"conga"``, ``"ecmp_ns3"``) of every switch, or a
     dict of them per tier (``{"leaf": "spray", "spine": "ecmp"}``, a ``RoutingTiers``);
     ``egress_alpha``, without PFC, the fraction of the free buffer one egress queue may hold;
     ``failure_detection``, how long after a link fails or comes back (``event(...)``) the
@@ -467,7 +468,8 @@ def switch(
     NACKs and CNPs (``"high"``, or ``"data"`` behind the data, as the HPCC ns-3 simulator does);
     ``flow_control``, the links' lossless mechanism (``"pfc"``, or InfiniBand-style ``"credit"``).
     ``pfc(...)``, ``credit(...)``, ``ecn(...)``, ``flowlet(...)``, ``dlb(...)``,
-    ``spray_threshold(...)``, ``conga(...)`` and ``trimming(...)`` set its sub-tables."""
+    ``spray_threshold(...)``, ``conga(...)``, ``ecmp_ns3(...)`` and ``trimming(...)`` set its
+    sub-tables."""
     return Scenario(
         switch=_table(
             buffer=buffer,
@@ -509,6 +511,29 @@ def spray_threshold(*, threshold: str | None = None) -> Scenario:
     """``[switch.spray_threshold]``: a flow keeps its ECMP next hop until that port's queue passes
     ``threshold``, then sprays to the least-loaded hop (``routing = "spray_threshold"``)."""
     return Scenario(switch={"spray_threshold": _table(threshold=threshold)})
+
+
+def ecmp_ns3(
+    *,
+    host_ids: Sequence[int] | None = None,
+    switch_ids: Sequence[int] | None = None,
+    dport: int | None = None,
+    seed_offset: int | None = None,
+) -> Scenario:
+    """``[switch.ecmp_ns3]``: what the HPCC ns-3 simulator's ECMP hash reads, for switches whose
+    ``routing`` is ``"ecmp_ns3"``: each host's and switch's ns-3 node id (``host_ids``,
+    ``switch_ids``; absent, hosts first), every flow's destination port ``dport``, and
+    ``seed_offset`` added to every switch's seed (0 is ns-3's)."""
+    return Scenario(
+        switch={
+            "ecmp_ns3": _table(
+                host_ids=None if host_ids is None else list(host_ids),
+                switch_ids=None if switch_ids is None else list(switch_ids),
+                dport=dport,
+                seed_offset=seed_offset,
+            )
+        }
+    )
 
 
 def trimming(*, enabled: bool | None = None, threshold: str | None = None, header: str | None = None) -> Scenario:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -19,7 +20,8 @@ import aiccsim
 
 from conftest import REPO, python_m_aiccsim, without_performance
 
-INCAST16 = (REPO / "benches" / "s1_incast16_dcqcn.toml").read_text()
+# S1 without its DCQCN-only key (`cnp_interval`, which pins the benchmark's DCQCN).
+INCAST16 = re.sub(r"(?m)^cnp_interval = .*\n", "", (REPO / "benches" / "s1_incast16_dcqcn.toml").read_text())
 DCTCP_BUILTIN = INCAST16.replace('algorithm = "dcqcn"', 'algorithm = "dctcp"')
 DCTCP_PYTHON = INCAST16.replace(
     'algorithm = "dcqcn"', f'algorithm = "python"\nclass = "dctcp:Dctcp"\npath = "{REPO / "examples"}"'

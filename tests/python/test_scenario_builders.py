@@ -65,13 +65,13 @@ def s1() -> Scenario:
     return (
         star(hosts=17, **LINK)
         | switch(buffer="32MB")
-        | cc("dcqcn")
+        | cc("dcqcn", cnp_interval="4us")
         | incast(senders=range(1, 17), receiver=0, size="10MB")
     )
 
 
 def s2() -> Scenario:
-    return star(hosts=8, **LINK) | cc("dcqcn") | all_to_all(size="1MB")
+    return star(hosts=8, **LINK) | cc("dcqcn", cnp_interval="4us") | all_to_all(size="1MB")
 
 
 def pfc_deadlock() -> Scenario:

@@ -26,6 +26,7 @@ from aiccsim.scenario import (
     custom,
     dlb,
     dumbbell,
+    ecmp_ns3,
     ecn,
     event,
     fat_tree,
@@ -928,6 +929,36 @@ def adaptive_fat_tree() -> Scenario:
     )
 
 
+# The HPCC ns-3 simulator's ECMP with every setting given: its node ids (the switch first, as an
+# ns-3 topology file may number it), another destination port, another draw of the seeds.
+ECMP_NS3_STAR = """
+[topology]
+kind = "star"
+hosts = 3
+link = { bandwidth = "100Gbps", delay = "1us" }
+[switch]
+routing = "ecmp_ns3"
+ecmp_ns3 = { host_ids = [1, 2, 3], switch_ids = [0], dport = 200, seed_offset = 1000 }
+[cc]
+algorithm = "none"
+[workload]
+kind = "incast"
+senders = [1, 2]
+receiver = 0
+size = "64KB"
+"""
+
+
+def ecmp_ns3_star() -> Scenario:
+    return (
+        star(hosts=3, **LINK)
+        | switch(routing="ecmp_ns3")
+        | ecmp_ns3(host_ids=[1, 2, 3], switch_ids=[0], dport=200, seed_offset=1000)
+        | cc("none")
+        | incast(senders=[1, 2], receiver=0, size="64KB")
+    )
+
+
 # Fabric links of their own on a Clos and a leaf-spine of GPU servers; three jobs placed at
 # random, by hand and packed, running the collectives with every key.
 FABRIC_JOBS = """
@@ -1120,6 +1151,7 @@ EQUIVALENTS: list[tuple[str | Path, Callable[[], Scenario]]] = [
     (FLOWS_STOP_AND_CONNECTION, flows_stop_and_connection),
     (FLOWLET_FAT_TREE, flowlet_fat_tree),
     (ADAPTIVE_FAT_TREE, adaptive_fat_tree),
+    (ECMP_NS3_STAR, ecmp_ns3_star),
     (FABRIC_JOBS, fabric_jobs),
     (RAIL_FABRIC, rail_fabric),
     (LEAF_SPINE_NVLINK, leaf_spine_nvlink),

@@ -177,3 +177,30 @@ fn a_skip_longer_than_the_stall_timeout_is_not_a_stall() {
     assert!(skipped_ns(&r) > 100e6, "{}", skipped_ns(&r));
     assert_eq!(r.summary.stop_reason, aiccsim::StopReason::Completed);
 }
+
+/// A connection whose message ends (its sender holds the last ACK) in the very instant its next
+/// one starts (`after_acked`), with a check before and after: the connection left and came
+/// back between two groupings, its counters started again from nothing, and the group of it
+/// alone looked unchanged. Judged against snapshots from before (which subtracted a larger
+/// count from a smaller: an overflow, found by barre-fairness and rocecc-single-switch run
+/// with fast-forward), it must instead be judged afresh: every byte delivered, each message
+/// within the targets of its packet-by-packet run, and both still skipped.
+#[test]
+fn a_connection_that_leaves_and_comes_back_between_two_checks_is_judged_afresh() {
+    let toml = common::star(
+        2,
+        "pfc_only",
+        r#"kind = "flows"
+flows = [
+  { src = 1, dst = 0, size = "20MB", connection = 0 },
+  { src = 1, dst = 0, size = "20MB", connection = 0, after_acked = [0] },
+]"#,
+    );
+    let full = common::run(&toml);
+    let fast = common::run(&with_ff(&toml, "true"));
+    assert_close(&full, &fast, 0.01);
+    let skips = &fast.summary.fast_forward.as_ref().unwrap().skips;
+    let second_start = fast.flows[1].start.as_ns_f64();
+    assert!(skips.iter().any(|s| s.from.as_ns_f64() < second_start), "{skips:?}");
+    assert!(skips.iter().any(|s| s.from.as_ns_f64() > second_start), "{skips:?}");
+}

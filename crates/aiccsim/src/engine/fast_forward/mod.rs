@@ -289,6 +289,10 @@ impl Simulation {
         let running = |f: &crate::engine::nic::qp::Flow| f.started && f.sender_done.is_none();
         let gone: Vec<u32> = ff.running.keys().copied().filter(|&f| !running(&self.nic.flows[f as usize])).collect();
         let mut changed = false;
+        // Connections whose counters and history start again from nothing: one that comes
+        // back in this same grouping (its next message started before the check) leaves its
+        // group looking unchanged, and must not be judged against snapshots from before.
+        let mut restarted = std::collections::BTreeSet::new();
         for f in gone {
             let c = ff.running.remove(&f).expect("running");
             ff.done[c as usize].add(Totals::of(&self.nic.flows[f as usize]));
@@ -298,6 +302,7 @@ impl Simulation {
                 ff.conns.remove(&c);
                 ff.done[c as usize] = Totals::default();
                 ff.history.forget(c);
+                restarted.insert(c);
                 changed = true;
             }
         }
@@ -328,7 +333,7 @@ impl Simulation {
             .into_iter()
             .map(|g| {
                 let at = match old.get(&g.key) {
-                    Some((was, at)) if was.conns == g.conns => *at,
+                    Some((was, at)) if was.conns == g.conns && !g.conns.iter().any(|c| restarted.contains(c)) => *at,
                     _ => {
                         ff.skipped_since_formed.remove(&g.key);
                         checks

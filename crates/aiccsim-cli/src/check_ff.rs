@@ -1,6 +1,6 @@
 //! `aiccsim check-fast-forward`: a scenario, or every run of an experiment, simulated both ways
 //! (packet by packet, and with fast-forward), and the error fast-forward made: completion time,
-//! FCT mean, p99 and max, iteration time, PAUSE, CNP and ECN counts, the experiment's verdicts,
+//! FCT mean, p50, p99 and max, iteration time, PAUSE, CNP and ECN counts, the experiment's verdicts,
 //! and the speed-up. The table is printed and written to `errors.csv`.
 
 use crate::{reproduce, run_control, CliError};
@@ -10,9 +10,10 @@ use std::time::Duration;
 
 /// The figures compared, as `summary.json` has them: a name, the path to the value, and the
 /// unit it is divided by (ns to us).
-const FIGURES: [(&str, &[&str], f64); 8] = [
+const FIGURES: [(&str, &[&str], f64); 9] = [
     ("completion_us", &["completion_time_ns"], 1e3),
     ("mean_fct_us", &["fct_ns", "mean"], 1e3),
+    ("p50_fct_us", &["fct_ns", "p50"], 1e3),
     ("p99_fct_us", &["fct_ns", "p99"], 1e3),
     ("max_fct_us", &["fct_ns", "max"], 1e3),
     ("mean_iteration_us", &["iterations", "mean_duration_ns"], 1e3),

@@ -22,12 +22,104 @@ fn reproduce_expecting(id: &str, experiments: &Path, out: &Path, code: i32) -> S
     let stdout = String::from_utf8_lossy(&o.stdout).to_string();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(code), "{id}: {stderr}\n{stdout}");
-    for f in ["table.csv", "checks.csv"] {
-        assert!(out.join(f).is_file(), "{id}: {f} missing");
-    }
+    assert!(out.join("table.csv").is_file(), "{id}: table.csv missing");
+    assert_eq!(out.join("checks.csv").is_file(), has_claims(experiments, id), "{id}: checks.csv for its claims");
     assert_no_spurious_timeouts(out);
+    assert_fast_forward_agrees(id, experiments, out);
     // The verdicts are on stdout; a failed claim's count ends the run on stderr.
     stdout + &stderr
+}
+
+/// Whether experiment `id` states claims (`[[check]]`), which `reproduce` writes to checks.csv.
+fn has_claims(experiments: &Path, id: &str) -> bool {
+    std::fs::read_to_string(experiments.join(id).join("experiment.toml")).unwrap().contains("[[check]]")
+}
+
+/// Issue 33's targets for fast-forward's error: completion and iteration times within 1%, FCT
+/// p50 and p99 within 2% (`summary.json`'s paths and the bound in percent).
+const FAST_FORWARD_TARGETS: [(&[&str], f64); 4] = [
+    (&["completion_time_ns"], 1.0),
+    (&["iterations", "mean_duration_ns"], 1.0),
+    (&["fct_ns", "p50"], 2.0),
+    (&["fct_ns", "p99"], 2.0),
+];
+
+/// Runs whose FCT p50 with fast-forward misses issue 33's 2% (measured in session 22,
+/// BENCHMARKS.md), each held to its measured error so that a larger one fails. Both are a skip of
+/// flows still converging on a shared port: the skip freezes their shares, and after the thaw
+/// they converge that much later (pc4-longshort's 5 MB flow ends 17 us early, -2.2%; pc4-incast's
+/// median flow of 8, -3.0%).
+const KNOWN_P50_MISSES: [(&str, f64); 2] = [("pc4-longshort/pc4", 2.3), ("pc4-incast/pc4_n_8", 3.1)];
+
+/// Claims whose verdict fast-forward changes (session 22, BENCHMARKS.md): barre-fairness's Jain
+/// index is computed from the throughput timeline's samples, and a frozen group has none, so
+/// with fast-forward it is the index of the transients after each change alone (0.947 against
+/// 0.970 packet by packet). Each must still flip, so that a fix shows.
+const KNOWN_VERDICT_FLIPS: [(&str, &str); 1] =
+    [("barre-fairness", "Barre: Jain's index >= 0.95 from 1 ms after each change")];
+
+/// Experiment `id`, whose packet-level output is in `out`, again with `--fast-forward` (into
+/// `out/fast-forward`): the same verdict for every claim (but `KNOWN_VERDICT_FLIPS`), and every run
+/// within `FAST_FORWARD_TARGETS` of its packet-level self. Every experiment's test checks it,
+/// at the scale the test runs it (issue 33: each experiment in both modes). A run whose fabric
+/// fast-forward does not run on (spraying, credit links) must come out the same.
+fn assert_fast_forward_agrees(id: &str, experiments: &Path, out: &Path) {
+    let ff = out.join("fast-forward");
+    let args = ["reproduce", id, "--fast-forward", "--experiments", experiments.to_str().unwrap(), "--out"];
+    let o = aiccsim(&[&args[..], &[ff.to_str().unwrap()]].concat());
+    // (Its exit code follows its verdicts, compared below: 0, or 3 when a claim fails.)
+    assert!(matches!(o.status.code(), Some(0 | 3)), "{id} with fast-forward: {}", String::from_utf8_lossy(&o.stderr));
+    let verdicts = |dir: &Path| -> Vec<(String, String)> {
+        let Ok(mut checks) = csv::Reader::from_path(dir.join("checks.csv")) else { return Vec::new() };
+        checks.records().map(Result::unwrap).map(|r| (r[0].to_string(), r[1].to_string())).collect()
+    };
+    let (mut full_verdicts, mut ff_verdicts) = (verdicts(out), verdicts(&ff));
+    for (run, claim) in KNOWN_VERDICT_FLIPS.iter().filter(|(run, _)| *run == id) {
+        let flipped = |v: &[(String, String)]| v.iter().find(|(c, _)| c == claim).map(|(_, holds)| holds.clone());
+        assert_ne!(
+            flipped(&full_verdicts),
+            flipped(&ff_verdicts),
+            "{run}: {claim:?} no longer flips: take it off the list"
+        );
+        full_verdicts.retain(|(c, _)| c != claim);
+        ff_verdicts.retain(|(c, _)| c != claim);
+    }
+    assert_eq!(full_verdicts, ff_verdicts, "{id}: the claims' verdicts with fast-forward");
+    let summary = |dir: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+    };
+    let mut runs = 0;
+    for entry in std::fs::read_dir(out).unwrap() {
+        let run = entry.unwrap().path();
+        if !run.join("summary.json").is_file() {
+            continue;
+        }
+        runs += 1;
+        let name = run.file_name().unwrap();
+        let (full, fast) = (summary(&run), summary(&ff.join(name)));
+        let known = KNOWN_P50_MISSES.iter().find(|(run, _)| *run == format!("{id}/{}", name.to_string_lossy()));
+        for (path, target) in FAST_FORWARD_TARGETS {
+            let bound = match known {
+                Some(&(_, measured)) if path == ["fct_ns", "p50"] => measured,
+                _ => target,
+            };
+            let at = |s: &serde_json::Value| path.iter().try_fold(s, |v, k| v.get(k)).and_then(|v| v.as_f64());
+            let (Some(a), Some(b)) = (at(&full), at(&fast)) else {
+                assert_eq!(at(&full).is_some(), at(&fast).is_some(), "{id}/{name:?}: {path:?} in one mode only");
+                continue;
+            };
+            let error = match (a, b) {
+                (0.0, 0.0) => 0.0,
+                (0.0, _) => 100.0,
+                _ => (b - a) / a * 100.0,
+            };
+            assert!(
+                error.abs() <= bound,
+                "{id}/{name:?}: {path:?} {a} packet by packet, {b} with fast-forward ({error:+.3}%)"
+            );
+        }
+    }
+    assert!(runs > 0, "{id}: no run compared");
 }
 
 /// The claims of `checks.csv` in an experiment's output `out` that failed, in order.
@@ -302,6 +394,7 @@ fn reproduce_small(
     ]);
     assert!(matches!(o.status.code(), Some(0 | 3)), "{}", String::from_utf8_lossy(&o.stderr));
     assert_no_spurious_timeouts(&out);
+    assert_fast_forward_agrees(&small_id, root.path(), &out);
     let mut table = csv::Reader::from_path(out.join("table.csv")).unwrap();
     let header = table.headers().unwrap().clone();
     let rows = table.records().map(Result::unwrap).collect();
@@ -480,15 +573,17 @@ fn mcc_spray_partial_meets_what_its_readme_reports() {
     assert!(summary["credit"]["stalls"].as_u64().unwrap() > 0, "{summary}");
 }
 
-/// barre-dcqcn-tuning at a small scale (its 3 runs take about 3 minutes; the figures are in the
-/// experiment's README): 16 MB all-reduces on 16 GPUs (2 racks of 2 servers of 4, 4 spines).
-/// Every run finishes, and the lossless reference never pauses.
+/// barre-dcqcn-tuning at a small scale (its 6 runs take about 20 minutes; the figures are in the
+/// experiment's README): 16 MB all-reduces on 16 GPUs (2 racks of 2 servers of 4, 4 spines)
+/// and, for the talk's 1024-GPU scenario (fluid NVLink), on 32 (4 racks). Every run finishes,
+/// and the lossless reference never pauses.
 #[test]
 fn barre_dcqcn_tuning_runs_at_a_small_scale() {
-    let (_root, out, header, rows) =
-        reproduce_small("barre-dcqcn-tuning", |text| text.replace("size = \"256MB\"", "size = \"16MB\""));
+    let (_root, out, header, rows) = reproduce_small("barre-dcqcn-tuning", |text| {
+        text.replace("size = \"256MB\"", "size = \"16MB\"").replace("racks = 64", "racks = 4")
+    });
     let col = |name: &str| header.iter().position(|h| h == name).unwrap();
-    assert_eq!(rows.len(), 3);
+    assert_eq!(rows.len(), 6);
     assert!(rows.iter().all(|r| r[col("flows")] == r[col("finished")]), "every run finishes");
     let checks = std::fs::read_to_string(out.join("checks.csv")).unwrap();
     assert!(checks.contains("\"The lossless reference never pauses\",true"), "{checks}");
@@ -580,4 +675,59 @@ fn uec_vs_roce_runs_at_a_small_scale() {
             assert_eq!(count("trims"), 0, "{}: nothing trims with PFC", &r[0]);
         }
     }
+}
+
+/// incast as shipped (the demo's headline; two runs, about a second): every flow of both runs
+/// finishes, DCQCN's receiver sends CNPs and PFC only's none, and DCQCN pauses less than PFC
+/// only (its README's table); and with fast-forward the same.
+#[test]
+fn incast_runs_as_its_readme_says() {
+    let out = tempfile::tempdir().unwrap();
+    reproduce("incast", &experiments(), out.path());
+    let summary = |run: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(out.path().join(run).join("summary.json")).unwrap()).unwrap()
+    };
+    let (pfc, dcqcn) = (summary("pfc_only"), summary("dcqcn"));
+    for s in [&pfc, &dcqcn] {
+        assert_eq!(s["flows"], s["flows_finished"], "{s}");
+    }
+    assert_eq!(pfc["cnps"], 0);
+    assert!(dcqcn["cnps"].as_u64().unwrap() > 0);
+    assert!(dcqcn["pause_frames"].as_u64().unwrap() < pfc["pause_frames"].as_u64().unwrap());
+}
+
+/// pc4-clock-noise as shipped (14 runs, a few seconds): the paper's PC4 holds 2 of its 3
+/// claims and aiccsim's reading 1 of 3, as its README reports.
+#[test]
+fn pc4_clock_noise_reports_its_claims_as_its_readme_says() {
+    let out = tempfile::tempdir().unwrap();
+    let stdout = reproduce_expecting("pc4-clock-noise", &experiments(), out.path(), 3);
+    assert!(stdout.contains("3 of 6 checks failed"), "{stdout}");
+    let failed = failed_claims(out.path());
+    assert!(failed[0].starts_with("Noise up to 400 ns changes completion by under 2%"), "{failed:?}");
+    assert!(failed[1..].iter().all(|c| c.starts_with("ours: 1 us of noise")), "{failed:?}");
+}
+
+/// pc4-alltoall at a fiftieth of its size (its 6 runs take about 5 minutes; the figures are in
+/// the experiment's README): 1 MB per flow. Every flow of every run finishes, without a drop.
+#[test]
+fn pc4_alltoall_runs_at_a_small_scale() {
+    let (_root, _out, header, rows) =
+        reproduce_small("pc4-alltoall", |text| text.replace("size = \"50MB\"", "size = \"1MB\""));
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    assert_eq!(rows.len(), 6);
+    assert!(rows.iter().all(|r| r[col("flows")] == r[col("finished")]), "every run finishes");
+}
+
+/// pc4-incast5000 at a twenty-fifth of its flows (its 13 runs take about 90 s; the figures are
+/// in the experiment's README): 50 senders with 4 flows of 100 KB each instead of 100 of 1 MB.
+/// Every flow of every run finishes, without a drop.
+#[test]
+fn pc4_incast5000_runs_at_a_small_scale() {
+    let (_root, _out, header, rows) = reproduce_small("pc4-incast5000", |text| {
+        text.replace("flows_per_sender = 100", "flows_per_sender = 4").replace("size = \"1MB\"", "size = \"100KB\"")
+    });
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    assert_eq!(rows.len(), 13);
+    assert!(rows.iter().all(|r| r[col("flows")] == r[col("finished")]), "every run finishes");
 }

@@ -18,12 +18,13 @@
 //! acknowledged by the rules of an in-order one (lines 2703-2707 hold it, 2714 decides: it
 //! counts towards `ack_every`; with `ack_request`, AR, a mark or the flow's first arrival send an
 //! ACK at once), and a filled hole brings an ACK at once only if it empties the bitmap after a
-//! packet with AR came (the reference's `_ack_request`, lines 2676-2681 and 2699-2702). Every ACK sent while packets are held names them all: it carries
-//! a copy of the receiver's bitmap, kept in a pool here since a packet has no room for it. (The
-//! reference's ACK carries 64 bits around the packet that triggered it, and its sender counts
-//! the bytes in flight from the received-bytes total the ACK also carries, which covers every
-//! packet held: the whole bitmap gives this sender the same count. Without it the window would
-//! stay shut on packets the receiver holds; an incast with trimming ran 10% slower with 64 bits.)
+//! packet with AR came (the reference's `_ack_request`, lines 2676-2681 and 2699-2702). Every
+//! ACK sent while packets are held names them all: it carries a copy of the receiver's bitmap,
+//! kept in a pool here since a packet has no room for it. (The reference's ACK carries 64 bits
+//! around the packet that triggered it, and its sender counts the bytes in flight from the
+//! received-bytes total the ACK also carries, which covers every packet held: the whole bitmap
+//! gives this sender the same count. Without it the window would stay shut on packets the
+//! receiver holds; an incast with trimming ran 10% slower with 64 bits.)
 //!
 //! Sender. It keeps a scoreboard of the same length past `snd_una`: the packets acknowledged
 //! selectively and those declared lost (by a NACK, or all that are not acknowledged when the

@@ -78,6 +78,10 @@ ack_every = 4
 # when the window is full after the packet or it is the last; sendRtxPacket on every resend),
 # an ECN-marked packet, a flow's first packet, a duplicate.
 ack_request = true
+# UecSink::processData (uec.cpp:2703-2714) acknowledges a packet after a gap by the same rules
+# as one in order: it counts towards the 16384 B, and each ACK carries a 64-packet SACK bitmap;
+# the packet that empties the out-of-order set after an AR is acknowledged at once too.
+ack_out_of_order = "coalesced"  # NEW (branch uecmix)
 # main_uec.cpp: min RTO = 15 us + queuesize x 6 x 8 / rate; the peer never backs it off.
 rto = "{ns(RTO_PS)}"
 # The peer's UEC transport: selective ACKs (64-bit SACK bitmap) and a NACK per trimmed packet.

@@ -369,6 +369,17 @@ pub fn estimate(s: &Scenario) -> Estimate {
             what: "selective recovery's bitmaps".into(),
             bytes: work.flows.saturating_mul(per_slot + size_of::<u32>() as u128),
         });
+        if s.nic.ack_out_of_order == crate::config::AckOutOfOrder::Coalesced {
+            // Each ACK sent while packets are held carries a copy of the receiver's bitmap until
+            // it arrives: one per `ack_every` of the packets the buffers and wires can hold.
+            let in_network = fabric.switches as u128 * (s.switch.buffer.0 as u128 / packet + 1)
+                + ports * (fabric.max_bdp_bytes as u128 / packet + 1);
+            memory.push(Part {
+                key: "nic.ack_out_of_order",
+                what: "the bitmaps coalesced ACKs carry".into(),
+                bytes: in_network / u128::from(s.nic.ack_every.max(1)) * u128::from(s.nic.sack_bitmap / 8),
+            });
+        }
     }
     let per_connection = crate::engine::nic::entropy::Entropies::bytes_per_connection(&s.nic) as u128;
     if per_connection > 0 {

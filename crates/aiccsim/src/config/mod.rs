@@ -24,8 +24,8 @@ pub use credit::{CreditConfig, FlowControl};
 pub use events::{LinkAction, LinkEvent};
 pub use fast_forward::FastForward;
 pub use nic::{
-    Connections, LoadBalancing, NicConfig, Recovery, RepsConfig, DEFAULT_ENTROPIES, DEFAULT_RTO, MAX_RTO_BACKOFF,
-    MAX_SACK_BITMAP,
+    AckOutOfOrder, Connections, LoadBalancing, NicConfig, Recovery, RepsConfig, DEFAULT_ENTROPIES, DEFAULT_RTO,
+    MAX_RTO_BACKOFF, MAX_SACK_BITMAP,
 };
 pub use output::{OutputConfig, TraceConfig};
 pub use switch::{

@@ -36,6 +36,11 @@ pub struct NicConfig {
     /// Left out of a resolved scenario when off, so that runs without it read as before.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ack_request: bool,
+    /// Selective recovery: when the receiver acknowledges a packet that arrived after a gap
+    /// (`engine/nic/selective.rs`). Left out of a resolved scenario when `at_once`, so that runs
+    /// without it read as before.
+    #[serde(default, skip_serializing_if = "AckOutOfOrder::is_at_once")]
+    pub ack_out_of_order: AckOutOfOrder,
     /// Retransmission timeout: with no ACK progress for this long the sender goes back to the
     /// first unacknowledged byte. Doubles on each consecutive timeout (up to 64x).
     #[serde(default = "default_rto")]
@@ -189,6 +194,26 @@ pub enum Recovery {
     Selective,
 }
 
+/// When a selective receiver acknowledges a packet that arrived after a gap.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AckOutOfOrder {
+    /// At once, the ACK naming that packet (a SACK block of one), as IRN's receiver does.
+    #[default]
+    AtOnce,
+    /// As an in-order packet: it counts towards `ack_every` and is acknowledged at once only by
+    /// `ack_request`'s rules; every ACK sent while packets are held names them all in a bitmap
+    /// (the UEC reference, uet-htsim `UecSink::processData`, whose ACKs carry a 64-packet SACK
+    /// bitmap).
+    Coalesced,
+}
+
+impl AckOutOfOrder {
+    pub fn is_at_once(&self) -> bool {
+        *self == AckOutOfOrder::AtOnce
+    }
+}
+
 /// The largest `sack_bitmap`: a SACK or NACK block gives its offset from the cumulative
 /// acknowledgement in 16 bits.
 pub const MAX_SACK_BITMAP: u32 = 32_768;
@@ -255,6 +280,7 @@ impl Default for NicConfig {
             pause_size: default_pause(),
             ack_every: default_ack_every(),
             ack_request: false,
+            ack_out_of_order: AckOutOfOrder::default(),
             rto: default_rto(),
             nack_interval: default_nack_interval(),
             data_priority: default_data_priority(),

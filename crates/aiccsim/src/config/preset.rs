@@ -20,8 +20,10 @@ pub struct Preset {
 /// bandwidth-delay product of it, as the reference's per-port data queue; ECN marks from 0.2 to
 /// 0.8 of it, scaled to each port's speed, on dequeue, as the reference's RED does. The
 /// receiver ACKs every 16384 B (`UecSink::_bytes_unacked_threshold`: 4 packets) and at once on
-/// the reference's AR rules (`ack_request`), and the sender times out after 90.4 us of no
-/// progress (`main_uec.cpp`: 15 us + the data queue's 628160 B x 6 x 8 / 400 Gbps). The timeout
+/// the reference's AR rules (`ack_request`); a packet after a gap is acknowledged by the same
+/// rules, each ACK naming every packet held (`ack_out_of_order`: `UecSink::processData` has no
+/// ACK of its own for it), and the sender times out after 90.4 us of no progress
+/// (`main_uec.cpp`: 15 us + the data queue's 628160 B x 6 x 8 / 400 Gbps). The timeout
 /// is what ends a stall coalescing makes: an ACK that shrinks the window below the packets out,
 /// none of which asked for an ACK, leaves them waiting for it (with the NIC's 67 ms default, a
 /// k = 8 all-to-all with a slow link took 67 ms instead of 0.46). On a lossless fabric the same
@@ -38,6 +40,7 @@ header = "64B"
 ack_size = "64B"
 ack_every = 4
 ack_request = true
+ack_out_of_order = "coalesced"
 rto = "90379.2ns"
 recovery = "selective"
 load_balancing = "reps"

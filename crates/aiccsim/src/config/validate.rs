@@ -116,6 +116,12 @@ fn nic(s: &Scenario) -> Check {
             ),
         );
     }
+    if nic.ack_out_of_order == super::AckOutOfOrder::Coalesced && nic.recovery != super::Recovery::Selective {
+        return fail(
+            "nic.ack_out_of_order",
+            "\"coalesced\" needs nic.recovery = \"selective\": a go-back-N receiver keeps no packet after a gap to acknowledge",
+        );
+    }
     super::nic::check_load_balancing(nic)?;
     if nic.data_priority > 6 {
         return fail(

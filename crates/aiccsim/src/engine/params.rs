@@ -1,7 +1,9 @@
 //! The run's parameters that the hot path reads, derived once from the scenario.
 
 use crate::cc::Telemetry;
-use crate::config::{ControlPriority, FlowControl, FlowletPick, LoadBalancing, MarkPoint, Recovery, Routing, Scenario};
+use crate::config::{
+    AckOutOfOrder, ControlPriority, FlowControl, FlowletPick, LoadBalancing, MarkPoint, Recovery, Routing, Scenario,
+};
 use crate::time::SimTime;
 
 /// Derived per-run parameters the hot path reads.
@@ -20,6 +22,9 @@ pub(crate) struct Params {
     pub ack_every: u32,
     /// Ultra Ethernet's AR flag and immediate ACKs (`nic.ack_request`).
     pub ack_request: bool,
+    /// Selective recovery: a packet after a gap is acknowledged as an in-order one is, and ACKs
+    /// name the packets held in a bitmap (`nic.ack_out_of_order = "coalesced"`).
+    pub sack_coalesced: bool,
     pub rto: SimTime,
     pub nack_interval: SimTime,
     pub data_priority: u8,
@@ -90,6 +95,7 @@ impl Params {
             pause_size: nic.pause_size.0 as u32,
             ack_every: nic.ack_every,
             ack_request: nic.ack_request,
+            sack_coalesced: nic.ack_out_of_order == AckOutOfOrder::Coalesced,
             rto: nic.rto,
             nack_interval: nic.nack_interval,
             data_priority: nic.data_priority,

@@ -53,6 +53,7 @@ mod nic_go_back_n;
 mod nic_host;
 mod nic_probe;
 mod nic_recovery;
+mod nic_sack_coalesced;
 mod nic_selective;
 mod nvlink_fluid;
 mod preset;

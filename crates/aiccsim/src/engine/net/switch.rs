@@ -124,6 +124,7 @@ impl Simulation {
             }
             let dropped = self.net.packets.take(id);
             self.net.int_pool.release(dropped.int);
+            self.nic.sack.forget_ack_map(&dropped);
             return;
         }
         if ecn && !self.params.ecn_at_dequeue && kind == PacketKind::Data {
@@ -171,6 +172,7 @@ impl Simulation {
         }
         let dropped = self.net.packets.take(id);
         self.net.int_pool.release(dropped.int);
+        self.nic.sack.forget_ack_map(&dropped);
     }
 
     /// Charges a packet of `size` bytes and `kind` from `in_port` at `prio`, bound for egress

@@ -77,7 +77,12 @@ impl Simulation {
                 flow.finish = Some(now);
             }
             if complete || at_once || flow.acks_pending >= ack_every {
-                ack = Some(Reply { seq: flow.rcv_nxt, ecn: flow.ecn_pending, block: NO_BLOCK });
+                ack = Some(Reply {
+                    seq: flow.rcv_nxt,
+                    ecn: flow.ecn_pending,
+                    block: NO_BLOCK,
+                    sack: super::selective::NO_SACK,
+                });
                 flow.acks_pending = 0;
                 flow.ecn_pending = false;
             }
@@ -90,7 +95,7 @@ impl Simulation {
             let last = pkt.seq + payload >= flow.size;
             if flow.acks_pending >= ack_every || last || credit || self.params.ack_request {
                 flow.acks_pending = 0;
-                ack = Some(Reply { seq: flow.rcv_nxt, ecn: false, block: NO_BLOCK });
+                ack = Some(Reply { seq: flow.rcv_nxt, ecn: false, block: NO_BLOCK, sack: super::selective::NO_SACK });
             }
         }
         (ack, newly_complete)

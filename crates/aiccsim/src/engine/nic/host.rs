@@ -22,11 +22,14 @@ pub(super) type Block = (u16, u16);
 pub(super) const NO_BLOCK: Block = (0, 0);
 
 /// The ACK a data packet triggers: the cumulative bytes received in order, the ECN echo, and
-/// (selective recovery) the block it acknowledges out of order.
+/// (selective recovery) the block it acknowledges out of order, or (coalesced SACKs,
+/// `nic.ack_out_of_order`) the index of a copy of the receiver's bitmap of the packets it holds
+/// (`NO_SACK`: none).
 pub(super) struct Reply {
     pub seq: u64,
     pub ecn: bool,
     pub block: Block,
+    pub sack: u32,
 }
 
 /// The queue pairs as the scheduler reads them: pacer times, windows, connections.
@@ -293,7 +296,11 @@ impl Simulation {
                 // The ACK echoes the packet's timestamp and telemetry (its INT slot moves over).
                 let mut about = *pkt;
                 about.ecn = reply.ecn;
-                self.send_control_block(p, PacketKind::Ack, &about, reply.seq, reply.block);
+                if reply.sack != super::selective::NO_SACK {
+                    self.send_sack_bitmap(p, &about, reply.seq, reply.sack);
+                } else {
+                    self.send_control_block(p, PacketKind::Ack, &about, reply.seq, reply.block);
+                }
             }
             None => self.net.int_pool.release(pkt.int),
         }
@@ -310,6 +317,14 @@ impl Simulation {
     /// out of line, its idle-port test mispredicted more and S1 ran 4% longer.)
     #[inline(always)]
     pub(super) fn send_control_block(&mut self, p: u32, kind: PacketKind, about: &Packet, seq: u64, block: Block) {
+        let c = self.control_packet(kind, about, seq, block);
+        self.put_control(p, c);
+    }
+
+    /// The ACK, NACK or CNP for data packet `about` that [`Simulation::send_control_block`]
+    /// sends.
+    #[inline(always)]
+    pub(super) fn control_packet(&self, kind: PacketKind, about: &Packet, seq: u64, block: Block) -> Packet {
         let size = match kind {
             PacketKind::Cnp => self.params.cnp_size,
             PacketKind::Nack => self.params.nack_size,
@@ -331,7 +346,7 @@ impl Simulation {
             c.ecn = about.kind == PacketKind::Trimmed;
             c.flag = c.ecn && about.flag; // trimmed at the last hop
         }
-        self.put_control(p, c);
+        c
     }
 
     /// Control packet `c` leaves host port `p`: if the NIC is idle and no other control packet

@@ -414,6 +414,7 @@ impl Simulation {
         let flow = &mut self.nic.flows[f as usize];
         if flow.sender_done.is_some() {
             self.net.int_pool.release(pkt.int);
+            self.nic.sack.forget_ack_map(pkt); // a coalesced SACK's bitmap, if it carries one
             return;
         }
         let before = flow.in_flight();

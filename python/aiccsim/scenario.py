@@ -640,6 +640,7 @@ def nic(
     pause_size: str | None = None,
     ack_every: int | None = None,
     ack_request: bool | None = None,
+    ack_out_of_order: Literal["at_once", "coalesced"] | None = None,
     rto: str | None = None,
     nack_interval: str | None = None,
     data_priority: int | None = None,
@@ -660,7 +661,9 @@ def nic(
     ``"oblivious"`` or ``"reps"`` (a new one per packet, among ``entropies``; REPS reuses those
     acknowledged without an ECN mark). ``reps(...)`` sets its sub-table. ``ack_request`` adds
     Ultra Ethernet's immediate ACKs (AR flag, ECN mark, first packet, duplicate) to
-    ``ack_every``."""
+    ``ack_every``; ``ack_out_of_order`` is when a selective receiver acknowledges a packet
+    after a gap: ``"at_once"``, or ``"coalesced"`` (by the same rules as an in-order one, as
+    the UEC reference does)."""
     return Scenario(
         nic=_table(
             mtu=mtu,
@@ -670,6 +673,7 @@ def nic(
             pause_size=pause_size,
             ack_every=ack_every,
             ack_request=ack_request,
+            ack_out_of_order=ack_out_of_order,
             rto=rto,
             nack_interval=nack_interval,
             data_priority=data_priority,

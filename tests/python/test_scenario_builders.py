@@ -136,6 +136,7 @@ enabled = false
 [nic]
 ack_every = 4
 ack_request = true
+ack_out_of_order = "coalesced"
 recovery = "selective"
 reorder_window = 64
 [cc]
@@ -154,7 +155,7 @@ def leaf_spine_permutation() -> Scenario:
         | switch(buffer="12MiB", routing="spray")
         | pfc(xoff="256KB", xon_delta="8KB")
         | ecn(enabled=False)
-        | nic(ack_every=4, ack_request=True, recovery="selective", reorder_window=64)
+        | nic(ack_every=4, ack_request=True, ack_out_of_order="coalesced", recovery="selective", reorder_window=64)
         | cc("none")
         | permutation(hosts="all", size="500KB")
     )

@@ -77,6 +77,8 @@ def load(dir: str | os.PathLike[str], *, format: str | None = None) -> Result:
     files["training_collectives"] = _file(folder, "training_collectives", format) if training else None
     # Written when a generator made a collective (aiccsim versions that have it).
     files["collectives"] = _file(folder, "collectives", format)
+    # Written when fast-forward credited a flow for a span it skipped.
+    files["skips"] = _file(folder, "skips", format)
 
     def tables(name: str) -> pa.Table | None:
         path = files.get(name)

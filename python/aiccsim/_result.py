@@ -159,6 +159,12 @@ class Result:
         return self._pandas("jobs")
 
     @cached_property
+    def skips(self) -> pd.DataFrame | None:
+        """What fast-forward credited to each flow over each span it skipped (``skips.csv``):
+        None when nothing was skipped."""
+        return self._pandas("skips")
+
+    @cached_property
     def derived(self) -> Derived:
         """The figures of ``aiccsim reproduce``'s table that the summary does not hold, in the
         table's units (us, KB, Gbit/s, %), each None where the run cannot give it: see
@@ -181,12 +187,13 @@ class Result:
             columns(self._table("rates")),
             columns(self._table("queues")),
             columns(self._table("collectives")),
+            columns(self._table("skips")),
         )
 
     def write(self, dir: str | os.PathLike[str], format: str = "csv", *, wall_limit: float | None = None) -> Path:
         """Writes ``summary.json``, ``run.json`` and the tables into ``dir`` (created if needed):
         ``flows``, ``ports`` and, if recorded, ``queues``, ``rates``, ``pauses``, ``links``,
-        ``trace``, ``iterations``, ``steps``, ``training_collectives`` and ``jobs``; and
+        ``trace``, ``iterations``, ``steps``, ``training_collectives``, ``jobs`` and ``skips``; and
         ``scenario.toml``, the scenario's text as written,
         when the Result knows it (not for a scenario given as a dict).
 
@@ -333,6 +340,10 @@ class ArrowTables:
     def jobs(self) -> pa.Table | None:
         return self._result._table("jobs")
 
+    @property
+    def skips(self) -> pa.Table | None:
+        return self._result._table("skips")
+
 
 class PolarsTables:
     """``result.polars``: the tables as polars DataFrames (needs the ``polars`` package)."""
@@ -401,6 +412,10 @@ class PolarsTables:
     @cached_property
     def jobs(self) -> pl.DataFrame | None:
         return self._frame("jobs")
+
+    @cached_property
+    def skips(self) -> pl.DataFrame | None:
+        return self._frame("skips")
 
     def _frame(self, name: str) -> pl.DataFrame | None:
         if name not in self._frames:

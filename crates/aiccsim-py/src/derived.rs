@@ -11,6 +11,7 @@
 use crate::result::NativeResult;
 use aiccsim::config::LinkAction;
 use aiccsim::engine::net::failures::event_ports;
+use aiccsim::metrics::fast_forward::FlowSkip;
 use aiccsim::metrics::tables::EXPERIMENT;
 use aiccsim::metrics::{
     CollectiveRow, FlowRecord, PortRecord, PortStats, QueueSample, RateSample, RunView, SpeedChange,
@@ -38,6 +39,7 @@ struct Rebuilt {
     ports: Vec<PortRecord>,
     speed_changes: Vec<SpeedChange>,
     collectives: Vec<CollectiveRow>,
+    skips: Vec<FlowSkip>,
 }
 
 enum Source {
@@ -67,6 +69,7 @@ impl Derived {
                 ports: &r.ports,
                 speed_changes: &r.speed_changes,
                 collectives: &r.collectives,
+                skips: &r.skips,
             }),
         }
     }
@@ -86,10 +89,10 @@ impl Derived {
 
     /// The figures of results read back from a folder: its scenario (run.json's, a dict),
     /// summary.json's end times (ns) and its tables as columns (name -> list of values, as
-    /// pyarrow's `to_pydict` gives them; `rates`, `queues` and `collectives` None where the
-    /// run has none).
+    /// pyarrow's `to_pydict` gives them; `rates`, `queues`, `collectives` and `skips` None where
+    /// the run has none).
     #[staticmethod]
-    #[pyo3(signature = (scenario, simulated_ns, completion_ns, flows, ports, rates, queues, collectives))]
+    #[pyo3(signature = (scenario, simulated_ns, completion_ns, flows, ports, rates, queues, collectives, skips=None))]
     #[allow(clippy::too_many_arguments)]
     fn of_tables(
         py: Python<'_>,
@@ -101,6 +104,7 @@ impl Derived {
         rates: Option<&Bound<'_, PyDict>>,
         queues: Option<&Bound<'_, PyDict>>,
         collectives: Option<&Bound<'_, PyDict>>,
+        skips: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Derived> {
         let scenario = crate::scenario::parse(py, scenario, "run.json", None)?;
         let simulated_time = ps(simulated_ns);
@@ -118,6 +122,7 @@ impl Derived {
             ports,
             speed_changes,
             collectives: collectives.map(rebuild_collectives).transpose()?.unwrap_or_default(),
+            skips: skips.map(rebuild_skips).transpose()?.unwrap_or_default(),
         };
         Ok(Derived { source: Source::Rebuilt(Box::new(rebuilt)) })
     }
@@ -224,6 +229,12 @@ fn column<'py, T: pyo3::conversion::FromPyObjectOwned<'py>>(
 ) -> PyResult<Vec<T>> {
     let values = table.get_item(name)?.ok_or_else(|| PyKeyError::new_err(format!("no column {name}")))?;
     values.extract()
+}
+
+fn rebuild_skips(t: &Bound<'_, PyDict>) -> PyResult<Vec<FlowSkip>> {
+    let (flow, bytes): (Vec<u32>, Vec<u64>) = (column(t, "flow")?, column(t, "bytes")?);
+    let (from, to): (Vec<f64>, Vec<f64>) = (column(t, "from_ns")?, column(t, "to_ns")?);
+    Ok((0..flow.len()).map(|i| FlowSkip { flow: flow[i], from: ps(from[i]), to: ps(to[i]), bytes: bytes[i] }).collect())
 }
 
 fn rebuild_flows(t: &Bound<'_, PyDict>) -> PyResult<Vec<FlowRecord>> {

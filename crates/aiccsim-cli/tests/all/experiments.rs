@@ -51,16 +51,19 @@ const FAST_FORWARD_TARGETS: [(&[&str], f64); 4] = [
 /// median flow of 8, -3.0%).
 const KNOWN_P50_MISSES: [(&str, f64); 2] = [("pc4-longshort/pc4", 2.3), ("pc4-incast/pc4_n_8", 3.1)];
 
-/// Claims whose verdict fast-forward changes (session 22, BENCHMARKS.md): barre-fairness's Jain
-/// index is computed from the throughput timeline's samples, and a frozen group has none, so
-/// with fast-forward it is the index of the transients after each change alone (0.947 against
-/// 0.970 packet by packet). Each must still flip, so that a fix shows.
+/// Claims whose verdict fast-forward changes (sessions 22 and 23, BENCHMARKS.md): barre-fairness's
+/// min Jain is 0.970 packet by packet and 0.947 with fast-forward at seed 1. Over seeds 1-20 the
+/// two modes have the same spread (means 0.9718 and 0.9702, the difference per seed -0.0016 +-
+/// 0.0050) and the claim fails at 2 and 4 seeds of 20: a skip moves the trajectory as a seed
+/// does, and this claim is near its threshold (its README). Each must still flip, so that a
+/// change shows.
 const KNOWN_VERDICT_FLIPS: [(&str, &str); 1] =
     [("barre-fairness", "Barre: Jain's index >= 0.95 from 1 ms after each change")];
 
 /// Experiments whose every run routes adaptively (`adaptive_spray`, CONGA), where fast-forward
-/// stays off: not run a second time (mcc-spray-partial's 24 runs take 3 minutes).
-const FAST_FORWARD_OFF: [&str; 1] = ["mcc-spray-partial"];
+/// stays off: not run a second time (mcc-spray-partial's 24 runs take a minute at the test's
+/// scale).
+const FAST_FORWARD_OFF: [&str; 1] = ["mcc-spray-partial-small"];
 
 /// Experiment `id`, whose packet-level output is in `out`, again with `--fast-forward` (into
 /// `out/fast-forward`): the same verdict for every claim (but `KNOWN_VERDICT_FLIPS`), and every run
@@ -546,48 +549,54 @@ fn mcc_spray_runs_at_a_small_scale() {
     assert!(checks.contains("\"CONGA, credit: MCC is near line rate (> 90%)\",false"), "{checks}");
 }
 
-/// mcc-spray-partial as shipped (24 runs, about 3 minutes): DCQCN's CNPs from the slow path
+/// mcc-spray-partial at a quarter of its size (its 24 runs take about 3 minutes; the figures are
+/// in the experiment's README): 125 MB all-reduces in 32 KB chunks, where the README's are 500 MB
+/// in 128 KB. What the README reports at full size holds here: DCQCN's CNPs from the slow path
 /// cut the three healthy ones to about half (the slides' overreaction), PFC only and TIMELY keep
 /// them full; MCC does too on the shallow-backpressure fabric, and not on the deep one (its
-/// claims there fail: the README says why). On the credit-based fabric the backpressure is
-/// the credit loop's: no PAUSE, credit stalls instead, the healthy paths full without
-/// congestion control and DCQCN's overreaction as on the others.
+/// claims there fail). On the credit-based fabric the backpressure is the credit loop's: no
+/// PAUSE, credit stalls instead, the healthy paths full without congestion control and DCQCN's
+/// overreaction as on the others. (One verdict differs at this size: with CONGA on the deep
+/// fabric DCQCN loses more than a third, 58% against 78% at full size.)
 #[test]
-fn mcc_spray_partial_meets_what_its_readme_reports() {
-    let out = tempfile::tempdir().unwrap();
-    let stdout = reproduce_expecting("mcc-spray-partial", &experiments(), out.path(), 3);
-    assert!(stdout.contains("PASS DCQCN loses at least a third"), "{stdout}");
-    assert!(stdout.contains("FAIL MCC keeps the three healthy paths above 90%"), "{stdout}");
-    let mut table = csv::Reader::from_path(out.path().join("table.csv")).unwrap();
-    let header = table.headers().unwrap().clone();
+fn mcc_spray_partial_runs_at_a_small_scale() {
+    let (_root, out, header, rows) = reproduce_small("mcc-spray-partial", |text| {
+        text.replace(
+            "size = \"500MB\", algorithm = \"ring\", chunks = 3906",
+            "size = \"125MB\", algorithm = \"ring\", chunks = 977",
+        )
+    });
     let col = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let util: Vec<(String, f64)> = table
-        .records()
-        .map(Result::unwrap)
-        .map(|r| (r[0].to_string(), r[col("mean_link_util_pct")].parse().unwrap()))
-        .collect();
+    assert_eq!(rows.len(), 24);
+    let util: Vec<(String, f64)> =
+        rows.iter().map(|r| (r[0].to_string(), r[col("mean_link_util_pct")].parse().unwrap())).collect();
     let of = |name: &str| util.iter().find(|(n, _)| n == name).unwrap().1;
     assert!(of("PFC only") > 90.0 && of("TIMELY") > 90.0, "{util:?}");
     assert!(of("DCQCN") < 0.7 * of("PFC only"), "{util:?}");
     assert!(of("MCC, shallow PFC") > 90.0 && of("DCQCN, shallow PFC") < 66.7, "{util:?}");
-    let checks = std::fs::read_to_string(out.path().join("checks.csv")).unwrap();
-    let holds =
-        "\"MCC keeps the three healthy paths above 90% utilisation (ideal adaptive routing) on shallow PFC\",true";
-    assert!(checks.contains(holds), "{checks}");
     assert!(of("PFC only, credit") > 90.0 && of("DCQCN, credit") < 66.7, "{util:?}");
-    let holds = "\"DCQCN loses at least a third of the healthy paths' utilisation (ideal adaptive routing) on credit links\",true";
-    assert!(checks.contains(holds), "{checks}");
+    let checks = std::fs::read_to_string(out.join("checks.csv")).unwrap();
+    for (claim, holds) in [
+        ("MCC keeps the three healthy paths above 90% utilisation (ideal adaptive routing)\"", false),
+        ("DCQCN loses at least a third of the healthy paths' utilisation (ideal adaptive routing)\"", true),
+        ("MCC keeps the three healthy paths above 90% utilisation (ideal adaptive routing) on shallow PFC\"", true),
+        (
+            "DCQCN loses at least a third of the healthy paths' utilisation (ideal adaptive routing) on credit links\"",
+            true,
+        ),
+    ] {
+        assert!(checks.contains(&format!("\"{claim},{holds}")), "{claim}: {checks}");
+    }
     // The credit runs' backpressure is the credit loop's: no PAUSE, no drop, and without
     // congestion control ports wait for credits.
     for run in ["pfc_only__credit", "mcc__credit", "dcqcn__conga__credit"] {
         let summary: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.path().join(run).join("summary.json")).unwrap()).unwrap();
+            serde_json::from_str(&std::fs::read_to_string(out.join(run).join("summary.json")).unwrap()).unwrap();
         assert_eq!(summary["pause_frames"], 0, "{run}");
         assert_eq!(summary["packets_dropped"], 0, "{run}");
     }
     let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.path().join("pfc_only__credit/summary.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(out.join("pfc_only__credit/summary.json")).unwrap()).unwrap();
     assert!(summary["credit"]["stalls"].as_u64().unwrap() > 0, "{summary}");
 }
 

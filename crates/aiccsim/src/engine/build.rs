@@ -177,7 +177,7 @@ impl Simulation {
         }
         match crate::engine::fast_forward::FastForward::for_run(scenario, &sim) {
             Ok(ff) => sim.ff = ff,
-            Err(off) => sim.ff_off = Some(off),
+            Err(off) => sim.ff_off = Some(*off),
         }
         sim.queue_first_events(&work.flows, &link_events, watch, total - flows)?;
         sim.observe.warnings = sim.find_warnings();

@@ -38,15 +38,20 @@ impl Simulation {
             if !self.observe.recorder.samples_flow(flow.id) || !flow.started || flow.sender_done.is_some() || frozen {
                 continue;
             }
-            let cc = &self.nic.ccs[flow.conn as usize];
             let delivered = flow.rcv_nxt - flow.sampled_bytes;
             flow.sampled_bytes = flow.rcv_nxt;
+            let span = self.ff.as_mut().map_or(iv, |ff| ff.sample_span(flow.id, now, iv));
+            if span == SimTime::ZERO {
+                // Frozen from one sample to this one: nothing of it was simulated.
+                continue;
+            }
+            let cc = &self.nic.ccs[flow.conn as usize];
             self.observe.recorder.rate(RateSample {
                 time: now,
                 flow: flow.id,
                 rate_bps: cc.rate(),
                 window_bytes: cc.window(),
-                throughput_bps: delivered as f64 * 8.0 / iv.as_secs_f64(),
+                throughput_bps: delivered as f64 * 8.0 / span.as_secs_f64(),
             });
             if self.observe.recorder.records_cc_state() {
                 let recorder = &mut self.observe.recorder;

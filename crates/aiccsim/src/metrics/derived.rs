@@ -7,6 +7,7 @@
 //! binding does, for `aiccsim.load`), so that `aiccsim reproduce`'s table and Python give the
 //! same numbers from the same code.
 
+use super::fast_forward::FlowSkip;
 use super::{jain_index, CollectiveRow, FlowRecord, PortRecord, QueueSample, RateSample, Results, SpeedChange};
 use crate::time::SimTime;
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,6 +31,9 @@ pub struct RunView<'a> {
     /// Speeds `[[events]]` changed, in time order.
     pub speed_changes: &'a [SpeedChange],
     pub collectives: &'a [CollectiveRow],
+    /// What fast-forward credited to each flow over the spans it skipped (`skips.csv`): where
+    /// the timelines have no sample of a flow, it delivered at these rates.
+    pub skips: &'a [FlowSkip],
 }
 
 impl Results {
@@ -47,6 +51,7 @@ impl Results {
             ports: &self.ports,
             speed_changes: &self.speed_changes,
             collectives: &self.collectives,
+            skips: self.summary.fast_forward.as_ref().map_or(&[], |ff| &ff.flow_skips),
         }
     }
 
@@ -152,27 +157,40 @@ impl RunView<'_> {
     /// The lowest Jain's index over segments of length `len` (each from `settle` after its
     /// start), of the mean throughput of every flow that ran throughout the window (started
     /// before it, finished after it) over its samples there; segments with fewer than two such
-    /// flows are skipped. `None` without timelines or such a segment. (A flow fast-forward froze
-    /// for part of the window has samples for the rest of it only: its mean is over those.)
+    /// flows are skipped. `None` without timelines or such a segment. A span fast-forward
+    /// skipped for a flow counts at the rate it credited the flow with, for as long as it
+    /// overlaps the window, each sample for one interval.
     pub fn min_segment_jain(&self, len: SimTime, settle: SimTime) -> Option<f64> {
-        self.sample_interval?;
+        let iv = self.sample_interval?.as_secs_f64();
         let end = self.rates.iter().map(|s| s.time.0).max()?;
+        // The flows the timelines sample (`output.rate_flows`): skips credit every flow.
+        let sampled: BTreeSet<u32> = self.rates.iter().map(|s| s.flow).collect();
         let mut worst: Option<f64> = None;
         let mut from = 0;
         while from < end {
             let (lo, hi) = (from + settle.0, from + len.0);
-            let mut sums: BTreeMap<u32, (f64, u64)> = BTreeMap::new();
+            // Per flow: bits delivered, and the seconds they were delivered in.
+            let mut sums: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
             for s in self.rates.iter().filter(|s| s.time.0 > lo && s.time.0 <= hi) {
                 let e = sums.entry(s.flow).or_default();
-                e.0 += s.throughput_bps;
-                e.1 += 1;
+                e.0 += s.throughput_bps * iv;
+                e.1 += iv;
+            }
+            for k in self.skips.iter().filter(|k| sampled.contains(&k.flow)) {
+                let (a, b) = (k.from.0.max(lo), k.to.0.min(hi));
+                if a < b {
+                    let secs = SimTime(b - a).as_secs_f64();
+                    let e = sums.entry(k.flow).or_default();
+                    e.0 += k.rate_bps() * secs;
+                    e.1 += secs;
+                }
             }
             // Only flows active over the whole window (not starting or ending inside it).
             let throughout = |f: u32| {
                 self.flows.get(f as usize).is_some_and(|r| r.start.0 <= lo && r.finish.is_none_or(|t| t.0 > hi))
             };
             let means: Vec<f64> =
-                sums.iter().filter(|(&f, _)| throughout(f)).map(|(_, (t, n))| t / *n as f64).collect();
+                sums.iter().filter(|(&f, _)| throughout(f)).map(|(_, (bits, secs))| bits / secs).collect();
             if means.len() >= 2 {
                 let j = jain_index(&means);
                 worst = Some(worst.map_or(j, |w: f64| w.min(j)));

@@ -16,6 +16,29 @@ pub struct Skip {
     pub to: SimTime,
 }
 
+/// What one skip credited to one flow: the bytes it was given as delivered over `[from, to)`,
+/// in which none of its packets was simulated (`skips.csv`; the derived figures weigh these
+/// spans at `bytes / (to - from)` where the timelines have no sample).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlowSkip {
+    pub flow: u32,
+    pub from: SimTime,
+    pub to: SimTime,
+    pub bytes: u64,
+}
+
+impl FlowSkip {
+    /// The rate the skip credited, bit/s (0 for an empty span).
+    pub fn rate_bps(&self) -> f64 {
+        let secs = (self.to - self.from).as_secs_f64();
+        if secs > 0.0 {
+            self.bytes as f64 * 8.0 / secs
+        } else {
+            0.0
+        }
+    }
+}
+
 /// Everything a run's fast-forward did.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct FastForwardReport {
@@ -37,4 +60,7 @@ pub struct FastForwardReport {
     /// `too_near_an_end` (steady, but a message ends within a window).
     pub not_steady: std::collections::BTreeMap<String, u64>,
     pub skips: Vec<Skip>,
+    /// Per skip, per flow it credited: the rows of `skips.csv`, in the order of the skips.
+    #[serde(skip)]
+    pub flow_skips: Vec<FlowSkip>,
 }

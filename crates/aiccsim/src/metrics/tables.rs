@@ -283,7 +283,16 @@ pub const JOBS: Table = Table {
 };
 
 /// Every result table, in the order of docs/results.md.
-pub const TABLES: [&Table; 13] = [
+/// What fast-forward credited to each flow in each skip: the spans no packet of the flow was
+/// simulated in, and the bytes it was given as delivered there.
+pub const SKIPS: Table = Table {
+    name: "skips",
+    columns: &[col("flow", Int), col("from_ns", Time), col("to_ns", Time), col("bytes", Int)],
+    recorded: with_skips,
+    rows: skip_rows,
+};
+
+pub const TABLES: [&Table; 14] = [
     &FLOWS,
     &PORTS,
     &QUEUES,
@@ -297,6 +306,7 @@ pub const TABLES: [&Table; 13] = [
     &TRAINING_COLLECTIVES,
     &COLLECTIVES,
     &JOBS,
+    &SKIPS,
 ];
 
 /// One cell.
@@ -351,6 +361,10 @@ fn with_jobs(r: &Results) -> bool {
 
 fn with_timelines(r: &Results) -> bool {
     r.timelines
+}
+
+fn with_skips(r: &Results) -> bool {
+    r.summary.fast_forward.as_ref().is_some_and(|ff| !ff.flow_skips.is_empty())
 }
 
 fn with_cc_state(r: &Results) -> bool {
@@ -420,6 +434,13 @@ fn rate_rows(r: &Results, row: Row<'_>) {
     use Value::{Int as I, Ratio as R, Time as T};
     for r in &r.rates {
         row(&[T(r.time), I(r.flow.into()), R(r.rate_bps / 1e9), Value::int(r.window_bytes), R(r.throughput_bps / 1e9)]);
+    }
+}
+
+fn skip_rows(r: &Results, row: Row<'_>) {
+    use Value::{Int as I, Time as T};
+    for s in r.summary.fast_forward.iter().flat_map(|ff| &ff.flow_skips) {
+        row(&[I(s.flow.into()), T(s.from), T(s.to), I(s.bytes.into())]);
     }
 }
 

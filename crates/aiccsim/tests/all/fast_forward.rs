@@ -204,3 +204,32 @@ flows = [
     assert!(skips.iter().any(|s| s.from.as_ns_f64() < second_start), "{skips:?}");
     assert!(skips.iter().any(|s| s.from.as_ns_f64() > second_start), "{skips:?}");
 }
+
+/// With timelines on, what a skip credited is in `skips.csv` (the bytes add up to the summary's,
+/// each span is one of its skips), `rates.csv` has no sample inside a span, and the sample after
+/// one divides the bytes by the time simulated since the sample before: a lone flow at line
+/// rate samples line rate throughout, as packet by packet.
+#[test]
+fn a_skip_is_listed_per_flow_and_the_samples_around_it_keep_the_flows_rate() {
+    let toml = format!("{}\n[output]\nsample_interval = \"7us\"\n", flows("pfc_only", 2, &[(1, 0, "50MB", "0us")]));
+    let full = common::run(&toml);
+    let fast = common::run(&with_ff(&toml, "true"));
+    // Every sample but the first two (at 0, and over the first bytes' way to the receiver) and
+    // the last (it ends inside its interval): the payload rate of the line, both ways.
+    let steady = |r: &Results| -> Vec<f64> {
+        let n = r.rates.len();
+        r.rates[2..n - 1].iter().map(|s| s.throughput_bps).collect()
+    };
+    let line = steady(&full).iter().sum::<f64>() / steady(&full).len() as f64;
+    for t in steady(&fast) {
+        assert!((t - line).abs() < 0.02 * line, "a sample of {t} bit/s against {line}");
+    }
+    let ff = fast.summary.fast_forward.as_ref().unwrap();
+    assert!(!ff.skips.is_empty());
+    assert_eq!(ff.flow_skips.iter().map(|s| s.bytes).sum::<u64>(), ff.bytes_credited);
+    for s in &ff.flow_skips {
+        assert!(ff.skips.iter().any(|k| (k.from, k.to) == (s.from, s.to)), "{s:?}");
+        assert!(!fast.rates.iter().any(|r| r.time > s.from && r.time < s.to), "a sample inside {s:?}");
+        assert!((s.rate_bps() - line).abs() < 0.02 * line, "{s:?}: {} bit/s against {line}", s.rate_bps());
+    }
+}

@@ -3,7 +3,8 @@
 
 use crate::common;
 
-use aiccsim::metrics::jain_index;
+use aiccsim::metrics::fast_forward::FlowSkip;
+use aiccsim::metrics::{jain_index, RateSample, RunView};
 use aiccsim::time::SimTime;
 
 /// A long flow from h1 and a short one from h2 joining it at 40 us, both to h0 on one 100 Gbps
@@ -71,6 +72,32 @@ fn a_flow_without_congestion_control_recovers_at_once_and_pfc_shares_fairly() {
     let min_jain = v.min_segment_jain(SimTime::from_us(20), SimTime::from_us(5)).unwrap();
     assert!(min_jain > 0.95, "min segment Jain {min_jain}");
     assert_eq!(v.jain_steady(), v.steady_throughputs().map(|t| jain_index(&t)));
+}
+
+/// A span fast-forward skipped for a flow (no samples there) counts in `min_jain` at the rate
+/// it was credited: the same rate as the samples it replaces gives the same index; half of it
+/// a lower one.
+#[test]
+fn a_skipped_span_counts_in_the_segment_jain_at_its_credited_rate() {
+    let r = common::run(&long_short("none", ""));
+    let v = r.view();
+    let (len, settle) = (SimTime::from_us(20), SimTime::from_us(5));
+    let whole = v.min_segment_jain(len, settle).unwrap();
+    // Flow 1's samples over (50, 60] us, as if that span had been skipped.
+    let (from, to) = (SimTime::from_us(50), SimTime::from_us(60));
+    let inside = |s: &&RateSample| s.flow == 1 && s.time > from && s.time <= to;
+    let taken: Vec<RateSample> = r.rates.iter().filter(inside).cloned().collect();
+    assert_eq!(taken.len(), 10);
+    let rest: Vec<RateSample> = r.rates.iter().filter(|s| !inside(s)).cloned().collect();
+    let bits: f64 = taken.iter().map(|s| s.throughput_bps * 1e-6).sum();
+    let skip = |bytes: f64| [FlowSkip { flow: 1, from, to, bytes: bytes.round() as u64 }];
+    let same = skip(bits / 8.0);
+    let with = |skips| RunView { rates: &rest, skips, ..v };
+    let replaced = with(&same).min_segment_jain(len, settle).unwrap();
+    assert!((replaced - whole).abs() < 1e-6, "{replaced} against {whole}");
+    let half = skip(bits / 16.0);
+    let slower = with(&half).min_segment_jain(len, settle).unwrap();
+    assert!(slower < whole - 0.01, "{slower} against {whole}");
 }
 
 #[test]

@@ -28,7 +28,8 @@ fn check_rows(r: &aiccsim::Results, table: &Table) -> usize {
 #[test]
 fn every_row_fits_its_table_and_the_csv_files_carry_its_columns() {
     // Timelines with PFC frames, a trace and a stopped run (empty cells) in one; training
-    // iterations in another; jobs in a third; an algorithm's own state in a fourth.
+    // iterations in another; jobs in a third; an algorithm's own state in a fourth; a skip in a
+    // fifth.
     let incast = aiccsim::run(&common::scenario(&common::incast(
         8,
         "300KB",
@@ -52,8 +53,15 @@ fn every_row_fits_its_table_and_the_csv_files_carry_its_columns() {
         "[output]\nsample_interval = \"5us\"\ncc_state = true",
     )))
     .unwrap();
+    // A lone long flow that fast-forward skips (skips).
+    let skipped = aiccsim::run(&common::scenario(&format!(
+        "[simulation]\nfast_forward = true\n{}",
+        common::star(2, "pfc_only", "kind = \"flows\"\nflows = [{ src = 1, dst = 0, size = \"20MB\" }]")
+    )))
+    .unwrap();
+    let runs = [&incast, &training, &jobs, &cc_state, &skipped];
     let dir = std::env::temp_dir().join(format!("aiccsim-tables-{}", std::process::id()));
-    for r in [&incast, &training, &jobs, &cc_state] {
+    for r in runs {
         let _ = std::fs::remove_dir_all(&dir);
         r.write_dir(&dir).unwrap();
         for table in TABLES {
@@ -72,8 +80,7 @@ fn every_row_fits_its_table_and_the_csv_files_carry_its_columns() {
     }
     let _ = std::fs::remove_dir_all(&dir);
     for table in TABLES {
-        let recorded =
-            [&incast, &training, &jobs, &cc_state].iter().any(|r| r.has_table(table) && check_rows(r, table) > 0);
+        let recorded = runs.iter().any(|r| r.has_table(table) && check_rows(r, table) > 0);
         assert!(recorded, "no run here has rows of {}: the test covers nothing of it", table.name);
     }
 }

@@ -116,6 +116,10 @@ pub(crate) struct FastForward {
     /// Per port: bytes and packets credited by skips (`skip.rs`), added to its counters where
     /// they are reported.
     port_credit: Vec<(u64, u64)>,
+    /// Per flow thawed since its last timeline sample: where its next sample's span begins,
+    /// translated as the group was, so that the sample divides the bytes by the time that was
+    /// simulated (`Simulation::sample_span`).
+    sample_from: BTreeMap<u32, SimTime>,
     /// Numbers each freeze, so that the thaw of an earlier one is recognised.
     freezes: u32,
     /// Checks are made (always, except in tests that freeze by hand).
@@ -126,9 +130,14 @@ pub(crate) struct FastForward {
 impl FastForward {
     /// Fast-forward for `scenario` on `sim`'s fabric, if the scenario asks for it; with the
     /// reason it cannot run, if it cannot.
-    pub(crate) fn for_run(scenario: &Scenario, sim: &Simulation) -> Result<Option<FastForward>, FastForwardReport> {
+    pub(crate) fn for_run(
+        scenario: &Scenario,
+        sim: &Simulation,
+    ) -> Result<Option<FastForward>, Box<FastForwardReport>> {
         let Some(tolerance) = scenario.simulation.fast_forward.tolerance() else { return Ok(None) };
-        let off = |why: &str| FastForwardReport { tolerance, off_because: Some(why.to_string()), ..Default::default() };
+        let off = |why: &str| {
+            Box::new(FastForwardReport { tolerance, off_because: Some(why.to_string()), ..Default::default() })
+        };
         if Tier::ALL.iter().any(|&t| scenario.switch.routing.of(t) == Routing::EcmpNs3) {
             // One path per flow, but not the one `Topology::path` (aiccsim's own hash) gives,
             // which the contention groups are built from.
@@ -179,6 +188,7 @@ impl FastForward {
             flow_frozen: vec![NONE; flows],
             conn_frozen: vec![NONE; flows],
             port_credit: vec![(0, 0); ports],
+            sample_from: BTreeMap::new(),
             freezes: 0,
             checking: true,
             report: FastForwardReport { tolerance, ..Default::default() },
@@ -199,6 +209,12 @@ impl FastForward {
 
     pub(crate) fn flow_is_frozen(&self, f: u32) -> bool {
         self.flow_frozen[f as usize] != NONE
+    }
+
+    /// The simulated time a timeline sample of flow `f` taken `now` covers: the interval `iv`,
+    /// less what a skip took out of it since the flow's last sample.
+    pub(crate) fn sample_span(&mut self, f: u32, now: SimTime, iv: SimTime) -> SimTime {
+        self.sample_from.remove(&f).map_or(iv, |from| now - from)
     }
 
     /// No more checks: nothing is judged steady or skipped (tests that freeze by hand).

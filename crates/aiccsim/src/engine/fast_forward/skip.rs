@@ -7,7 +7,7 @@ use super::FastForward;
 use crate::cc::{CongestionControl, ReceiverCc};
 use crate::engine::net::pool::PacketId;
 use crate::engine::{Event, Simulation};
-use crate::metrics::fast_forward::Skip;
+use crate::metrics::fast_forward::{FlowSkip, Skip};
 use crate::time::SimTime;
 
 /// A frozen group: since when, its rates, and its events set aside.
@@ -111,6 +111,15 @@ impl Simulation {
             ff.report.skipped += by;
             *ff.skipped_since_formed.entry(key).or_insert(SimTime::ZERO) += by;
             ff.report.skips.push(Skip { group: key, flows: fz.flows.len() as u32, from: fz.since, to: self.now });
+            if let Some(iv) = self.observe.recorder.interval() {
+                // The flows' next samples span what was simulated of their intervals: from
+                // their last sample (at or before the freeze), translated by the skip.
+                let last_sample = SimTime(fz.since.0 / iv.0 * iv.0);
+                for &f in &fz.flows {
+                    let from = ff.sample_from.entry(f).or_insert(last_sample);
+                    *from += by;
+                }
+            }
         }
         for (t, ev) in fz.stash {
             self.events.push(later(t, by), ev);
@@ -191,8 +200,8 @@ impl Simulation {
             let bytes = packets * mtu;
             flow.size -= bytes;
             flow.skipped += bytes;
-            flow.sampled_bytes = flow.rcv_nxt;
             credited += bytes;
+            ff.report.flow_skips.push(FlowSkip { flow: holder, from: fz.since, to: self.now, bytes });
             self.work.bytes_delivered += bytes;
             c.data_packets_sent += packets;
             c.data_payload_sent += bytes;

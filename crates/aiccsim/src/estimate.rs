@@ -287,9 +287,13 @@ pub fn estimate(s: &Scenario) -> Estimate {
         ideal_duration = ideal_duration.min(stop);
     }
 
+    // A connection's algorithm and shared state (`engine/nic/connection.rs`) are counted per
+    // flow: at most one connection per flow, as `nic.connections = "per_transfer"` and the
+    // flow lists make; a collective's persistent connections take less.
     let per_flow = (size_of::<Flow>()
         + size_of::<Cc>()
         + size_of::<Receiver>()
+        + size_of::<crate::engine::nic::connection::Connection>()
         + size_of::<FlowFacts>()
         + size_of::<FlowDef>()
         + 2 * size_of::<u32>() // dependencies: waiting count, start group

@@ -154,7 +154,7 @@ impl Simulation {
 
     /// What flow `f`'s algorithm knows about its path (to build a custom algorithm for it).
     pub fn flow_facts(&self, f: u32) -> FlowFacts {
-        self.nic.facts[f as usize]
+        *self.nic.facts_of(f)
     }
 
     /// Replaces flow `f`'s algorithm, both halves, before the run (Rust API: plug in an algorithm

@@ -137,7 +137,7 @@ impl Simulation {
         if !flow.has_data_to_send() {
             return format!("all {} B sent; waits for the ACK of {} B{receiver}", flow.size, flow.size - flow.snd_una);
         }
-        let floor = self.scenario.cc.as_algorithm().rate_floor(&self.nic.facts[f as usize]);
+        let floor = self.scenario.cc.as_algorithm().rate_floor(self.nic.facts_of(f));
         if floor > 0.0 && cc.rate() <= floor * (1.0 + 1e-9) {
             return format!("sending at its algorithm's rate floor, {:.3} Gbps", floor / 1e9);
         }

@@ -97,9 +97,9 @@ impl Simulation {
         // A timeout that fires on an ordinary queue.
         let longest = (0..self.nic.flows.len())
             .filter(|&f| !self.nic.flows[f].nvlink)
-            .max_by_key(|&f| self.nic.facts[f].base_rtt);
+            .max_by_key(|&f| self.nic.facts_of(f as u32).base_rtt);
         if let Some(f) = longest {
-            let rtt = self.nic.facts[f].base_rtt;
+            let rtt = self.nic.facts_of(f as u32).base_rtt;
             if s.nic.rto.0 < rtt.0.saturating_mul(RTO_RTTS) {
                 warn(
                     "nic.rto",
@@ -129,7 +129,7 @@ impl Simulation {
         if s.nic.recovery == Recovery::Selective {
             let bits = s.nic.sack_bitmap as u64;
             let bdp = |f: usize| {
-                let facts = &self.nic.facts[f];
+                let facts = self.nic.facts_of(f as u32);
                 (facts.line_rate.as_f64() * facts.base_rtt.as_secs_f64() / 8.0 / facts.packet_bytes as f64).ceil()
                     as u64
             };

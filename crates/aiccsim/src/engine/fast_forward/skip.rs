@@ -110,7 +110,10 @@ impl Simulation {
             ff.report.bytes_credited += credited;
             ff.report.skipped += by;
             *ff.skipped_since_formed.entry(key).or_insert(SimTime::ZERO) += by;
-            ff.report.skips.push(Skip { group: key, flows: fz.flows.len() as u32, from: fz.since, to: self.now });
+            // (The group's key is its lowest connection's number; the report names it by that
+            // connection's first flow, its lowest flow.)
+            let group = self.nic.conn_heads[key as usize];
+            ff.report.skips.push(Skip { group, flows: fz.flows.len() as u32, from: fz.since, to: self.now });
             if let Some(iv) = self.observe.recorder.interval() {
                 // The flows' next samples span what was simulated of their intervals: from
                 // their last sample (at or before the freeze), translated by the skip.
@@ -194,7 +197,7 @@ impl Simulation {
             let room = (flow.size - flow.high_sent).saturating_sub(mtu) / mtu;
             let at_rate = u128::from(fs.acked) * u128::from(by.0) / u128::from(fs.time);
             // Never faster than the NIC: packets of `mtu + header` bytes back to back.
-            let line = self.nic.facts[holder as usize].line_rate;
+            let line = self.nic.facts[fs.conn as usize].line_rate;
             let at_line = u128::from(by.0) / u128::from(line.tx_time(mtu + header).0.max(1)) * u128::from(mtu);
             let packets = ((at_rate.min(at_line) as u64) / mtu).min(room);
             let bytes = packets * mtu;

@@ -8,8 +8,9 @@
 //! Each flow keeps its own record and its own byte numbering (its FCT, its loss recovery), and
 //! the algorithm sees the connection's numbering, message after message (`Flow::seq_base`); what
 //! the messages of a connection share lives here and in the connection's slot of the
-//! algorithm halves (`Simulation::ccs`, `receivers`, indexed by the connection's id, which is
-//! the id of its first flow). The send queue is first in, first out: a message posted while
+//! algorithm halves (`Simulation::ccs`, `receivers`, indexed by the connection's number; a run
+//! keeps these per connection, not per flow, so that a collective of millions of transfers
+//! between a few thousand pairs of ranks holds a few thousand algorithms). The send queue is first in, first out: a message posted while
 //! another is still sending waits until that one has handed its last byte to the NIC.
 
 use crate::cc::{CcContext, CongestionControl, MAX_TIMERS};
@@ -56,25 +57,38 @@ impl Default for Connection {
     }
 }
 
-/// Each flow's connection: flows of one job with the same endpoints and connection number ride
-/// the queue pair of the first of them (whose id names the connection), with its path; without
-/// `persistent` connections every flow has its own. `tick(i)` is called before flow `i`.
+/// The connections of `defs`: each flow's connection, numbered from 0 in the order of their
+/// first flows, and each connection's first flow (its `head`, whose id keys its path and its
+/// algorithm). Flows of one job with the same endpoints and connection number ride the queue
+/// pair of the first of them; without `persistent` connections every flow has its own.
+/// `tick(i)` is called before flow `i`.
+pub(crate) struct ConnectionsOf {
+    pub of_flow: Vec<u32>,
+    pub heads: Vec<u32>,
+}
+
 pub(crate) fn connection_of(
     defs: &[FlowDef],
     persistent: bool,
     mut tick: impl FnMut(u64) -> Result<(), Stop>,
-) -> Result<Vec<u32>, Stop> {
+) -> Result<ConnectionsOf, Stop> {
     // Keyed lookups only, never iterated: the order of a HashMap cannot reach the results.
-    let mut first_of: HashMap<(u32, u32, u32, u32), u32> = HashMap::new();
-    let mut conn_of = Vec::with_capacity(defs.len());
+    let mut number_of: HashMap<(u32, u32, u32, u32), u32> = HashMap::new();
+    let mut of_flow = Vec::with_capacity(defs.len());
+    let mut heads = Vec::new();
     for (id, d) in defs.iter().enumerate() {
         tick(id as u64)?;
-        conn_of.push(match (persistent, d.connection) {
-            (true, Some(k)) => *first_of.entry((d.job, d.src, d.dst, k)).or_insert(id as u32),
-            _ => id as u32,
-        });
+        let next = heads.len() as u32;
+        let conn = match (persistent, d.connection) {
+            (true, Some(k)) => *number_of.entry((d.job, d.src, d.dst, k)).or_insert(next),
+            _ => next,
+        };
+        if conn == next {
+            heads.push(id as u32);
+        }
+        of_flow.push(conn);
     }
-    Ok(conn_of)
+    Ok(ConnectionsOf { of_flow, heads })
 }
 
 impl Simulation {
@@ -199,9 +213,38 @@ mod tests {
             def(1, 1, 2, Some(0)),
         ];
         let conns = connection_of(&defs, true, |_| Ok(())).unwrap();
-        assert_eq!(conns, [0, 1, 0, 3, 4, 5, 4]);
+        assert_eq!(conns.of_flow, [0, 1, 0, 2, 3, 4, 3], "numbered in the order of their first flows");
+        assert_eq!(conns.heads, [0, 1, 3, 4, 5]);
         let own = connection_of(&defs, false, |_| Ok(())).unwrap();
-        assert_eq!(own, [0, 1, 2, 3, 4, 5, 6], "per transfer: every flow its own");
+        assert_eq!(own.of_flow, [0, 1, 2, 3, 4, 5, 6], "per transfer: every flow its own");
+        assert_eq!(own.heads, [0, 1, 2, 3, 4, 5, 6]);
+    }
+
+    /// A ring all-reduce in 8 chunks on 4 ranks: 4 x 6 steps x 8 transfers on 4 persistent
+    /// connections (each rank to the next). The run keeps an algorithm and a connection state per
+    /// connection, not per transfer, and each transfer finds its connection's: every transfer of
+    /// a ring step is on its sender's one connection, named by its first transfer.
+    #[test]
+    fn a_collective_keeps_one_algorithm_per_connection_not_per_transfer() {
+        let ring = |connections: &str| {
+            let toml = format!(
+                "[nic]\nconnections = \"{connections}\"\n[topology]\nkind = \"star\"\nhosts = 4\nlink = {{ bandwidth = \"100Gbps\", delay = \"1us\" }}\n[workload]\nkind = \"all_reduce\"\nsize = \"64KB\"\nalgorithm = \"ring\"\nchunks = 8\n"
+            );
+            crate::engine::Simulation::new(&crate::config::Scenario::from_toml(&toml, "test").unwrap()).unwrap()
+        };
+        let sim = ring("persistent");
+        let nic = &sim.nic;
+        assert_eq!(nic.flows.len(), 4 * 6 * 8);
+        let per_connection =
+            (nic.ccs.len(), nic.receivers.len(), nic.facts.len(), nic.conns.len(), nic.conn_heads.len());
+        assert_eq!(per_connection, (4, 4, 4, 4, 4));
+        for f in &nic.flows {
+            let head = &nic.flows[nic.conn_heads[f.conn as usize] as usize];
+            assert_eq!((head.src, head.dst, head.conn), (f.src, f.dst, f.conn), "flow {}", f.id);
+            assert!(head.id <= f.id);
+        }
+        let own = ring("per_transfer");
+        assert_eq!((own.nic.ccs.len(), own.nic.conns.len()), (4 * 6 * 8, 4 * 6 * 8));
     }
 
     #[test]

@@ -41,12 +41,14 @@ pub(crate) struct Nics {
     /// Each host's queue pairs with data to send, in round-robin order (`scheduler.rs`).
     pub(crate) sched: Scheduler,
     pub(crate) flows: Vec<Flow>,
-    /// Per connection (by id, the id of its first flow; `connection.rs`).
+    /// Per connection (by number, `Flow::conn`; `connection.rs`).
     pub(crate) conns: Vec<connection::Connection>,
-    /// Both halves of each connection's algorithm, by connection id.
+    /// Each connection's first flow, whose id names the connection where results do.
+    pub(crate) conn_heads: Vec<u32>,
+    /// Both halves of each connection's algorithm, by connection number.
     pub(crate) ccs: Vec<Cc>,
     pub(crate) receivers: Vec<Receiver>,
-    /// What each flow's algorithm was told about its path.
+    /// What each connection's algorithm was told about its path (its first flow's).
     pub(crate) facts: Vec<FlowFacts>,
     /// Selective recovery's bitmaps, for the flows that have needed one (`selective.rs`).
     pub(crate) sack: selective::Scoreboards,
@@ -68,6 +70,13 @@ pub(crate) struct Nics {
     /// member starts.
     pub(crate) start_group: Vec<u32>,
     pub(crate) group_unstarted: Vec<u32>,
+}
+
+impl Nics {
+    /// What flow `f`'s algorithm knows about its path: its connection's.
+    pub(crate) fn facts_of(&self, f: u32) -> &FlowFacts {
+        &self.facts[self.flows[f as usize].conn as usize]
+    }
 }
 
 /// Where the NICs' setup passes count their steps: after the ports, three passes over the flows.
@@ -94,27 +103,31 @@ impl Nics {
         let n = defs.len() as u64;
         let conn_of =
             connection::connection_of(defs, persistent, |i| watch.tick(Phase::Setup, steps.first + i, steps.total))?;
-        let (start_group, group_unstarted) = qp::start_groups(defs, deps, &conn_of);
+        let (start_group, group_unstarted) = qp::start_groups(defs, deps, &conn_of.of_flow);
         let algorithm = scenario.cc.as_algorithm();
         let pairs = qp::QueuePairs::build(topo, params, defs, &conn_of, algorithm, |i| {
             watch.tick(Phase::Setup, steps.first + n + i, steps.total)
         })?;
         let probes = probe::Probes::for_flows(algorithm, &pairs.facts, &pairs.flows, nic.probe_loss, params.seed);
-        let mut conns = Vec::with_capacity(defs.len());
+        let connections = conn_of.heads.len();
+        let mut conns = Vec::with_capacity(connections);
         for i in 0..n {
             watch.tick(Phase::Setup, steps.first + 2 * n + i, steps.total)?;
-            conns.push(Default::default());
+            if (i as usize) < connections {
+                conns.push(Default::default());
+            }
         }
         let hosts = topo.num_hosts as usize;
         let nics = Nics {
             sched: Scheduler::new(hosts, defs.len()),
             flows: pairs.flows,
             conns,
+            conn_heads: conn_of.heads,
             ccs: pairs.ccs,
             receivers: pairs.receivers,
             facts: pairs.facts,
             sack: selective::Scoreboards::new(nic.sack_bitmap, params.trimming),
-            entropy: entropy::Entropies::new(nic, defs.len()),
+            entropy: entropy::Entropies::new(nic, connections),
             losses: Vec::new(),
             probes,
             clocks: HostClocks::new(&scenario.clocks, topo.num_hosts, params.seed),

@@ -72,7 +72,7 @@ impl Probes {
     }
 
     /// The probes of a run: every flow probes at its algorithm's interval (NVLink transfers run
-    /// no algorithm of the NIC's); `None` when no flow probes.
+    /// no algorithm of the NIC's); `None` when no flow probes. `facts` are per connection.
     pub(crate) fn for_flows(
         algorithm: &dyn Algorithm,
         facts: &[FlowFacts],
@@ -80,14 +80,14 @@ impl Probes {
         loss: f64,
         seed: u64,
     ) -> Option<Box<Probes>> {
-        let intervals: Vec<SimTime> = (facts.iter().zip(flows))
-            .map(|(facts, flow)| match flow.nvlink {
+        let intervals: Vec<SimTime> = (flows.iter())
+            .map(|flow| match flow.nvlink {
                 true => SimTime::ZERO,
-                false => algorithm.rtt_probe_interval(facts).unwrap_or(SimTime::ZERO),
+                false => algorithm.rtt_probe_interval(&facts[flow.conn as usize]).unwrap_or(SimTime::ZERO),
             })
             .collect();
         let any = intervals.iter().any(|&i| i > SimTime::ZERO);
-        let rtts = facts.iter().map(|f| f.base_rtt).collect();
+        let rtts = flows.iter().map(|f| facts[f.conn as usize].base_rtt).collect();
         any.then(|| Box::new(Probes::new(intervals, rtts, loss, seed)))
     }
 }

@@ -5,6 +5,7 @@
 //! The sender keeps `snd_una` (first unacknowledged byte) and `snd_nxt` (next byte to send);
 //! the receiver `rcv_nxt`, the next in-order byte it expects.
 
+use super::connection;
 use crate::cc::{
     AckInfo, Algorithm, Cc, CcConfig, CcContext, CcEvent, CongestionControl, FlowFacts, MessageDone, Receiver,
 };
@@ -31,8 +32,8 @@ pub struct Flow {
     pub ideal_fct: SimTime,
     /// Between two GPUs' NVLink ports (`src` and `dst` are those ports' hosts).
     pub nvlink: bool,
-    /// Its connection (`connection.rs`): the id of the connection's first flow, its own id
-    /// when it has a queue pair to itself.
+    /// Its connection's number (`connection.rs`), the index of its queue pair's shared state
+    /// and algorithm.
     pub conn: u32,
     /// Its connection carries other flows too.
     pub shared: bool,
@@ -206,12 +207,12 @@ impl QueuePairs {
         topo: &Topology,
         params: &Params,
         defs: &[FlowDef],
-        conn_of: &[u32],
+        conn_of: &connection::ConnectionsOf,
         algorithm: &dyn Algorithm,
         mut tick: impl FnMut(u64) -> Result<(), Stop>,
     ) -> Result<QueuePairs, Stop> {
-        let mut messages = vec![0u32; defs.len()];
-        for &c in conn_of {
+        let mut messages = vec![0u32; conn_of.heads.len()];
+        for &c in &conn_of.of_flow {
             messages[c as usize] += 1;
         }
         // NVLink is lossless and credit-flow-controlled: no congestion control of the NIC's
@@ -220,15 +221,17 @@ impl QueuePairs {
         let max_packet = params.mtu + params.header;
         let mut pairs = QueuePairs {
             flows: Vec::with_capacity(defs.len()),
-            ccs: Vec::with_capacity(defs.len()),
-            receivers: Vec::with_capacity(defs.len()),
-            facts: Vec::with_capacity(defs.len()),
+            ccs: Vec::with_capacity(conn_of.heads.len()),
+            receivers: Vec::with_capacity(conn_of.heads.len()),
+            facts: Vec::with_capacity(conn_of.heads.len()),
             largest_base_rtt: SimTime::ZERO,
         };
         for (id, d) in defs.iter().enumerate() {
             tick(id as u64)?;
-            let conn = conn_of[id];
-            let key = routing::flow_key(params.seed, conn);
+            let conn = conn_of.of_flow[id];
+            // The connection's path and the algorithm's flow id are its first flow's.
+            let head = conn_of.heads[conn as usize];
+            let key = routing::flow_key(params.seed, head);
             let path = topo.path(d.src, d.dst, key);
             let back = topo.path(d.dst, d.src, key);
             // The ideal is the same for every algorithm: telemetry headers count against it.
@@ -237,7 +240,7 @@ impl QueuePairs {
             pairs.largest_base_rtt = pairs.largest_base_rtt.max(base_rtt);
             let one_way_baseline = topo.path_latency(&path, max_packet);
             let facts = FlowFacts {
-                flow: conn,
+                flow: head,
                 line_rate: topo.ports[topo.host_port(d.src) as usize].bandwidth,
                 base_rtt,
                 hops: path.len() as u32 - 1,
@@ -255,11 +258,15 @@ impl QueuePairs {
             flow.conn = conn;
             flow.shared = messages[conn as usize] > 1;
             pairs.flows.push(flow);
-            pairs.facts.push(facts);
+            if head == id as u32 {
+                pairs.facts.push(facts);
+            }
         }
-        // The algorithms start from the facts, which include the network's round trip.
-        for (flow, facts) in pairs.flows.iter().zip(&mut pairs.facts) {
+        // The algorithms start from the facts, which include the network's round trip: one per
+        // connection, its first flow's (connections are numbered in the order of those).
+        for (facts, &head) in pairs.facts.iter_mut().zip(&conn_of.heads) {
             facts.network_rtt = pairs.largest_base_rtt;
+            let flow = &pairs.flows[head as usize];
             let flow_algorithm = if flow.nvlink { nvlink_cc.as_algorithm() } else { algorithm };
             pairs.ccs.push(flow_algorithm.sender(facts));
             pairs.receivers.push(flow_algorithm.receiver(facts));

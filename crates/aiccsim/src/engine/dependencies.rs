@@ -15,10 +15,10 @@ use crate::workload::{ComputeDef, FlowDef};
 pub(crate) struct Dependencies {
     flows: u32,
     /// Per node: the nodes that wait for it (for a flow: for its delivery).
-    dependents: Vec<Vec<u32>>,
+    dependents: Edges,
     /// Per flow: the flows that wait for its sender to have every byte acknowledged. Only flows
     /// wait so, so a compute step's predecessors never include these edges.
-    acked_dependents: Vec<Vec<u32>>,
+    acked_dependents: Edges,
     /// Per node: how many of the nodes it waits for are not done yet.
     waiting_on: Vec<u32>,
     pub(crate) computes: Vec<ComputeStep>,
@@ -26,28 +26,73 @@ pub(crate) struct Dependencies {
     pub(crate) computes_left: usize,
 }
 
+/// Lists of nodes per node, packed into one array (compressed sparse rows): a list per node
+/// of its own would cost a 24-byte header and an allocation each, more than the edges of a
+/// collective's millions of transfers.
+struct Edges {
+    /// Node `n`'s list is `targets[starts[n]..starts[n + 1]]`.
+    starts: Vec<u32>,
+    targets: Vec<u32>,
+}
+
+impl Edges {
+    /// The lists of `nodes` nodes from the edges `(from, to)` that `each` gives (called twice:
+    /// once to count, once to fill), each list in the order its edges come.
+    fn build(nodes: usize, each: impl Fn(&mut dyn FnMut(u32, u32))) -> Edges {
+        let mut starts = vec![0u32; nodes + 1];
+        each(&mut |from, _| starts[from as usize + 1] += 1);
+        for n in 0..nodes {
+            starts[n + 1] += starts[n];
+        }
+        let mut next = starts[..nodes].to_vec();
+        let mut targets = vec![0u32; starts[nodes] as usize];
+        each(&mut |from, to| {
+            let at = &mut next[from as usize];
+            targets[*at as usize] = to;
+            *at += 1;
+        });
+        Edges { starts, targets }
+    }
+
+    fn of(&self, node: u32) -> &[u32] {
+        &self.targets[self.starts[node as usize] as usize..self.starts[node as usize + 1] as usize]
+    }
+
+    fn lists(&self) -> impl Iterator<Item = &[u32]> + Clone {
+        self.starts.windows(2).map(|w| &self.targets[w[0] as usize..w[1] as usize])
+    }
+}
+
 impl Dependencies {
     pub(crate) fn new(flows: &[FlowDef], computes: &[ComputeDef]) -> Dependencies {
         let f = flows.len() as u32;
         let nodes = flows.len() + computes.len();
-        let mut dependents = vec![Vec::new(); nodes];
-        let mut acked_dependents = vec![Vec::new(); flows.len()];
         let mut waiting_on = vec![0u32; nodes];
-        for (node, d) in flows.iter().enumerate() {
-            for &before in &d.after_acked {
-                acked_dependents[before as usize].push(node as u32);
+        let acked_dependents = Edges::build(flows.len(), |edge| {
+            for (node, d) in flows.iter().enumerate() {
+                for &before in &d.after_acked {
+                    edge(before, node as u32);
+                }
             }
+        });
+        for (node, d) in flows.iter().enumerate() {
             waiting_on[node] = d.after_acked.len() as u32;
         }
-        let waits = flows.iter().map(|d| (&d.after, &d.after_compute));
-        let waits = waits.chain(computes.iter().map(|c| (&c.after, &c.after_compute)));
-        for (node, (after, after_compute)) in waits.enumerate() {
-            for &before in after {
-                dependents[before as usize].push(node as u32);
+        let waits = || {
+            let flows = flows.iter().map(|d| (&d.after, &d.after_compute));
+            flows.chain(computes.iter().map(|c| (&c.after, &c.after_compute)))
+        };
+        let dependents = Edges::build(nodes, |edge| {
+            for (node, (after, after_compute)) in waits().enumerate() {
+                for &before in after {
+                    edge(before, node as u32);
+                }
+                for &before in after_compute {
+                    edge(f + before, node as u32);
+                }
             }
-            for &before in after_compute {
-                dependents[(f + before) as usize].push(node as u32);
-            }
+        });
+        for (node, (after, after_compute)) in waits().enumerate() {
             waiting_on[node] += (after.len() + after_compute.len()) as u32;
         }
         let computes: Vec<ComputeStep> = computes
@@ -60,7 +105,7 @@ impl Dependencies {
     /// What each compute step waited for, for the iteration split of a training run: the
     /// graph's edges turned around once, after the run.
     pub(crate) fn predecessors(&self) -> Predecessors {
-        Predecessors::invert(self.flows, self.computes.len(), &self.dependents)
+        Predecessors::invert(self.flows, self.computes.len(), self.dependents.lists())
     }
 
     /// Whether flow `f` waits for nothing.
@@ -83,8 +128,8 @@ impl Simulation {
     /// Node `node` is done (a flow: delivered): whatever waited only for it starts now (or at
     /// its own start time).
     pub(crate) fn release(&mut self, node: u32) {
-        for i in 0..self.work.deps.dependents[node as usize].len() {
-            let d = self.work.deps.dependents[node as usize][i];
+        for i in 0..self.work.deps.dependents.of(node).len() {
+            let d = self.work.deps.dependents.of(node)[i];
             self.one_wait_over(d);
         }
     }
@@ -92,8 +137,8 @@ impl Simulation {
     /// Flow `f`'s sender holds the acknowledgement of its last byte: the flows that waited only
     /// for that start now (or at their own start time).
     pub(crate) fn release_acked(&mut self, f: u32) {
-        for i in 0..self.work.deps.acked_dependents[f as usize].len() {
-            let d = self.work.deps.acked_dependents[f as usize][i];
+        for i in 0..self.work.deps.acked_dependents.of(f).len() {
+            let d = self.work.deps.acked_dependents.of(f)[i];
             self.one_wait_over(d);
         }
     }
@@ -123,5 +168,27 @@ impl Simulation {
         self.work.deps.computes[c as usize].end = Some(self.now);
         self.work.deps.computes_left -= 1;
         self.release(self.work.deps.flows + c);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Edges;
+
+    /// Each node's list holds its edges in the order they came (the order waits are released
+    /// in, which the run's event order follows), and a node without edges has an empty list.
+    #[test]
+    fn edges_are_listed_per_node_in_the_order_they_come() {
+        let edges = [(2, 7), (0, 5), (2, 1), (2, 9), (0, 4)];
+        let e = Edges::build(4, |edge| {
+            for &(from, to) in &edges {
+                edge(from, to);
+            }
+        });
+        assert_eq!(e.of(0), &[5, 4]);
+        assert_eq!(e.of(1), &[] as &[u32]);
+        assert_eq!(e.of(2), &[7, 1, 9]);
+        assert_eq!(e.of(3), &[] as &[u32]);
+        assert_eq!(e.lists().collect::<Vec<_>>(), [&[5, 4][..], &[], &[7, 1, 9], &[]]);
     }
 }

@@ -70,9 +70,13 @@ pub struct Predecessors {
 impl Predecessors {
     /// Turns the graph's forward edges (per node, the nodes that wait for it) around, keeping
     /// only those into compute steps.
-    pub fn invert(flows: u32, computes: usize, dependents: &[Vec<u32>]) -> Predecessors {
+    pub fn invert<'a>(
+        flows: u32,
+        computes: usize,
+        dependents: impl Iterator<Item = &'a [u32]> + Clone,
+    ) -> Predecessors {
         let mut offsets = vec![0u32; computes + 1];
-        for &d in dependents.iter().flatten().filter(|&&d| d >= flows) {
+        for &d in dependents.clone().flatten().filter(|&&d| d >= flows) {
             offsets[(d - flows) as usize + 1] += 1;
         }
         for c in 0..computes {
@@ -80,7 +84,7 @@ impl Predecessors {
         }
         let mut next: Vec<u32> = offsets[..computes].to_vec();
         let mut nodes = vec![0u32; offsets[computes] as usize];
-        for (node, deps) in dependents.iter().enumerate() {
+        for (node, deps) in dependents.enumerate() {
             for &d in deps.iter().filter(|&&d| d >= flows) {
                 let at = &mut next[(d - flows) as usize];
                 nodes[*at as usize] = node as u32;
@@ -336,8 +340,8 @@ mod tests {
     fn predecessors_turn_the_edges_around() {
         // Two flows, three steps: step 0 waits for flow 1, step 1 for flow 0 and step 0, step 2
         // for nothing.
-        let dependents = vec![vec![3], vec![2], vec![3], vec![], vec![]];
-        let p = Predecessors::invert(2, 3, &dependents);
+        let dependents: [&[u32]; 5] = [&[3], &[2], &[3], &[], &[]];
+        let p = Predecessors::invert(2, 3, dependents.iter().copied());
         assert_eq!(p.of(0), &[1]);
         assert_eq!(p.of(1), &[0, 2]);
         assert!(p.of(2).is_empty());
